@@ -1,0 +1,58 @@
+# PayOps entry points. `make run` and `make test` are the two README commands.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+# Find a Python >= 3.12: $PYTHON, then python3.13/python3.12 on PATH, then pyenv's installs.
+PYTHON_BOOT := $(shell scripts/find-python.sh)
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell cat requirements/dev.lock pyproject.toml | sha1sum | cut -c1-12)
+
+.PHONY: help install run test check bench emulator migrate seed fmt clean
+
+help:  ## List the targets
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+$(STAMP): requirements/dev.lock pyproject.toml
+	@test -n "$(PYTHON_BOOT)" || { echo "PayOps needs Python >= 3.12 (set PYTHON=/path/to/python3.12)"; exit 1; }
+	@test -x $(PY) || $(PYTHON_BOOT) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements/dev.lock
+	@rm -f $(VENV)/.installed-*; touch $@
+
+install: $(STAMP)  ## Create .venv and install the locked dependencies
+
+migrate: install  ## Apply migrations (and the cache table) to the configured database
+	@mkdir -p var
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py createcachetable
+
+run: migrate  ## Web on :8000, worker, emulator on :8001 (embedded default); Ctrl-C stops all
+	$(PY) manage.py collectstatic --noinput --verbosity 0
+	$(PY) manage.py payops_bootstrap
+	$(PY) manage.py sync_schedules
+	$(PY) scripts/run_all.py
+
+emulator: migrate  ## The upstream emulator alone on 127.0.0.1:8001
+	$(PY) -m uvicorn emulator.asgi:application --host 127.0.0.1 --port 8001 --lifespan on
+
+test: install  ## The whole test suite (DATABASE_URL / REDIS_URL used when set)
+	@mkdir -p var
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+check: install  ## ruff, ruff format --check, mypy, manage.py check, makemigrations --check
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy .
+	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) manage.py check
+	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) manage.py makemigrations --check --dry-run
+
+bench: migrate  ## Run the benchmarks in bench/ and print their figures
+	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+fmt: install  ## Format and autofix
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+clean:  ## Remove the venv and local data
+	rm -rf $(VENV) var

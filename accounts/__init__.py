@@ -1,0 +1,1 @@
+"""Virtual accounts and payout recipients behind each payout."""

@@ -1,0 +1,8 @@
+"""App configuration for accounts."""
+
+from django.apps import AppConfig
+
+
+class AccountsConfig(AppConfig):
+    name = "accounts"
+    verbose_name = "Accounts"

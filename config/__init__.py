@@ -1,0 +1,1 @@
+"""Project configuration: settings, URL roots, ASGI entry points, the ninja API root."""

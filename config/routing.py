@@ -1,0 +1,9 @@
+"""Websocket routes of the back office."""
+
+from django.urls import path
+
+from staff.consumers import StaffEventsConsumer
+
+websocket_urlpatterns = [
+    path("ws/events/", StaffEventsConsumer.as_asgi()),
+]

@@ -1,0 +1,1 @@
+"""Split settings: base, local (embedded default), test, production."""

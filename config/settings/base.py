@@ -1,0 +1,255 @@
+"""Settings shared by every environment; each value comes from the environment via django-environ."""
+
+from pathlib import Path
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+
+env = environ.Env()
+# A developer's .env (never committed) is read when present; real environment variables win.
+environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+DEBUG = env.bool("DJANGO_DEBUG", default=False)
+SECRET_KEY = env("DJANGO_SECRET_KEY", default="")
+ALLOWED_HOSTS: list[str] = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+CSRF_TRUSTED_ORIGINS: list[str] = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
+
+# Which environment this is: shown in logs and refused combinations (emulator in production).
+PAYOPS_ENVIRONMENT = "base"
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "channels",
+    "django_htmx",
+    "django_q",
+    "axes",
+    "staff",
+    "gateway",
+    "emulator",
+    "users",
+    "accounts",
+    "quotes",
+    "payouts",
+    "webhooks",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "emulator.middleware.EmulatorURLConfMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+ASGI_APPLICATION = "config.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.template.context_processors.csp",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "staff.context_processors.navigation",
+            ],
+        },
+    },
+]
+
+# --- Database -----------------------------------------------------------------------------------
+SQLITE_PATH = env("PAYOPS_SQLITE_PATH", default=str(BASE_DIR / "var" / "payops.sqlite3"))
+
+
+def sqlite_database(path: str) -> dict[str, object]:
+    """The embedded default: SQLite in WAL mode with immediate write locks and a patient timeout."""
+    return {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": path,
+        "OPTIONS": {
+            "timeout": 30,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": (
+                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA busy_timeout=30000;"
+            ),
+        },
+    }
+
+
+def postgres_database(url: str) -> dict[str, object]:
+    """PostgreSQL through psycopg 3 with its connection pool (persistent connections off: the pool owns them)."""
+    config = environ.Env.db_url_config(url)
+    config["CONN_MAX_AGE"] = 0
+    options = dict(config.get("OPTIONS", {}))
+    options["pool"] = {
+        "min_size": env.int("DATABASE_POOL_MIN", default=2),
+        "max_size": env.int("DATABASE_POOL_MAX", default=10),
+        "timeout": env.int("DATABASE_POOL_TIMEOUT", default=10),
+    }
+    config["OPTIONS"] = options
+    return config
+
+
+def database_from_env() -> dict[str, object]:
+    url = env("DATABASE_URL", default="")
+    if not url:
+        return sqlite_database(SQLITE_PATH)
+    if url.startswith(("postgres://", "postgresql://")):
+        return postgres_database(url)
+    return environ.Env.db_url_config(url)
+
+
+DATABASES = {"default": database_from_env()}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Redis, cache, channels ---------------------------------------------------------------------
+REDIS_URL = env("REDIS_URL", default="")
+
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": env("PAYOPS_CACHE_PREFIX", default="payops"),
+        }
+    }
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {
+                "hosts": [REDIS_URL],
+                "prefix": env("PAYOPS_CHANNELS_PREFIX", default="payops"),
+            },
+        }
+    }
+else:
+    # The embedded default shares one cache between web, worker and emulator processes, so it
+    # must live in the database rather than in one process's memory.
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "payops_cache",
+        }
+    }
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# --- django-q2 ----------------------------------------------------------------------------------
+Q_CLUSTER: dict[str, object] = {
+    "name": env("PAYOPS_Q_NAME", default="payops"),
+    "workers": env.int("PAYOPS_Q_WORKERS", default=2),
+    "timeout": 60,
+    "retry": 120,
+    "max_attempts": 3,
+    "catch_up": False,
+    "label": "Task queue",
+}
+if REDIS_URL:
+    Q_CLUSTER["redis"] = REDIS_URL
+else:
+    Q_CLUSTER["orm"] = "default"
+    Q_CLUSTER["poll"] = 1
+
+# Seconds after which /readyz calls the worker's heartbeat stale.
+PAYOPS_HEARTBEAT_MAX_AGE = env.int("PAYOPS_HEARTBEAT_MAX_AGE", default=180)
+
+# --- Auth and staff -----------------------------------------------------------------------------
+AUTH_USER_MODEL = "staff.StaffUser"
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+LOGIN_URL = "staff:login"
+LOGIN_REDIRECT_URL = "staff:dashboard"
+LOGOUT_REDIRECT_URL = "staff:login"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+# Login throttling (django-axes): lock a username+IP pair after repeated failures.
+AXES_FAILURE_LIMIT = env.int("PAYOPS_LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = env.float("PAYOPS_LOGIN_COOLOFF_HOURS", default=0.25)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_USERNAME_FORM_FIELD = "username"
+AXES_LOCKOUT_TEMPLATE = "staff/locked_out.html"
+AXES_RESET_ON_SUCCESS = True
+
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+
+# Django 6 Content-Security-Policy: only our own origin; HTMX and styles are served from static/.
+from django.utils.csp import CSP  # noqa: E402
+
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:"],
+    "connect-src": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+    "form-action": [CSP.SELF],
+    "base-uri": [CSP.SELF],
+}
+
+# --- i18n, static -------------------------------------------------------------------------------
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "var" / "staticfiles"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+MEDIA_ROOT = BASE_DIR / "var" / "media"
+
+PAYOPS_SEED_DEMO_STAFF = False
+
+# --- Secrets at rest ----------------------------------------------------------------------------
+# Comma-separated Fernet keys, newest first; the first encrypts, all decrypt (MultiFernet).
+PAYOPS_ENCRYPTION_KEYS: list[str] = env.list("PAYOPS_ENCRYPTION_KEYS", default=[])
+
+# --- Logging ------------------------------------------------------------------------------------
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env("PAYOPS_LOG_LEVEL", default="INFO")},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        "httpx": {"level": "WARNING"},
+        "httpcore": {"level": "WARNING"},
+    },
+}
+
+# --- Per-concept settings live beside each other, one module a concept ----------------------------
+from .emulator import *  # noqa: E402, F403
+from .gateway import *  # noqa: E402, F403

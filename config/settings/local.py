@@ -1,0 +1,16 @@
+"""Local development: the embedded default (SQLite, in-memory channels, ORM broker, emulator)."""
+
+from .base import *  # noqa: F403
+from .base import env
+
+PAYOPS_ENVIRONMENT = "local"
+DEBUG = env.bool("DJANGO_DEBUG", default=True)
+SECRET_KEY = env("DJANGO_SECRET_KEY", default="local-development-only-not-a-secret")
+ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+# A fixed development key so that `make run` works out of the box; production requires its own.
+PAYOPS_ENCRYPTION_KEYS = env.list(
+    "PAYOPS_ENCRYPTION_KEYS", default=["bG9jYWwtZGV2ZWxvcG1lbnQta2V5LW5vdC1zZWNyZXQ="]
+)
+EMULATOR_CONTROL_TOKEN = env("EMULATOR_CONTROL_TOKEN", default="local-emulator-token")
+# Demo staff are seeded only where this is true (never in production).
+PAYOPS_SEED_DEMO_STAFF = True

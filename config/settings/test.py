@@ -1,0 +1,21 @@
+"""Test settings: the embedded default unless DATABASE_URL / REDIS_URL point at real services."""
+
+from .base import *  # noqa: F403
+from .base import BASE_DIR, DATABASES, env
+
+PAYOPS_ENVIRONMENT = "test"
+DEBUG = False
+SECRET_KEY = "test-only-not-a-secret"  # noqa: S105
+ALLOWED_HOSTS = ["*"]
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+PAYOPS_ENCRYPTION_KEYS = ["dGVzdC1lbmNyeXB0aW9uLWtleS1ub3Qtc2VjcmV0ISE="]
+EMULATOR_CONTROL_TOKEN = "test-emulator-token"  # noqa: S105
+PAYOPS_SEED_DEMO_STAFF = True
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # A file, not :memory:, so that live servers in other threads and processes share it.
+    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / "test.sqlite3")}
+AXES_ENABLED = env.bool("PAYOPS_TEST_AXES", default=True)

@@ -1,0 +1,24 @@
+"""Root URLconf of the back office (the emulator has its own: emulator.urls)."""
+
+from django.contrib import admin
+from django.urls import include, path
+
+from config.api import api
+from staff import health
+
+admin.site.site_header = "PayOps administration"
+admin.site.site_title = "PayOps admin"
+admin.site.index_title = "Back-office data"
+
+urlpatterns = [
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
+    path("admin/", admin.site.urls),
+    path("api/v1/", api.urls),
+    path("gateway/", include("gateway.urls")),
+    path("", include("staff.urls")),
+]
+
+handler403 = "staff.views.permission_denied"
+handler404 = "staff.views.page_not_found"
+handler500 = "staff.views.server_error"

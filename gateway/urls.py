@@ -1,0 +1,4 @@
+"""Gateway pages: environments and the call log (placeholder)."""
+
+app_name = "gateway"
+urlpatterns: list[object] = []

@@ -1,0 +1,1 @@
+"""Payouts: previews, supporting documents, OTP, maker-checker approval and status tracking."""

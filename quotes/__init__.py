@@ -1,0 +1,1 @@
+"""Quotations: FX rates, fees and recipient amounts, locked for a limited time."""

@@ -1,0 +1,8 @@
+"""App configuration for quotes."""
+
+from django.apps import AppConfig
+
+
+class QuotesConfig(AppConfig):
+    name = "quotes"
+    verbose_name = "Quotes"

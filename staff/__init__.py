@@ -1,0 +1,1 @@
+"""Staff logins, roles, audit trail and the shared UI shell (navigation, dashboard, errors)."""

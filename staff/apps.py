@@ -1,0 +1,8 @@
+"""App configuration for staff."""
+
+from django.apps import AppConfig
+
+
+class StaffConfig(AppConfig):
+    name = "staff"
+    verbose_name = "Staff"

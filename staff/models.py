@@ -1,0 +1,82 @@
+"""Staff logins (email is the username), their roles, and the audit trail of what they did."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from django.conf import settings
+from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
+from django.db import models
+from django.utils import timezone
+
+
+class StaffUserManager(BaseUserManager["StaffUser"]):
+    use_in_migrations = True
+
+    def create_user(
+        self, email: str, password: str | None = None, **extra: Any
+    ) -> StaffUser:
+        if not email:
+            raise ValueError("A staff user needs an email address.")
+        user = self.model(email=self.normalize_email(email).lower(), **extra)
+        user.set_password(password)
+        user.save(using=self._db)
+        return user
+
+    def create_superuser(self, email: str, password: str | None = None, **extra: Any) -> StaffUser:
+        extra.setdefault("is_staff", True)
+        extra.setdefault("is_superuser", True)
+        return self.create_user(email, password, **extra)
+
+
+class StaffUser(AbstractBaseUser, PermissionsMixin):
+    """A person who works in the back office; roles are groups (see staff.roles)."""
+
+    email = models.EmailField(unique=True)
+    full_name = models.CharField(max_length=150, blank=True)
+    is_active = models.BooleanField(default=True)
+    is_staff = models.BooleanField(
+        default=False, help_text="May log in to the Django admin site."
+    )
+    date_joined = models.DateTimeField(default=timezone.now)
+
+    objects = StaffUserManager()
+
+    USERNAME_FIELD = "email"
+    EMAIL_FIELD = "email"
+    REQUIRED_FIELDS: ClassVar[list[str]] = []
+
+    class Meta:
+        verbose_name = "staff user"
+        verbose_name_plural = "staff users"
+        ordering = ("email",)
+
+    def __str__(self) -> str:
+        return self.email
+
+    def get_full_name(self) -> str:
+        return self.full_name or self.email
+
+    def get_short_name(self) -> str:
+        return self.full_name.split(" ")[0] if self.full_name else self.email
+
+
+class AuditEntry(models.Model):
+    """One thing a staff member (or the system) did, kept for review; never edited."""
+
+    at = models.DateTimeField(default=timezone.now, db_index=True)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+        related_name="audit_entries",
+    )
+    action = models.CharField(max_length=100, db_index=True)
+    target_type = models.CharField(max_length=100, blank=True)
+    target_id = models.CharField(max_length=100, blank=True)
+    details = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ("-at",)
+        verbose_name_plural = "audit entries"
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor or 'system'} {self.action}"

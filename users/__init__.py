@@ -1,0 +1,1 @@
+"""Upstream end users (not staff) and their KYC/KYB verification results."""

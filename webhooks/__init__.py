@@ -1,0 +1,1 @@
+"""Webhook registration, signed receiver, event store, processing and the live staff stream."""
