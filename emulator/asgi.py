@@ -1,25 +1,63 @@
-"""ASGI application of the upstream emulator: Django (emulator URLconf) plus a lifespan-run clock loop."""
+"""ASGI application of the emulator: Django (emulator URLconf) behind the edge, plus a job loop."""
 
+import asyncio
+import contextlib
+import logging
 import os
 from typing import Any
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
-import django  # noqa: E402
+import django
 
 django.setup()
 
+from asgiref.sync import sync_to_async  # noqa: E402
+from django.conf import settings  # noqa: E402
 from django.core.asgi import get_asgi_application  # noqa: E402
+from django.core.exceptions import ImproperlyConfigured  # noqa: E402
+from django.db import connections  # noqa: E402
 
+from emulator import edge, loop  # noqa: E402
 from emulator.middleware import EMULATOR_SCOPE_KEY  # noqa: E402
 
 Scope = dict[str, Any]
+logger = logging.getLogger("emulator")
+
+
+def assert_may_start() -> None:
+    """The emulator's control surface must never be open in production."""
+    if settings.PAYOPS_ENVIRONMENT == "production" and not settings.EMULATOR_CONTROL_TOKEN:
+        raise ImproperlyConfigured(
+            "The emulator refuses to start under production settings without "
+            "EMULATOR_CONTROL_TOKEN: its /_control/ API would be unprotected."
+        )
+
+
+def _run_job(job: Any) -> None:
+    try:
+        job()
+    finally:
+        connections.close_all()
+
+
+async def run_periodic_jobs(interval: float) -> None:
+    """Calls every loop.PERIODIC_JOBS function each `interval` seconds; a failure is logged only."""
+    while True:
+        await asyncio.sleep(interval)
+        for job in list(loop.PERIODIC_JOBS):
+            try:
+                await sync_to_async(_run_job, thread_sensitive=False)(job)
+            except Exception:
+                logger.exception("periodic job %s failed", getattr(job, "__name__", job))
 
 
 class EmulatorApplication:
-    """Marks every HTTP request for the emulator URLconf and answers ASGI lifespan itself."""
+    """Marks every HTTP request for the emulator URLconf, puts API calls through the edge (limits,
+    faults) and answers ASGI lifespan itself, running the periodic jobs meanwhile."""
 
     def __init__(self) -> None:
+        assert_may_start()
         self.django = get_asgi_application()
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
@@ -27,14 +65,29 @@ class EmulatorApplication:
             await self.lifespan(receive, send)
             return
         scope = {**scope, EMULATOR_SCOPE_KEY: True}
+        if scope["type"] == "http" and edge.is_limited_path(scope.get("path", "")):
+            await edge.handle(scope, receive, send, self.django)
+            return
         await self.django(scope, receive, send)
 
     async def lifespan(self, receive: Any, send: Any) -> None:
+        task: asyncio.Task[None] | None = None
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                try:
+                    assert_may_start()
+                except ImproperlyConfigured as exc:
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                interval = float(settings.EMULATOR_LOOP_INTERVAL)
+                task = asyncio.create_task(run_periodic_jobs(interval))
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 

@@ -1,12 +1,55 @@
-"""Websocket consumer streaming events to staff pages (placeholder)."""
+"""Websocket consumer streaming staff events (see staff.broadcast) to logged-in staff pages."""
 
+from __future__ import annotations
+
+from typing import Any
+
+from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+
+from staff.broadcast import STAFF_EVENTS_GROUP, role_group
+from staff.roles import has_staff_role, user_roles
+
+# Close codes in the application range (4000-4999), mirroring HTTP 401 and 403.
+CLOSE_UNAUTHENTICATED = 4401
+CLOSE_FORBIDDEN = 4403
+
+
+@database_sync_to_async
+def _access(user: Any) -> tuple[bool, list[str]]:
+    if not has_staff_role(user):
+        return False, []
+    return True, [role.key for role in user_roles(user)]
 
 
 class StaffEventsConsumer(AsyncJsonWebsocketConsumer):
+    """At /ws/events/: staff with a role join `staff.events` and their roles' groups."""
+
+    groups_joined: list[str]
+
     async def connect(self) -> None:
+        self.groups_joined = []
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
-            await self.close(code=4401)
+            await self.close(code=CLOSE_UNAUTHENTICATED)
             return
+        allowed, roles = await _access(user)
+        if not allowed:
+            await self.close(code=CLOSE_FORBIDDEN)
+            return
+        groups = [STAFF_EVENTS_GROUP, *(role_group(role) for role in roles)]
+        for group in groups:
+            await self.channel_layer.group_add(group, self.channel_name)
+            self.groups_joined.append(group)
         await self.accept()
+
+    async def disconnect(self, code: int) -> None:
+        for group in getattr(self, "groups_joined", []):
+            await self.channel_layer.group_discard(group, self.channel_name)
+
+    async def receive_json(self, content: Any, **kwargs: Any) -> None:
+        # The stream is one-way: browsers act through HTMX requests, not over this socket.
+        return
+
+    async def staff_event(self, event: dict[str, Any]) -> None:
+        await self.send_json({"kind": event["kind"], "payload": event.get("payload", {})})

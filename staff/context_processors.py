@@ -1,7 +1,17 @@
-"""Template context shared by every staff page (placeholder)."""
+"""Template context shared by every staff page: the user's navigation and roles."""
 
 from django.http import HttpRequest
 
+from staff.navigation import DASHBOARD, navigation_for
+from staff.roles import user_roles
+
 
 def navigation(request: HttpRequest) -> dict[str, object]:
-    return {}
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
+        return {}
+    return {
+        "nav_dashboard": DASHBOARD,
+        "nav_sections": navigation_for(user),
+        "staff_roles": user_roles(user),
+    }

@@ -1,11 +1,120 @@
-"""Liveness (/healthz) and readiness (/readyz) probes (placeholder)."""
+"""Liveness (/healthz) and readiness (/readyz) probes: each check has a timeout and never raises."""
 
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.core.cache import cache
+from django.db import connection
 from django.http import HttpRequest, JsonResponse
+from django.utils import timezone
+from django.views.decorators.cache import never_cache
+
+from staff.models import WorkerHeartbeat
+
+CheckResult = dict[str, Any]
+
+# Seconds each check may take before it counts as failed; the probe as a whole stays bounded.
+CHECK_TIMEOUT = 3.0
 
 
-def healthz(request: HttpRequest) -> JsonResponse:
+@never_cache
+async def healthz(request: HttpRequest) -> JsonResponse:
+    """The process is up and serving requests; touches nothing else."""
     return JsonResponse({"status": "ok"})
 
 
-def readyz(request: HttpRequest) -> JsonResponse:
-    return JsonResponse({"status": "ok", "checks": {}})
+async def _database() -> CheckResult:
+    def ping() -> None:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+
+    await sync_to_async(ping)()
+    return {"status": "ok", "vendor": connection.vendor}
+
+
+async def _cache() -> CheckResult:
+    key = f"payops:readyz:{uuid.uuid4().hex}"
+    await cache.aset(key, "1", timeout=30)
+    value = await cache.aget(key)
+    await cache.adelete(key)
+    if value != "1":
+        return {"status": "fail", "detail": "value written was not read back"}
+    return {"status": "ok"}
+
+
+async def _channel_layer() -> CheckResult:
+    layer = get_channel_layer()
+    if layer is None:
+        return {"status": "fail", "detail": "no channel layer configured"}
+    channel = await layer.new_channel()
+    await layer.send(channel, {"type": "health.ping"})
+    message = await layer.receive(channel)
+    if message.get("type") != "health.ping":
+        return {"status": "fail", "detail": "unexpected message"}
+    return {"status": "ok", "backend": type(layer).__name__}
+
+
+async def _worker() -> CheckResult:
+    latest = await WorkerHeartbeat.objects.order_by("-beat_at").afirst()
+    limit = settings.PAYOPS_HEARTBEAT_MAX_AGE
+    if latest is None:
+        return {"status": "fail", "age_seconds": None, "detail": "no heartbeat recorded yet"}
+    age = round((timezone.now() - latest.beat_at).total_seconds(), 1)
+    status = "ok" if age <= limit else "fail"
+    result: CheckResult = {"status": status, "age_seconds": age, "cluster": latest.cluster}
+    if status == "fail":
+        result["detail"] = f"last heartbeat older than {limit} s"
+    return result
+
+
+async def _upstream() -> CheckResult:
+    # The one door to the upstream is the gateway; this module never speaks HTTP itself.
+    from gateway.health import upstream_reachable
+
+    reachable, detail = await upstream_reachable()
+    return {"status": "ok" if reachable else "fail", "detail": detail}
+
+
+CHECKS: dict[str, Callable[[], Awaitable[CheckResult]]] = {
+    "database": _database,
+    "cache": _cache,
+    "channel_layer": _channel_layer,
+    "worker": _worker,
+    "upstream": _upstream,
+}
+
+
+async def _run(check: Callable[[], Awaitable[CheckResult]]) -> CheckResult:
+    started = time.monotonic()
+    try:
+        result = await asyncio.wait_for(check(), timeout=CHECK_TIMEOUT)
+    except TimeoutError:
+        result = {"status": "fail", "detail": f"timed out after {CHECK_TIMEOUT} s"}
+    except Exception as exc:  # a probe reports failures, it never raises them
+        result = {"status": "fail", "detail": f"{type(exc).__name__}: {exc}"[:300]}
+    result["duration_ms"] = round((time.monotonic() - started) * 1000, 1)
+    return result
+
+
+async def readiness() -> dict[str, Any]:
+    """Run every check concurrently and sum them up: ok only when each one is ok."""
+    results = await asyncio.gather(*(_run(check) for check in CHECKS.values()))
+    checks = dict(zip(CHECKS, results, strict=True))
+    status = "ok" if all(r["status"] == "ok" for r in checks.values()) else "fail"
+    return {"status": status, "checks": checks}
+
+
+@never_cache
+async def readyz(request: HttpRequest) -> JsonResponse:
+    """Ready to serve: database, cache, channel layer, a live worker and the upstream all answer."""
+    report = await readiness()
+    return JsonResponse(report, status=200 if report["status"] == "ok" else 503)

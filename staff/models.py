@@ -13,9 +13,7 @@ from django.utils import timezone
 class StaffUserManager(BaseUserManager["StaffUser"]):
     use_in_migrations = True
 
-    def create_user(
-        self, email: str, password: str | None = None, **extra: Any
-    ) -> StaffUser:
+    def create_user(self, email: str, password: str | None = None, **extra: Any) -> StaffUser:
         if not email:
             raise ValueError("A staff user needs an email address.")
         user = self.model(email=self.normalize_email(email).lower(), **extra)
@@ -35,9 +33,7 @@ class StaffUser(AbstractBaseUser, PermissionsMixin):
     email = models.EmailField(unique=True)
     full_name = models.CharField(max_length=150, blank=True)
     is_active = models.BooleanField(default=True)
-    is_staff = models.BooleanField(
-        default=False, help_text="May log in to the Django admin site."
-    )
+    is_staff = models.BooleanField(default=False, help_text="May log in to the Django admin site.")
     date_joined = models.DateTimeField(default=timezone.now)
 
     objects = StaffUserManager()
@@ -50,6 +46,19 @@ class StaffUser(AbstractBaseUser, PermissionsMixin):
         verbose_name = "staff user"
         verbose_name_plural = "staff users"
         ordering = ("email",)
+        # Capabilities of the back office, declared here until each app has models of its own;
+        # roles (staff.roles) are groups of these, and pages check them, never role names.
+        permissions = [
+            ("view_finance", "Can see finance pages (quotes, payouts)"),
+            ("initiate_payout", "Can create quotes and initiate payouts"),
+            ("approve_payout", "Can approve or reject payouts"),
+            ("view_compliance", "Can see end users, accounts and recipients"),
+            ("manage_end_users", "Can create and update end users, accounts and recipients"),
+            ("manage_environments", "Can manage upstream environments and their credentials"),
+            ("view_call_log", "Can see the upstream call log"),
+            ("view_system_health", "Can see system health"),
+            ("view_audit_log", "Can see the audit trail"),
+        ]
 
     def __str__(self) -> str:
         return self.email
@@ -66,7 +75,10 @@ class AuditEntry(models.Model):
 
     at = models.DateTimeField(default=timezone.now, db_index=True)
     actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
         related_name="audit_entries",
     )
     action = models.CharField(max_length=100, db_index=True)
@@ -80,3 +92,16 @@ class AuditEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor or 'system'} {self.action}"
+
+
+class WorkerHeartbeat(models.Model):
+    """When a task worker (qcluster) last ran the heartbeat task; /readyz reads it (owned by ops)."""
+
+    cluster = models.CharField(max_length=100, unique=True)
+    beat_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name = "worker heartbeat"
+
+    def __str__(self) -> str:
+        return f"{self.cluster} at {self.beat_at:%Y-%m-%d %H:%M:%S}"

@@ -70,6 +70,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "staff.context_processors.navigation",
+                "gateway.context_processors.current_environment",
             ],
         },
     },

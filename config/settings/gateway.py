@@ -4,4 +4,36 @@ import environ
 
 env = environ.Env()
 
+# --- Gateway settings (copy into .env.example) ---------------------------------------------------
+# GATEWAY_API_VERSION              X-Api-Version header sent on every upstream call.
+# GATEWAY_CONNECT_TIMEOUT          seconds to open a connection.
+# GATEWAY_READ_TIMEOUT             seconds to wait for a response.
+# GATEWAY_HEALTH_TIMEOUT           seconds the readiness probe waits for the upstream.
+# GATEWAY_MAX_ATTEMPTS             attempts for a retryable call (GET, keyed mutation, /auth).
+# GATEWAY_BACKOFF_BASE             first backoff in seconds (doubles each attempt, full jitter).
+# GATEWAY_BACKOFF_MAX              cap of one backoff in seconds.
+# GATEWAY_TOKEN_REFRESH_MARGIN     seconds before expires_in at which a token is renewed.
+# GATEWAY_LIMITER_WAIT             seconds a staff call waits for a rate slot before giving up.
+# GATEWAY_BACKGROUND_LIMITER_WAIT  seconds a background call waits for a rate slot.
+# GATEWAY_LEASE_SECONDS            expiry of a concurrency lease (a crashed caller's slot frees).
+# GATEWAY_CALL_LOG_RETENTION_DAYS  days of upstream call log kept by gateway_prune_calls.
+# GATEWAY_CALL_LOG_BODY_LIMIT      characters of each (redacted) body stored in the call log.
 GATEWAY_API_VERSION = env("GATEWAY_API_VERSION", default="2026-04-14")
+GATEWAY_CONNECT_TIMEOUT = env.float("GATEWAY_CONNECT_TIMEOUT", default=5.0)
+GATEWAY_READ_TIMEOUT = env.float("GATEWAY_READ_TIMEOUT", default=20.0)
+GATEWAY_HEALTH_TIMEOUT = env.float("GATEWAY_HEALTH_TIMEOUT", default=3.0)
+GATEWAY_MAX_ATTEMPTS = env.int("GATEWAY_MAX_ATTEMPTS", default=4)
+GATEWAY_BACKOFF_BASE = env.float("GATEWAY_BACKOFF_BASE", default=0.25)
+GATEWAY_BACKOFF_MAX = env.float("GATEWAY_BACKOFF_MAX", default=8.0)
+GATEWAY_TOKEN_REFRESH_MARGIN = env.int("GATEWAY_TOKEN_REFRESH_MARGIN", default=300)
+GATEWAY_LIMITER_WAIT = env.float("GATEWAY_LIMITER_WAIT", default=30.0)
+GATEWAY_BACKGROUND_LIMITER_WAIT = env.float("GATEWAY_BACKGROUND_LIMITER_WAIT", default=120.0)
+GATEWAY_LEASE_SECONDS = env.float("GATEWAY_LEASE_SECONDS", default=60.0)
+GATEWAY_CALL_LOG_RETENTION_DAYS = env.int("GATEWAY_CALL_LOG_RETENTION_DAYS", default=30)
+GATEWAY_CALL_LOG_BODY_LIMIT = env.int("GATEWAY_CALL_LOG_BODY_LIMIT", default=4000)
+# GATEWAY_RATE_WINDOW_MARGIN       seconds added to the 1-second window (arrival jitter upstream).
+GATEWAY_RATE_WINDOW_MARGIN = env.float("GATEWAY_RATE_WINDOW_MARGIN", default=0.03)
+# GATEWAY_TOKEN_REFRESH_EVERY      seconds between runs of the proactive token renewal schedule.
+GATEWAY_TOKEN_REFRESH_EVERY = env.int("GATEWAY_TOKEN_REFRESH_EVERY", default=300)
+# GATEWAY_LEASE_LINGER             seconds a finished call still holds its concurrency slot.
+GATEWAY_LEASE_LINGER = env.float("GATEWAY_LEASE_LINGER", default=0.03)

@@ -17,5 +17,7 @@ STORAGES = {
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file, not :memory:, so that live servers in other threads and processes share it.
-    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / "test.sqlite3")}
+    DATABASES["default"]["TEST"] = {
+        "NAME": env("PAYOPS_TEST_SQLITE_PATH", default=str(BASE_DIR / "var" / "test.sqlite3"))
+    }
 AXES_ENABLED = env.bool("PAYOPS_TEST_AXES", default=True)

@@ -7,7 +7,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -16,38 +15,90 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Environment',
+            name="Environment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100, unique=True)),
-                ('kind', models.CharField(choices=[('sandbox', 'Sandbox'), ('production', 'Production')], max_length=20)),
-                ('base_url', models.URLField(help_text='Service root without the /sandbox prefix.')),
-                ('client_id_encrypted', models.TextField(blank=True)),
-                ('password_encrypted', models.TextField(blank=True)),
-                ('api_key_encrypted', models.TextField(blank=True)),
-                ('webhook_secret_encrypted', models.TextField(blank=True)),
-                ('previous_webhook_secret_encrypted', models.TextField(blank=True)),
-                ('webhook_secret_rotated_at', models.DateTimeField(blank=True, null=True)),
-                ('rate_per_second', models.PositiveIntegerField(default=10)),
-                ('max_concurrent', models.PositiveIntegerField(default=2)),
-                ('weekly_budget', models.PositiveIntegerField(default=10000)),
-                ('background_share', models.DecimalField(decimal_places=2, default=0.5, help_text='Share of the weekly budget that background work may use before it stops.', max_digits=3)),
-                ('is_active', models.BooleanField(default=True)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=100, unique=True)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("sandbox", "Sandbox"), ("production", "Production")],
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "base_url",
+                    models.URLField(help_text="Service root without the /sandbox prefix."),
+                ),
+                ("client_id_encrypted", models.TextField(blank=True)),
+                ("password_encrypted", models.TextField(blank=True)),
+                ("api_key_encrypted", models.TextField(blank=True)),
+                ("webhook_secret_encrypted", models.TextField(blank=True)),
+                ("previous_webhook_secret_encrypted", models.TextField(blank=True)),
+                ("webhook_secret_rotated_at", models.DateTimeField(blank=True, null=True)),
+                ("rate_per_second", models.PositiveIntegerField(default=10)),
+                ("max_concurrent", models.PositiveIntegerField(default=2)),
+                ("weekly_budget", models.PositiveIntegerField(default=10000)),
+                (
+                    "background_share",
+                    models.DecimalField(
+                        decimal_places=2,
+                        default=0.5,
+                        help_text="Share of the weekly budget that background work may use before it stops.",
+                        max_digits=3,
+                    ),
+                ),
+                ("is_active", models.BooleanField(default=True)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'ordering': ('name',),
-                'constraints': [models.CheckConstraint(condition=models.Q(('background_share__gte', 0), ('background_share__lte', 1)), name='environment_background_share_between_0_and_1'), models.CheckConstraint(condition=models.Q(('rate_per_second__gte', 1), ('max_concurrent__gte', 1)), name='environment_limits_positive')],
+                "ordering": ("name",),
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            ("background_share__gte", 0), ("background_share__lte", 1)
+                        ),
+                        name="environment_background_share_between_0_and_1",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("rate_per_second__gte", 1), ("max_concurrent__gte", 1)),
+                        name="environment_limits_positive",
+                    ),
+                ],
             },
         ),
         migrations.CreateModel(
-            name='StaffEnvironmentChoice',
+            name="StaffEnvironmentChoice",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('chosen_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('environment', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='gateway.environment')),
-                ('user', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='environment_choice', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("chosen_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "environment",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="gateway.environment",
+                    ),
+                ),
+                (
+                    "user",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="environment_choice",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
         ),
     ]

@@ -1,5 +1,14 @@
 """Gateway models: upstream environments (with encrypted credentials) and the upstream call log."""
 
+from gateway.models.call_log import UpstreamCall
 from gateway.models.environment import Environment, EnvironmentKind, StaffEnvironmentChoice
+from gateway.models.state import IdempotencyKey, LimiterRow
 
-__all__ = ["Environment", "EnvironmentKind", "StaffEnvironmentChoice"]
+__all__ = [
+    "Environment",
+    "EnvironmentKind",
+    "IdempotencyKey",
+    "LimiterRow",
+    "StaffEnvironmentChoice",
+    "UpstreamCall",
+]

@@ -98,7 +98,11 @@ class Environment(models.Model):
         return crypto.decrypt(self.previous_webhook_secret_encrypted)
 
     def set_credentials(
-        self, *, client_id: str | None = None, password: str | None = None, api_key: str | None = None
+        self,
+        *,
+        client_id: str | None = None,
+        password: str | None = None,
+        api_key: str | None = None,
     ) -> None:
         """Encrypt and set the given credentials; None leaves a credential unchanged."""
         if client_id is not None:

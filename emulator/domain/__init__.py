@@ -1,0 +1,1 @@
+"""The emulator's domain half: users, accounts, recipients, OTPs, payouts (services and states)."""

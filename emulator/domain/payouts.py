@@ -1,0 +1,504 @@
+"""Payout services: preview, initiation (fiat debit or crypto deposit address), reads, deposits."""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from django.db import transaction
+from django.db.models import F
+
+from emulator import clock
+from emulator.domain import payout_states as states
+from emulator.domain.formats import (
+    CENTS,
+    FieldErrors,
+    iso,
+    money,
+    parse_decimal,
+    parse_payout_amount,
+)
+from emulator.domain.otp import otp_consume
+from emulator.domain.payout_requests import PayoutRequest
+from emulator.domain.recipients import PAYOUT_ACCOUNT_TYPES, recipient_get
+from emulator.errors import EmulatorError, resource_error
+from emulator.events import emit
+from emulator.models import ApiClient, OtpCode, Payout, Quote, Recipient, VirtualAccount
+from emulator.pricing import ClientMarkup, price
+from emulator.quotes import QuoteRequest, client_markup_of, quote_create, quote_use
+
+PREVIEW_QUOTE_LIFETIME_SECONDS = 900
+DEPOSIT_ADDRESS_LIFETIME = timedelta(minutes=60)
+BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
+
+
+@dataclass(frozen=True)
+class PayoutPricing:
+    """Fees are charged on top of the amount (interface.md 4.4 rule 1: amount plus fees)."""
+
+    amount: Decimal
+    total_fees: Decimal
+    service_rate: Decimal
+    recipient_amount: Decimal
+    fees: dict[str, Any]
+
+    @property
+    def total_cost(self) -> Decimal:
+        return self.amount + self.total_fees
+
+
+def _fees_json(
+    *,
+    base: tuple[Decimal, Decimal, Decimal],
+    client: tuple[Decimal, Decimal, Decimal],
+    network_fee: Decimal,
+    penalty: Decimal,
+    total: Decimal,
+    network: bool,
+) -> dict[str, Any]:
+    fees: dict[str, Any] = {
+        "base_fees": {
+            "fixed_fee": float(base[0]),
+            "percentage_fee": float(base[1]),
+            "fx_markup": float(base[2]),
+        },
+        "client_markup": {
+            "fixed_fee": float(client[0]),
+            "percentage_fee": float(client[1]),
+            "fx_markup": float(client[2]),
+        },
+        "penalty_markup": float(penalty),
+        "total_fees": float(total),
+    }
+    if network:
+        fees["network_fee"] = float(network_fee)
+    return fees
+
+
+def _recipient_amount(amount: Decimal, service_rate: Decimal) -> Decimal:
+    return (amount * service_rate).quantize(CENTS, rounding=ROUND_HALF_UP)
+
+
+def _as_resource_error(exc: EmulatorError) -> EmulatorError:
+    """Pricing raises in the quotation shape; payouts answer in the resource shape."""
+    inner = exc.body.get("error")
+    if isinstance(inner, dict):
+        return resource_error(exc.status, str(inner.get("code")), str(inner.get("message")))
+    return exc
+
+
+def price_payout(
+    *,
+    client: ApiClient,
+    amount: Decimal,
+    recipient: Recipient,
+    stablecoin: str | None,
+    network: str | None,
+    markup: ClientMarkup | None,
+    at: datetime,
+) -> PayoutPricing:
+    try:
+        pricing = price(
+            base_currency=stablecoin or "USD",
+            quote_currency=recipient.currency,
+            account_type=recipient.account_type,
+            network=network,
+            amount=amount,
+            amount_in_destination=False,
+            at=at,
+            client_markup=markup or client_markup_of(client),
+        )
+    except EmulatorError as exc:
+        raise _as_resource_error(exc) from None
+    return PayoutPricing(
+        amount=amount,
+        total_fees=pricing.total_fees,
+        service_rate=pricing.service_rate,
+        recipient_amount=_recipient_amount(amount, pricing.service_rate),
+        fees=_fees_json(
+            base=(pricing.base_fixed_fee, pricing.base_percentage_fee, pricing.base_fx_markup),
+            client=(
+                pricing.client_fixed_fee,
+                pricing.client_percentage_fee,
+                pricing.client_fx_markup,
+            ),
+            network_fee=pricing.network_fee,
+            penalty=pricing.penalty_markup,
+            total=pricing.total_fees,
+            network=stablecoin is not None,
+        ),
+    )
+
+
+def pricing_from_quote(quote: Quote, amount: Decimal) -> PayoutPricing:
+    return PayoutPricing(
+        amount=amount,
+        total_fees=quote.total_fees,
+        service_rate=quote.service_rate,
+        recipient_amount=_recipient_amount(amount, quote.service_rate),
+        fees=_fees_json(
+            base=(quote.base_fixed_fee, quote.base_percentage_fee, quote.base_fx_markup),
+            client=(quote.client_fixed_fee, quote.client_percentage_fee, quote.client_fx_markup),
+            network_fee=quote.network_fee,
+            penalty=quote.penalty_markup,
+            total=quote.total_fees,
+            network=bool(quote.network),
+        ),
+    )
+
+
+def payout_recipient(*, client: ApiClient, environment: str, recipient_id: Any) -> Recipient:
+    recipient = recipient_get(client=client, environment=environment, recipient_id=recipient_id)
+    if recipient.account_type not in PAYOUT_ACCOUNT_TYPES:
+        raise resource_error(
+            400,
+            "INVALID_RECIPIENT_TYPE",
+            "Payouts go to WIRE or SWIFT recipients",
+            [("recipient_id", f"account_type is {recipient.account_type}")],
+        )
+    return recipient
+
+
+def check_account_usable(account: VirtualAccount) -> None:
+    """interface.md 4.4 rule 4: a US_BANK account that is active."""
+    if account.type != "US_BANK":
+        raise resource_error(
+            400,
+            "INVALID_VIRTUAL_ACCOUNT_TYPE",
+            "Payouts need a US_BANK virtual account",
+            [("virtual_account_id", f"type is {account.type}")],
+        )
+    if account.status != "active":
+        raise resource_error(
+            400,
+            "VIRTUAL_ACCOUNT_NOT_ACTIVE",
+            "The virtual account is not active",
+            [("virtual_account_id", f"status is {account.status}")],
+        )
+
+
+def payout_preview(
+    *, client: ApiClient, environment: str, account: VirtualAccount, body: dict[str, Any]
+) -> dict[str, Any]:
+    """Fees and recipient amount for a fiat payout; `create_quote` reserves them 15 minutes."""
+    errors = FieldErrors()
+    amount = parse_payout_amount(body.get("amount"), errors)
+    if not body.get("recipient_id"):
+        errors.add("recipient_id", "is required")
+    create = body.get("create_quote", False)
+    if not isinstance(create, bool):
+        errors.add("create_quote", "must be true or false")
+    errors.raise_if_any()
+    assert amount is not None
+    recipient = payout_recipient(
+        client=client, environment=environment, recipient_id=body["recipient_id"]
+    )
+    now = clock.now()
+    pricing = price_payout(
+        client=client,
+        amount=amount,
+        recipient=recipient,
+        stablecoin=None,
+        network=None,
+        markup=None,
+        at=now,
+    )
+    data: dict[str, Any] = {
+        "amount": money(amount),
+        "currency": "USD",
+        "fees": pricing.fees,
+        "total_amount": money(pricing.total_cost),
+        "recipient_amount": money(pricing.recipient_amount),
+        "recipient_currency": recipient.currency,
+    }
+    if create:
+        try:
+            quote = quote_create(
+                client=client,
+                environment=environment,
+                request=QuoteRequest(
+                    base_currency="USD",
+                    quote_currency=recipient.currency,
+                    amount=amount,
+                    amount_in_destination=False,
+                    account_type=recipient.account_type,
+                    network=None,
+                ),
+                lifetime_seconds=PREVIEW_QUOTE_LIFETIME_SECONDS,
+                source="preview",
+            )
+        except EmulatorError as exc:
+            raise _as_resource_error(exc) from None
+        data["quote_id"] = str(quote.quote_id)
+        data["quote_expires_at"] = iso(quote.expires_at)
+    return data
+
+
+def _wallet_address(network: str) -> str:
+    if network == "polygon":
+        return "0x" + secrets.token_hex(20)
+    if network == "tron":
+        return "T" + "".join(secrets.choice(BASE58) for _ in range(33))
+    return "".join(secrets.choice(BASE58) for _ in range(44))
+
+
+def _quote_for_payout(
+    request: PayoutRequest, client: ApiClient, environment: str, recipient: Recipient
+) -> Quote:
+    assert request.quote_id is not None
+    quote = quote_use(request.quote_id, client, environment)
+    mismatch: list[tuple[str, str]] = []
+    if quote.base_currency != (request.stablecoin or "USD"):
+        mismatch.append(("quote_id", f"quote is funded in {quote.base_currency}"))
+    if quote.quote_currency != recipient.currency or quote.account_type != recipient.account_type:
+        mismatch.append(("quote_id", "quote is for another currency or rail than the recipient"))
+    if quote.amount_in_destination or quote.base_amount != request.amount:
+        mismatch.append(("amount", f"must equal the quote's base_amount {quote.base_amount}"))
+    if mismatch:
+        raise resource_error(400, "QUOTE_MISMATCH", "The quote does not fit this payout", mismatch)
+    return quote
+
+
+def payout_create(
+    *,
+    client: ApiClient,
+    environment: str,
+    account_id: uuid.UUID,
+    request: PayoutRequest,
+    otp: OtpCode | None,
+) -> Payout:
+    """Creates the payout in one transaction: quote used, OTP consumed, balance debited, events."""
+    now = clock.now()
+    with transaction.atomic():
+        account = VirtualAccount.objects.select_for_update().get(id=account_id)
+        check_account_usable(account)
+        recipient = payout_recipient(
+            client=client, environment=environment, recipient_id=request.recipient_id
+        )
+        quote: Quote | None = None
+        if request.quote_id is not None:
+            quote = _quote_for_payout(request, client, environment, recipient)
+            pricing = pricing_from_quote(quote, request.amount)
+        else:
+            pricing = price_payout(
+                client=client,
+                amount=request.amount,
+                recipient=recipient,
+                stablecoin=request.stablecoin,
+                network=request.network,
+                markup=request.client_markup,
+                at=now,
+            )
+        payout = Payout(
+            client=client,
+            environment=environment,
+            virtual_account=account,
+            recipient=recipient,
+            mode=account.mode,
+            status=states.CREATED,
+            plan=states.outcome_plan(
+                amount=request.amount, mode=account.mode, environment=environment
+            ),
+            amount=request.amount,
+            currency="USD",
+            fees=pricing.fees,
+            total_fees=pricing.total_fees,
+            recipient_amount=pricing.recipient_amount,
+            recipient_currency=recipient.currency,
+            quote_id=quote.quote_id if quote else None,
+            reference=request.reference,
+            payment_method=recipient.account_type,
+            uetr=uuid.uuid4() if recipient.account_type == "SWIFT" else None,
+            supporting_documents=request.documents,
+            client_markup=request.client_markup_raw,
+            extra_info=request.extra_info,
+            events=[{"status": states.CREATED, "at": iso(now)}],
+            created_at=now,
+            updated_at=now,
+        )
+        if request.crypto:
+            assert request.network is not None
+            payout.payment_instructions = {
+                "network": request.network,
+                "currency": request.stablecoin,
+            }
+            payout.deposit_expires_at = now + DEPOSIT_ADDRESS_LIFETIME
+            payout.deposit_instructions = {
+                "wallet_address": _wallet_address(request.network),
+                "network": request.network,
+                "currency": request.stablecoin,
+                "amount": money(pricing.total_cost),
+                "expires_at": iso(payout.deposit_expires_at),
+            }
+        else:
+            if otp is not None:
+                otp_consume(otp)
+            debited = VirtualAccount.objects.filter(
+                id=account.id, balance__gte=pricing.total_cost
+            ).update(balance=F("balance") - pricing.total_cost, updated_at=now)
+            if not debited:
+                raise resource_error(
+                    422,
+                    "INSUFFICIENT_FUNDS",
+                    "The available balance does not cover amount plus fees",
+                    [
+                        (
+                            "amount",
+                            f"needs {money(pricing.total_cost)} USD, "
+                            f"available {money(account.balance)} USD",
+                        )
+                    ],
+                )
+            payout.debited_amount = pricing.total_cost
+            payout.next_step_at = now + states.step_delay()
+        payout.save()
+        emit(
+            client=client,
+            environment=environment,
+            event="payout.created",
+            data=states.event_data(payout),
+        )
+    return payout
+
+
+def payout_created_payload(payout: Payout) -> dict[str, Any]:
+    """The 201 body's `data`: note the lowercase status (decisions.md 2)."""
+    data: dict[str, Any] = {
+        "id": str(payout.payout_id),
+        "status": payout.status.lower(),
+        "amount": money(payout.amount),
+        "currency": payout.currency,
+        "fees": payout.fees,
+        "recipient_amount": money(payout.recipient_amount),
+        "recipient_currency": payout.recipient_currency,
+        "quote_id": str(payout.quote_id) if payout.quote_id else None,
+    }
+    if payout.deposit_instructions:
+        data["deposit_instructions"] = payout.deposit_instructions
+    return data
+
+
+def payout_payload(payout: Payout) -> dict[str, Any]:
+    """GET /v1/payouts/{id}: a bare object with the UPPERCASE status and its events."""
+    data: dict[str, Any] = {
+        "payout_id": str(payout.payout_id),
+        "status": payout.status,
+        "from_amount": money(payout.amount),
+        "from_currency": payout.currency,
+        "to_amount": money(payout.recipient_amount),
+        "to_currency": payout.recipient_currency,
+        "fee": money(payout.total_fees),
+        "recipient_id": str(payout.recipient_id),
+        "virtual_account_id": str(payout.virtual_account_id),
+        "quote_id": str(payout.quote_id) if payout.quote_id else None,
+        "reference": payout.reference or None,
+        "payment_method": payout.payment_method,
+        "events": payout.events,
+        "created_at": iso(payout.created_at),
+        "updated_at": iso(payout.updated_at),
+    }
+    if payout.uetr:
+        data["uetr"] = str(payout.uetr)
+    if payout.failure_reason:
+        data["failure_reason"] = payout.failure_reason
+    if payout.deposit_instructions:
+        data["deposit_instructions"] = payout.deposit_instructions
+    return data
+
+
+def payout_for_client(*, client: ApiClient, environment: str, payout_id: str) -> Payout:
+    """404 when unknown (or in the other environment), 403 when another client's."""
+    try:
+        key = uuid.UUID(str(payout_id))
+    except ValueError:
+        key = None
+    payout = Payout.objects.filter(payout_id=key, environment=environment).first() if key else None
+    if payout is None:
+        raise resource_error(404, "PAYOUT_NOT_FOUND", "Payout not found")
+    if payout.client_id != client.pk:
+        raise resource_error(403, "FORBIDDEN", "This payout belongs to another client")
+    return payout
+
+
+def payout_deposit(*, payout_id: str, amount: Any) -> Payout:
+    """The stablecoin deposit of a crypto payout (control surface); enough funds start it."""
+    value = parse_decimal(amount)
+    if value is None or value <= 0:
+        raise resource_error(400, "validation_error", "Invalid amount", [("amount", "positive")])
+    try:
+        key = uuid.UUID(str(payout_id))
+    except ValueError:
+        raise resource_error(404, "PAYOUT_NOT_FOUND", "Payout not found") from None
+    now = clock.now()
+    with transaction.atomic():
+        payout = Payout.objects.select_for_update().filter(payout_id=key).first()
+        if payout is None:
+            raise resource_error(404, "PAYOUT_NOT_FOUND", "Payout not found")
+        if payout.mode != "crypto" or payout.status != states.CREATED:
+            raise resource_error(
+                409,
+                "PAYOUT_NOT_AWAITING_DEPOSIT",
+                f"Payout is {payout.status} ({payout.mode}); no deposit is expected",
+            )
+        if payout.deposit_expires_at and now >= payout.deposit_expires_at:
+            raise resource_error(409, "DEPOSIT_ADDRESS_EXPIRED", "The deposit address expired")
+        if payout.next_step_at is not None:
+            raise resource_error(409, "DEPOSIT_ALREADY_RECEIVED", "The deposit already arrived")
+        received = (payout.deposit_received_amount or Decimal("0")) + value
+        payout.deposit_received_amount = received
+        payout.updated_at = now
+        instructed = Decimal(str((payout.deposit_instructions or {}).get("amount", "0")))
+        if received >= instructed:
+            payout.next_step_at = now
+            payout.save()
+            emit(
+                client=payout.client,
+                environment=payout.environment,
+                event="payout.deposit_received",
+                data=states.event_data(
+                    payout,
+                    deposit_amount=money(received),
+                    deposit_currency=(payout.deposit_instructions or {}).get("currency"),
+                ),
+            )
+        else:
+            payout.save()
+    return payout
+
+
+def payouts_step_due() -> int:
+    """Moves every due payout one step along its plan; cancels expired crypto deposits."""
+    now = clock.now()
+    moved = 0
+    expired = Payout.objects.filter(
+        mode="crypto",
+        status=states.CREATED,
+        next_step_at__isnull=True,
+        deposit_expires_at__lte=now,
+    )
+    for payout_id in list(expired.values_list("payout_id", flat=True)):
+        with transaction.atomic():
+            payout = Payout.objects.select_for_update().select_related("client").get(pk=payout_id)
+            if payout.status == states.CREATED and payout.next_step_at is None:
+                states.move(payout, states.CANCELLED, at=now, reason="deposit_address_expired")
+                moved += 1
+    due = Payout.objects.filter(next_step_at__lte=now).exclude(status__in=states.FINAL)
+    for payout_id in list(due.values_list("payout_id", flat=True)):
+        with transaction.atomic():
+            payout = Payout.objects.select_for_update().select_related("client").get(pk=payout_id)
+            target = states.next_planned(payout)
+            if payout.next_step_at is None or payout.next_step_at > now or target is None:
+                continue
+            # Compare-and-set: a concurrent tick (SQLite has no row locks) finds nothing to claim.
+            claimed = Payout.objects.filter(
+                pk=payout.pk, status=payout.status, updated_at=payout.updated_at
+            ).update(updated_at=now)
+            if not claimed:
+                continue
+            states.move(payout, target, at=now)
+            moved += 1
+    return moved

@@ -1,0 +1,43 @@
+"""Emits upstream events: stores each with its `evt_<uuid>` id and queues its webhook delivery."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.db import transaction
+
+from emulator import clock
+from emulator.models import ApiClient, WebhookDelivery, WebhookEvent, WebhookRegistration
+
+
+def new_event_id() -> str:
+    return f"evt_{uuid.uuid4()}"
+
+
+def emit(*, client: ApiClient, environment: str, event: str, data: dict[str, Any]) -> WebhookEvent:
+    """Stores the event and queues its delivery, inside the caller's transaction.
+
+    `event_id` is put first in `data` (kept when the caller supplies one). Without a registered
+    webhook the event is stored but nothing is queued: the upstream has nowhere to send it.
+    """
+    payload = {"event_id": data.get("event_id") or new_event_id()}
+    payload.update({key: value for key, value in data.items() if key != "event_id"})
+    now = clock.now()
+    with transaction.atomic():
+        stored = WebhookEvent.objects.create(
+            event_id=payload["event_id"],
+            client=client,
+            environment=environment,
+            event=event,
+            data=payload,
+            created_at=now,
+        )
+        registration = WebhookRegistration.objects.filter(
+            client=client, environment=environment
+        ).first()
+        if registration is not None:
+            WebhookDelivery.objects.create(
+                event=stored, registration=registration, queued_at=now, next_attempt_at=now
+            )
+    return stored

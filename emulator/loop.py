@@ -1,0 +1,12 @@
+"""Periodic jobs run by the emulator's lifespan loop every EMULATOR_LOOP_INTERVAL seconds."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from emulator.domain.tick import tick_job
+from emulator.webhooks import delivery_tick
+
+# Sync functions without arguments; each runs in a worker thread, and an exception is logged
+# without stopping the loop. E2 appends its tick and webhook delivery here.
+PERIODIC_JOBS: list[Callable[[], None]] = [tick_job, delivery_tick]

@@ -1,0 +1,1 @@
+"""ninja router factories of the emulator (one Router per environment; see emulator.api)."""

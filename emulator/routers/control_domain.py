@@ -1,0 +1,96 @@
+"""/_control/ (domain half): mailbox, deposits, KYC decisions, tick, webhooks, crypto deposits."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.http import HttpRequest, JsonResponse
+from ninja import Router
+
+from emulator.domain.accounts import deposit_simulate
+from emulator.domain.formats import json_body, validation_error
+from emulator.domain.otp import mailbox
+from emulator.domain.payouts import payout_deposit, payout_payload
+from emulator.domain.tick import tick
+from emulator.domain.users import user_decide, user_payload
+from emulator.errors import resource_error
+from emulator.events import emit
+from emulator.models import ApiClient, Environment
+from emulator.routers.respond import respond
+from emulator.webhooks import deliveries_log, flush
+
+
+def _client(client_id: Any) -> ApiClient:
+    try:
+        key = uuid.UUID(str(client_id))
+    except ValueError:
+        raise validation_error([("client_id", "must be a UUID")]) from None
+    client = ApiClient.objects.filter(client_id=key).first()
+    if client is None:
+        raise resource_error(404, "CLIENT_NOT_FOUND", "API client not found")
+    return client
+
+
+def domain_control_router() -> Router:
+    router = Router(tags=["control"])
+
+    @router.get("/mailbox", url_name="control-mailbox")
+    def read_mailbox(request: HttpRequest) -> JsonResponse:
+        email = request.GET.get("email", "")
+        if not email:
+            raise validation_error([("email", "is required")])
+        return respond(200, {"messages": mailbox(email=email)})
+
+    @router.post("/deposits", url_name="control-deposits")
+    def deposit(request: HttpRequest) -> JsonResponse:
+        body = json_body(request)
+        result = deposit_simulate(
+            account_id=body.get("virtual_account_id"), amount=body.get("amount")
+        )
+        return respond(201, {"data": result})
+
+    @router.post("/users/{user_id}/decision", url_name="control-user-decision")
+    def decide(request: HttpRequest, user_id: str) -> JsonResponse:
+        body = json_body(request)
+        user = user_decide(user_id=user_id, accept=body.get("accept"), reasons=body.get("reasons"))
+        return respond(200, {"data": user_payload(user)})
+
+    @router.post("/tick", url_name="control-tick")
+    def run_tick(request: HttpRequest) -> JsonResponse:
+        return respond(200, tick())
+
+    @router.post("/webhooks/flush", url_name="control-webhooks-flush")
+    def flush_webhooks(request: HttpRequest) -> JsonResponse:
+        return respond(200, {"attempted": flush()})
+
+    @router.get("/webhooks/deliveries", url_name="control-webhooks-deliveries")
+    def deliveries(request: HttpRequest) -> JsonResponse:
+        client_id = request.GET.get("client_id", "")
+        if client_id:
+            _client(client_id)
+        log = deliveries_log(event_id=request.GET.get("event_id", ""), client_id=client_id)
+        return respond(200, {"deliveries": log})
+
+    @router.post("/payouts/{payout_id}/deposit", url_name="control-payout-deposit")
+    def crypto_deposit(request: HttpRequest, payout_id: str) -> JsonResponse:
+        payout = payout_deposit(payout_id=payout_id, amount=json_body(request).get("amount"))
+        return respond(200, payout_payload(payout))
+
+    @router.post("/events", url_name="control-events")
+    def queue_event(request: HttpRequest) -> JsonResponse:
+        body = json_body(request)
+        client = _client(body.get("client_id"))
+        event, data = body.get("event"), body.get("data", {})
+        environment = body.get("environment", Environment.SANDBOX)
+        if not isinstance(event, str) or not event:
+            raise validation_error([("event", "is required")])
+        if not isinstance(data, dict):
+            raise validation_error([("data", "must be an object")])
+        if environment not in Environment.values:
+            raise validation_error([("environment", "must be production or sandbox")])
+        stored = emit(client=client, environment=environment, event=event, data=data)
+        queued = hasattr(stored, "delivery")
+        return respond(201, {"event_id": stored.event_id, "queued": queued})
+
+    return router

@@ -1,0 +1,153 @@
+"""/v1/payouts (read, list) and the initiation flow behind POST /v1/virtual-accounts/{id}/payout."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, date, datetime, time
+from typing import Any
+
+from django.http import HttpRequest, JsonResponse
+from django.utils.dateparse import parse_date, parse_datetime
+from ninja import Router
+
+from emulator.auth import token_auth
+from emulator.domain import payout_states as states
+from emulator.domain.accounts import account_get
+from emulator.domain.formats import json_body, validation_error
+from emulator.domain.otp import otp_check
+from emulator.domain.payout_requests import check_mode, parse_payout_request
+from emulator.domain.payouts import (
+    check_account_usable,
+    payout_create,
+    payout_created_payload,
+    payout_for_client,
+    payout_payload,
+    payout_recipient,
+)
+from emulator.errors import resource_error
+from emulator.idempotency import idempotent
+from emulator.models import IdempotencyRecord, OtpCode, Payout
+from emulator.routers.respond import caller, respond
+
+LIST_PARAMETERS = frozenset({"status", "from_date", "to_date", "page", "limit"})
+MAX_LIMIT = 100
+
+
+def initiate_payout(request: HttpRequest, *, environment: str, account_id: str) -> JsonResponse:
+    """Checks in the documented order, then creates the payout once per idempotency key.
+
+    The OTP is checked (and a wrong try counted) before the idempotent transaction, which would
+    roll the count back; it is consumed inside that transaction, with the payout.
+    """
+    client = caller(request)
+    key = (request.headers.get("idempotency-key") or "").strip()
+    if not key:
+        raise resource_error(
+            400,
+            "IDEMPOTENCY_KEY_REQUIRED",
+            "idempotency-key header is required",
+            errors=[("idempotency-key", "required")],
+        )
+    scope = f"payout:{account_id}"
+    replay = IdempotencyRecord.objects.filter(
+        client=client, environment=environment, scope=scope, key=key
+    ).exists()
+    account = account_get(client=client, environment=environment, account_id=account_id)
+    payout_request = parse_payout_request(json_body(request))
+    otp: OtpCode | None = None
+    if not replay:
+        check_account_usable(account)
+        check_mode(account, payout_request)
+        payout_recipient(
+            client=client, environment=environment, recipient_id=payout_request.recipient_id
+        )
+        if account.mode == "fiat":
+            otp = otp_check(
+                client=client,
+                environment=environment,
+                code=request.headers.get("x-validation-header"),
+            )
+
+    def handler() -> tuple[int, dict[str, Any]]:
+        payout = payout_create(
+            client=client,
+            environment=environment,
+            account_id=account.id,
+            request=payout_request,
+            otp=otp,
+        )
+        return 201, {"data": payout_created_payload(payout)}
+
+    status, body = idempotent(
+        request, client=client, environment=environment, scope=scope, handler=handler
+    )
+    return respond(status, body)
+
+
+def _moment(value: str, field: str, end: bool) -> datetime:
+    parsed = parse_datetime(value)
+    if parsed is None:
+        day: date | None = parse_date(value)
+        if day is None:
+            raise validation_error([(field, "must be an ISO 8601 date or date-time")])
+        parsed = datetime.combine(day, time.max if end else time.min)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed
+
+
+def _positive_int(value: str | None, field: str, default: int) -> int:
+    if value is None or value == "":
+        return default
+    if not value.isdigit() or int(value) < 1:
+        raise validation_error([(field, "must be a positive integer")])
+    return int(value)
+
+
+def payouts_router(environment: str) -> Router:
+    router = Router(tags=["payouts"], auth=token_auth(environment))
+
+    @router.get("", url_name="payouts")
+    def listing(request: HttpRequest) -> JsonResponse:
+        unknown = sorted(set(request.GET) - LIST_PARAMETERS)
+        if unknown:
+            raise validation_error([(name, "is not a known query parameter") for name in unknown])
+        payouts = Payout.objects.filter(client=caller(request), environment=environment)
+        status = request.GET.get("status")
+        if status:
+            if status.upper() not in states.TRANSITIONS:
+                raise validation_error([("status", "is not a payout status")])
+            payouts = payouts.filter(status=status.upper())
+        if request.GET.get("from_date"):
+            payouts = payouts.filter(
+                created_at__gte=_moment(request.GET["from_date"], "from_date", end=False)
+            )
+        if request.GET.get("to_date"):
+            payouts = payouts.filter(
+                created_at__lte=_moment(request.GET["to_date"], "to_date", end=True)
+            )
+        page = _positive_int(request.GET.get("page"), "page", 1)
+        limit = _positive_int(request.GET.get("limit"), "limit", 20)
+        if limit > MAX_LIMIT:
+            raise validation_error([("limit", f"must be at most {MAX_LIMIT}")])
+        total = payouts.count()
+        window = payouts.order_by("-created_at", "-payout_id")[(page - 1) * limit : page * limit]
+        return respond(
+            200,
+            {
+                "payouts": [payout_payload(item) for item in window],
+                "page": page,
+                "limit": limit,
+                "total": total,
+                "total_pages": math.ceil(total / limit) if total else 0,
+            },
+        )
+
+    @router.get("/{payout_id}", url_name="payout")
+    def read(request: HttpRequest, payout_id: str) -> JsonResponse:
+        payout = payout_for_client(
+            client=caller(request), environment=environment, payout_id=payout_id
+        )
+        return respond(200, payout_payload(payout))
+
+    return router

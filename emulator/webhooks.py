@@ -1,0 +1,261 @@
+"""Webhook registration and delivery: JSON.stringify-exact bodies, HMAC signatures, retries."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import random
+from datetime import timedelta
+from typing import Any
+
+import httpx
+from django.conf import settings
+from django.db import transaction
+
+from emulator import clock, faults
+from emulator.domain.formats import iso, validation_error
+from emulator.models import (
+    ApiClient,
+    DeliveryAttempt,
+    WebhookDelivery,
+    WebhookEvent,
+    WebhookRegistration,
+)
+from emulator.models.domain import DeliveryStatus, SecretSlot
+
+logger = logging.getLogger(__name__)
+DELIVERY_TIMEOUT = httpx.Timeout(5.0, connect=2.0)
+BATCH = 100
+
+
+def retry_delays() -> list[float]:
+    """Delays before retries 1..4 (seconds on the emulator clock)."""
+    raw = getattr(settings, "EMULATOR_WEBHOOK_RETRY_DELAYS", "60,300,900,3600")
+    items = raw if isinstance(raw, list | tuple) else str(raw).split(",")
+    return [float(item) for item in items if str(item).strip()]
+
+
+def rotation_overlap() -> timedelta:
+    return timedelta(
+        seconds=float(getattr(settings, "EMULATOR_WEBHOOK_ROTATION_OVERLAP_SECONDS", 60))
+    )
+
+
+def js_stringify(value: Any) -> bytes:
+    """The bytes JavaScript's JSON.stringify gives: no spaces, non-ASCII kept, key order kept."""
+    return json.dumps(
+        _js_numbers(value), separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    ).encode("utf-8")
+
+
+def _js_numbers(value: Any) -> Any:
+    # JSON.stringify writes 1.0 as 1: integral floats become ints.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _js_numbers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_js_numbers(item) for item in value]
+    return value
+
+
+def sign(body: bytes, secret: str) -> str:
+    return hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
+
+
+def fingerprint(secret: str) -> str:
+    """Tells secrets apart in the log without revealing them."""
+    return hashlib.sha256(secret.encode("utf-8")).hexdigest()[:12]
+
+
+def webhook_register(
+    *, client: ApiClient, environment: str, body: dict[str, Any]
+) -> WebhookRegistration:
+    """One registration per client and environment; a new secret starts a rotation window.
+
+    Deliveries queued in the overlap before the rotation keep the previous secret; older queued
+    ones (and every later one) are signed with the new secret.
+    """
+    url, secret, client_uuid = body.get("webhook_url"), body.get("secret"), body.get("client_uuid")
+    errors: list[tuple[str, str]] = []
+    if not isinstance(url, str) or not url.startswith(("https://", "http://")):
+        errors.append(("webhook_url", "must be an http(s) URL"))
+    elif environment == "production" and not url.startswith("https://"):
+        errors.append(("webhook_url", "must use HTTPS in production"))
+    elif len(url) > 500:
+        errors.append(("webhook_url", "must be at most 500 characters"))
+    if not isinstance(secret, str) or not secret:
+        errors.append(("secret", "is required"))
+    elif len(secret) > 500:
+        errors.append(("secret", "must be at most 500 characters"))
+    if not isinstance(client_uuid, str) or not client_uuid:
+        errors.append(("client_uuid", "is required"))
+    elif client_uuid.lower() != str(client.client_id):
+        errors.append(("client_uuid", "does not match the authenticated client"))
+    if errors:
+        raise validation_error(errors)
+    assert isinstance(url, str) and isinstance(secret, str)
+    now = clock.now()
+    with transaction.atomic():
+        registration = (
+            WebhookRegistration.objects.select_for_update()
+            .filter(client=client, environment=environment)
+            .first()
+        )
+        if registration is None:
+            return WebhookRegistration.objects.create(
+                client=client,
+                environment=environment,
+                webhook_url=url,
+                secret=secret,
+                created_at=now,
+                updated_at=now,
+            )
+        if secret != registration.secret:
+            registration.previous_secret = registration.secret
+            registration.secret = secret
+            registration.rotated_at = now
+            pending = WebhookDelivery.objects.filter(
+                registration=registration, status=DeliveryStatus.PENDING
+            )
+            pending.filter(queued_at__gte=now - rotation_overlap()).update(
+                secret_slot=SecretSlot.PREVIOUS
+            )
+            pending.filter(queued_at__lt=now - rotation_overlap()).update(
+                secret_slot=SecretSlot.CURRENT
+            )
+        registration.webhook_url = url
+        registration.updated_at = now
+        registration.save()
+    return registration
+
+
+def _claim(delivery_id: int) -> bool:
+    return (
+        WebhookDelivery.objects.filter(pk=delivery_id, status=DeliveryStatus.PENDING).update(
+            status=DeliveryStatus.SENDING
+        )
+        == 1
+    )
+
+
+def _send(delivery: WebhookDelivery, http: httpx.Client) -> None:
+    registration = delivery.registration
+    event: WebhookEvent = delivery.event
+    slot = delivery.secret_slot
+    secret = registration.secret
+    if slot == SecretSlot.PREVIOUS and registration.previous_secret:
+        secret = registration.previous_secret
+    else:
+        slot = SecretSlot.CURRENT
+    attempt = delivery.attempts + 1
+    now = clock.now()
+    log = DeliveryAttempt(
+        delivery=delivery,
+        event_id=event.event_id,
+        event=event.event,
+        url=registration.webhook_url,
+        attempt=attempt,
+        secret_slot=slot,
+        secret_fingerprint=fingerprint(secret),
+        at=now,
+    )
+    status = DeliveryStatus.FAILED
+    drop_share = faults.current().drop_webhooks
+    if drop_share > 0 and random.random() < drop_share:  # noqa: S311 - a fault share, not crypto
+        log.outcome = "dropped"
+        status = DeliveryStatus.DROPPED
+    else:
+        body = js_stringify({"event": event.event, "data": event.data})
+        headers = {
+            "content-type": "application/json",
+            "x-signature-sha256": sign(body, secret),
+            "user-agent": "payops-upstream-emulator",
+        }
+        try:
+            response = http.post(registration.webhook_url, content=body, headers=headers)
+        except httpx.HTTPError as exc:
+            log.outcome = "error"
+            log.error = f"{type(exc).__name__}: {exc}"[:200]
+        else:
+            log.status_code = response.status_code
+            if 200 <= response.status_code < 300:
+                log.outcome = "delivered"
+                status = DeliveryStatus.DELIVERED
+            else:
+                log.outcome = "rejected"
+    delays = retry_delays()
+    with transaction.atomic():
+        log.save()
+        delivery.attempts = attempt
+        if status == DeliveryStatus.FAILED and attempt <= len(delays):
+            delivery.status = DeliveryStatus.PENDING
+            delivery.next_attempt_at = clock.now() + timedelta(seconds=delays[attempt - 1])
+        else:
+            delivery.status = status
+        delivery.save(update_fields=["attempts", "status", "next_attempt_at"])
+
+
+def _deliver(ids: list[int]) -> int:
+    sent = 0
+    with httpx.Client(timeout=DELIVERY_TIMEOUT, follow_redirects=False) as http:
+        for delivery_id in ids:
+            if not _claim(delivery_id):
+                continue
+            delivery = WebhookDelivery.objects.select_related("event", "registration").get(
+                pk=delivery_id
+            )
+            try:
+                _send(delivery, http)
+            except Exception:
+                # Never leave a claimed delivery stuck in "sending".
+                WebhookDelivery.objects.filter(pk=delivery_id).update(status=DeliveryStatus.PENDING)
+                raise
+            sent += 1
+    return sent
+
+
+def deliver_due() -> int:
+    """One attempt for every delivery whose time has come (the lifespan loop's job)."""
+    due = WebhookDelivery.objects.filter(
+        status=DeliveryStatus.PENDING, next_attempt_at__lte=clock.now()
+    ).order_by("next_attempt_at", "id")
+    return _deliver(list(due.values_list("id", flat=True)[:BATCH]))
+
+
+def flush() -> int:
+    """One attempt now for every queued delivery, retries included, whatever their delay."""
+    queued = WebhookDelivery.objects.filter(status=DeliveryStatus.PENDING).order_by(
+        "next_attempt_at", "id"
+    )
+    return _deliver(list(queued.values_list("id", flat=True)))
+
+
+def deliveries_log(*, event_id: str = "", client_id: str = "") -> list[dict[str, Any]]:
+    attempts = DeliveryAttempt.objects.select_related("delivery__registration__client")
+    if event_id:
+        attempts = attempts.filter(event_id=event_id)
+    if client_id:
+        attempts = attempts.filter(delivery__registration__client__client_id=client_id)
+    return [
+        {
+            "event_id": item.event_id,
+            "event": item.event,
+            "url": item.url,
+            "attempt": item.attempt,
+            "status_code": item.status_code,
+            "outcome": item.outcome,
+            "error": item.error or None,
+            "secret": item.secret_slot,
+            "secret_fingerprint": item.secret_fingerprint,
+            "at": iso(item.at),
+        }
+        for item in attempts.order_by("-at", "-id")[:500]
+    ]
+
+
+def delivery_tick() -> None:
+    """PERIODIC_JOBS entry."""
+    deliver_due()

@@ -1,0 +1,95 @@
+"""Forms of the environment pages and the call-log filter."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from gateway import crypto
+from gateway.models import Environment
+
+KEEP_HELP = "Leave blank to keep the current value ({current})."
+
+
+class EnvironmentForm(forms.ModelForm):
+    """
+    Add or edit an environment. Credentials are write-only: the form never renders their values;
+    on edit a blank credential keeps the stored one.
+    """
+
+    client_id = forms.CharField(
+        label="Client ID", required=False, strip=True, widget=forms.PasswordInput()
+    )
+    password = forms.CharField(
+        label="Password", required=False, strip=False, widget=forms.PasswordInput()
+    )
+    api_key = forms.CharField(
+        label="API key", required=False, strip=True, widget=forms.PasswordInput()
+    )
+
+    class Meta:
+        model = Environment
+        fields = (
+            "name",
+            "kind",
+            "base_url",
+            "rate_per_second",
+            "max_concurrent",
+            "weekly_budget",
+            "background_share",
+            "is_active",
+        )
+        labels = {
+            "base_url": "Base URL",
+            "rate_per_second": "Requests per second",
+            "max_concurrent": "Concurrent requests",
+            "weekly_budget": "Weekly budget (requests per ISO week)",
+            "background_share": "Background share (0 to 1)",
+            "is_active": "Active",
+        }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.is_edit = self.instance.pk is not None
+        self.fields["background_share"].min_value = 0  # type: ignore[attr-defined]
+        self.fields["background_share"].max_value = 1  # type: ignore[attr-defined]
+        for name in ("client_id", "password", "api_key"):
+            field = self.fields[name]
+            if self.is_edit:
+                stored = getattr(self.instance, f"{name}_encrypted")
+                current = crypto.mask(getattr(self.instance, name)) if stored else "none set"
+                field.help_text = KEEP_HELP.format(current=current)
+            else:
+                field.required = True
+
+    def credentials(self) -> dict[str, str]:
+        """The credentials typed in; blank ones are left out (on edit: keep the stored value)."""
+        return {
+            name: self.cleaned_data[name]
+            for name in ("client_id", "password", "api_key")
+            if self.cleaned_data.get(name)
+        }
+
+    def settings_values(self) -> dict[str, Any]:
+        return {name: self.cleaned_data[name] for name in self.Meta.fields}
+
+
+STATUS_CLASSES = (
+    ("", "Any status"),
+    ("2xx", "2xx success"),
+    ("4xx", "4xx refused"),
+    ("5xx", "5xx server error"),
+    ("none", "No response"),
+)
+
+
+class CallLogFilterForm(forms.Form):
+    environment = forms.ModelChoiceField(
+        queryset=Environment.objects.order_by("name"), required=False, empty_label="Any environment"
+    )
+    status_class = forms.ChoiceField(choices=STATUS_CLASSES, required=False, label="Status")
+    path = forms.CharField(required=False, max_length=200, label="Path contains")
+    date = forms.DateField(
+        required=False, label="Date (UTC)", widget=forms.DateInput(attrs={"type": "date"})
+    )

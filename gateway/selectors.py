@@ -1,0 +1,243 @@
+"""Gateway selectors: environments, the current environment, quota gauges, the call log."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from django.db.models import Count, Q, QuerySet
+
+from gateway.models import Environment, EnvironmentKind, StaffEnvironmentChoice, UpstreamCall
+
+if TYPE_CHECKING:
+    from django.contrib.auth.base_user import AbstractBaseUser
+    from django.contrib.auth.models import AnonymousUser
+
+
+def environment_list() -> QuerySet[Environment]:
+    return Environment.objects.order_by("-is_active", "kind", "name")
+
+
+def environment_active_list() -> QuerySet[Environment]:
+    return Environment.objects.filter(is_active=True).order_by("kind", "name")
+
+
+def environment_default() -> Environment | None:
+    """Where a staff member works until they choose: the first active sandbox (oldest first)."""
+    return (
+        Environment.objects.filter(is_active=True, kind=EnvironmentKind.SANDBOX)
+        .order_by("created_at", "pk")
+        .first()
+    )
+
+
+def environment_current(*, user: AbstractBaseUser | AnonymousUser) -> Environment | None:
+    """The environment `user` chose, if still active; else the default."""
+    if user.is_authenticated:
+        choice = (
+            StaffEnvironmentChoice.objects.select_related("environment")
+            .filter(user_id=user.pk, environment__is_active=True)
+            .first()
+        )
+        if choice is not None:
+            return choice.environment
+    return environment_default()
+
+
+# --- Quota gauge ------------------------------------------------------------------------------
+
+# The pace of the forecast is measured over this trailing window (clipped to the ISO week), so a
+# burst this morning counts more than a quiet Monday.
+PACE_WINDOW = timedelta(hours=24)
+STAFF_PRIORITY = "staff"
+BACKGROUND_PRIORITY = "background"
+
+
+def iso_week_bounds(now: datetime) -> tuple[datetime, datetime]:
+    """Monday 00:00 UTC of `now`'s ISO week, and the next Monday."""
+    today = now.astimezone(UTC).date()
+    monday = today - timedelta(days=today.isoweekday() - 1)
+    start = datetime.combine(monday, time.min, tzinfo=UTC)
+    return start, start + timedelta(days=7)
+
+
+def _percent(part: int, whole: int) -> float:
+    if whole <= 0:
+        return 100.0 if part > 0 else 0.0
+    return round(min(100.0, 100.0 * part / whole), 1)
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """When the weekly budget runs out at the current pace; `runs_out_at` None: not this week."""
+
+    runs_out_at: datetime | None
+    calls_per_hour: float
+    text: str
+
+
+def budget_forecast(
+    *, now: datetime, used: int, budget: int, recent_calls: int, window_start: datetime
+) -> Forecast:
+    """
+    Pace = calls in the trailing window / its length; the budget runs out when the remaining
+    calls at that pace are spent, if that happens before the ISO week (and its budget) resets.
+    """
+    _, week_end = iso_week_bounds(now)
+    remaining = budget - used
+    window_seconds = (now - window_start).total_seconds()
+    pace = recent_calls / window_seconds if window_seconds > 0 else 0.0
+    per_hour = round(pace * 3600, 1)
+    if remaining <= 0:
+        return Forecast(now, per_hour, "Budget spent: calls wait for the new week")
+    if pace <= 0:
+        return Forecast(None, 0.0, "Runs out: not this week")
+    runs_out_at = now + timedelta(seconds=remaining / pace)
+    if runs_out_at >= week_end:
+        return Forecast(None, per_hour, "Runs out: not this week")
+    return Forecast(runs_out_at, per_hour, f"Runs out {runs_out_at:%a %d %b %H:%M} UTC")
+
+
+@dataclass(frozen=True)
+class OperationUsage:
+    operation: str
+    calls: int
+    percent: float  # of the busiest operation, for the bar length
+
+
+@dataclass(frozen=True)
+class QuotaGauge:
+    """One environment's use of its weekly budget, for the dashboard."""
+
+    environment: Environment
+    week_start: datetime
+    week_end: datetime
+    budget: int
+    used: int
+    staff_calls: int
+    background_calls: int
+    background_budget: int
+    operations: list[OperationUsage]
+    forecast: Forecast
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.budget - self.used)
+
+    @property
+    def used_percent(self) -> float:
+        return _percent(self.used, self.budget)
+
+    @property
+    def staff_percent(self) -> float:
+        return _percent(self.staff_calls, self.budget)
+
+    @property
+    def background_percent(self) -> float:
+        return _percent(self.background_calls, self.budget)
+
+    @property
+    def background_share_percent(self) -> float:
+        return _percent(self.background_budget, self.budget)
+
+
+def quota_gauges(
+    *, now: datetime, environments: list[Environment] | None = None
+) -> list[QuotaGauge]:
+    """
+    The gauge of every active environment (or of `environments`) for `now`'s ISO week, in two
+    queries whatever the number of environments and calls: the environments, and one grouped
+    count of this week's calls by environment, priority and operation.
+    """
+    if environments is None:
+        environments = list(environment_active_list())
+    week_start, week_end = iso_week_bounds(now)
+    window_start = max(week_start, now - PACE_WINDOW)
+    rows = (
+        UpstreamCall.objects.filter(
+            environment__in=[e.pk for e in environments],
+            created_at__gte=week_start,
+            created_at__lt=week_end,
+        )
+        .values("environment_id", "priority", "operation")
+        .annotate(
+            calls=Count("id"),
+            recent=Count("id", filter=Q(created_at__gte=window_start, created_at__lte=now)),
+        )
+        .order_by()
+    )
+    by_environment: dict[int, list[Any]] = defaultdict(list)
+    for row in rows:
+        by_environment[row["environment_id"]].append(row)
+
+    gauges = []
+    for environment in environments:
+        env_rows = by_environment.get(environment.pk, [])
+        used = sum(r["calls"] for r in env_rows)
+        background = sum(r["calls"] for r in env_rows if r["priority"] == BACKGROUND_PRIORITY)
+        per_operation: dict[str, int] = defaultdict(int)
+        for r in env_rows:
+            per_operation[r["operation"] or "other"] += r["calls"]
+        busiest = max(per_operation.values(), default=0)
+        operations = [
+            OperationUsage(name, calls, _percent(calls, busiest))
+            for name, calls in sorted(per_operation.items(), key=lambda item: (-item[1], item[0]))
+        ]
+        budget = environment.weekly_budget
+        gauges.append(
+            QuotaGauge(
+                environment=environment,
+                week_start=week_start,
+                week_end=week_end,
+                budget=budget,
+                used=used,
+                # Calls without a priority are counted as staff: only background work is capped.
+                staff_calls=used - background,
+                background_calls=background,
+                background_budget=int(budget * Decimal(environment.background_share)),
+                operations=operations,
+                forecast=budget_forecast(
+                    now=now,
+                    used=used,
+                    budget=budget,
+                    recent_calls=sum(r["recent"] for r in env_rows),
+                    window_start=window_start,
+                ),
+            )
+        )
+    return gauges
+
+
+# --- Call log ---------------------------------------------------------------------------------
+
+STATUS_CLASS_FILTERS = {
+    "2xx": Q(status__gte=200, status__lt=300),
+    "3xx": Q(status__gte=300, status__lt=400),
+    "4xx": Q(status__gte=400, status__lt=500),
+    "5xx": Q(status__gte=500, status__lt=600),
+    "none": Q(status__isnull=True),
+}
+
+
+def call_log_list(
+    *,
+    environment: Environment | None = None,
+    status_class: str = "",
+    path: str = "",
+    day: date | None = None,
+) -> QuerySet[UpstreamCall]:
+    """Calls newest first, filtered; one query per page (environment joined)."""
+    calls = UpstreamCall.objects.select_related("environment").order_by("-created_at", "-id")
+    if environment is not None:
+        calls = calls.filter(environment=environment)
+    if status_class:
+        calls = calls.filter(STATUS_CLASS_FILTERS[status_class])
+    if path:
+        calls = calls.filter(path__icontains=path)
+    if day is not None:
+        start = datetime.combine(day, time.min, tzinfo=UTC)
+        calls = calls.filter(created_at__gte=start, created_at__lt=start + timedelta(days=1))
+    return calls

@@ -1,0 +1,1 @@
+"""Gateway services: the writes behind the environment pages and commands."""

@@ -1,0 +1,169 @@
+"""Gateway pages: environments (list, add, edit, test, switch), quota gauge and the call log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required, permission_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
+
+from gateway import selectors
+from gateway.forms import CallLogFilterForm, EnvironmentForm
+from gateway.models import Environment
+from gateway.services.environments import (
+    EnvironmentNotActive,
+    environment_create,
+    environment_switch,
+    environment_test_connection,
+    environment_update,
+)
+from staff.roles import CALL_LOG_VIEW, ENVIRONMENTS_MANAGE
+
+CALL_LOG_PAGE_SIZE = 50
+
+
+@login_required
+@permission_required(ENVIRONMENTS_MANAGE, raise_exception=True)
+def environment_list(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "gateway/environment_list.html",
+        {"environments": selectors.environment_list()},
+    )
+
+
+@login_required
+@permission_required(ENVIRONMENTS_MANAGE, raise_exception=True)
+def environment_add(request: HttpRequest) -> HttpResponse:
+    form = EnvironmentForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        environment = environment_create(
+            by=request.user,  # type: ignore[arg-type]
+            name=data["name"],
+            kind=data["kind"],
+            base_url=data["base_url"],
+            client_id=data["client_id"],
+            password=data["password"],
+            api_key=data["api_key"],
+            rate_per_second=data["rate_per_second"],
+            max_concurrent=data["max_concurrent"],
+            weekly_budget=data["weekly_budget"],
+            background_share=data["background_share"],
+            is_active=data["is_active"],
+        )
+        messages.success(request, f"Environment {environment.name} added.")
+        return redirect("gateway:environments")
+    return render(request, "gateway/environment_form.html", {"form": form, "environment": None})
+
+
+@login_required
+@permission_required(ENVIRONMENTS_MANAGE, raise_exception=True)
+def environment_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    environment = get_object_or_404(Environment, pk=pk)
+    form = EnvironmentForm(request.POST or None, instance=environment)
+    if request.method == "POST" and form.is_valid():
+        # The ModelForm has already copied the cleaned values onto `environment`; the service
+        # reloads the row under a lock and applies them there, so nothing is saved twice.
+        environment_update(
+            environment=environment,
+            by=request.user,  # type: ignore[arg-type]
+            **form.settings_values(),
+            **form.credentials(),
+        )
+        messages.success(request, f"Environment {form.cleaned_data['name']} saved.")
+        return redirect("gateway:environments")
+    return render(
+        request, "gateway/environment_form.html", {"form": form, "environment": environment}
+    )
+
+
+@require_POST
+@login_required
+@permission_required(ENVIRONMENTS_MANAGE, raise_exception=True)
+def environment_test(request: HttpRequest, pk: int) -> HttpResponse:
+    """Authenticate against the environment through the gateway; the result replaces a fragment."""
+    environment = get_object_or_404(Environment, pk=pk)
+    result = environment_test_connection(environment=environment)
+    context = {"environment": environment, "result": result}
+    if request.htmx:  # type: ignore[attr-defined]
+        return render(request, "gateway/environment_list.html#connection_result", context)
+    context["environments"] = selectors.environment_list()
+    context["tested_pk"] = environment.pk
+    return render(request, "gateway/environment_list.html", context)
+
+
+@login_required
+def environment_choose(request: HttpRequest) -> HttpResponse:
+    """Any staff member picks the environment they work in among the active ones."""
+    return render(
+        request,
+        "gateway/environment_choose.html",
+        {"environments": selectors.environment_active_list()},
+    )
+
+
+@require_POST
+@login_required
+def environment_switch_view(request: HttpRequest, pk: int) -> HttpResponse:
+    environment = get_object_or_404(Environment, pk=pk)
+    try:
+        environment_switch(user=request.user, environment=environment)  # type: ignore[arg-type]
+    except EnvironmentNotActive as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"You now work in {environment.name}.")
+    target = request.POST.get("next") or reverse("gateway:environment_choose")
+    if not url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        target = reverse("gateway:environment_choose")
+    if request.htmx:  # type: ignore[attr-defined]
+        # The badge lives in the page shell: reload the whole page rather than swap a fragment.
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = target
+        return response
+    return HttpResponseRedirect(target)
+
+
+def quota_panel_context(request: HttpRequest) -> dict[str, Any]:
+    """Context of the dashboard's quota panel (staff.dashboard checks the permission)."""
+    return {"gauges": selectors.quota_gauges(now=timezone.now())}
+
+
+@login_required
+@permission_required(ENVIRONMENTS_MANAGE, raise_exception=True)
+def quota(request: HttpRequest) -> HttpResponse:
+    gauges = selectors.quota_gauges(now=timezone.now())
+    template = "gateway/quota.html"
+    if request.htmx:  # type: ignore[attr-defined]
+        template += "#gauges"
+    return render(request, template, {"gauges": gauges})
+
+
+@login_required
+@permission_required(CALL_LOG_VIEW, raise_exception=True)
+def call_log(request: HttpRequest) -> HttpResponse:
+    form = CallLogFilterForm(request.GET or None)
+    filters = form.cleaned_data if form.is_valid() else {}
+    calls = selectors.call_log_list(
+        environment=filters.get("environment"),
+        status_class=filters.get("status_class") or "",
+        path=filters.get("path") or "",
+        day=filters.get("date"),
+    )
+    page = Paginator(calls, CALL_LOG_PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {"form": form, "page": page, "query": query.urlencode()}
+    template = "gateway/call_log.html"
+    if request.htmx:  # type: ignore[attr-defined]
+        template += "#results"
+    return render(request, template, context)

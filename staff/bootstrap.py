@@ -1,0 +1,108 @@
+"""Steps of `manage.py payops_bootstrap`: roles, demo staff, and whatever other apps register.
+
+How to add a step from another app: in its AppConfig.ready(),
+
+    from staff.bootstrap import register_step
+    register_step("gateway.sandbox", create_sandbox_environment)
+
+A step is a callable taking no arguments and returning one line saying what it did (or did not
+do, and why). Steps run in registration order (roles and demo staff first, because staff's app
+comes first in INSTALLED_APPS), each must be idempotent, and each decides for itself whether it
+applies in the current settings (e.g. local only). Registering a name twice replaces the step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib.auth.models import Group
+from django.db import transaction
+
+from staff.models import StaffUser
+from staff.roles import ADMIN, ROLES, Role, roles_sync
+from staff.services import audit_record
+
+# One shared password for every demo login; demo staff exist only where
+# settings.PAYOPS_SEED_DEMO_STAFF is true (local and test, never production).
+DEMO_PASSWORD = "payops-demo"
+
+
+class DemoSeedingRefused(RuntimeError):
+    """Demo staff were requested where settings.PAYOPS_SEED_DEMO_STAFF is false."""
+
+
+@dataclass(frozen=True)
+class BootstrapStep:
+    name: str
+    run: Callable[[], str]
+
+
+BOOTSTRAP_STEPS: list[BootstrapStep] = []
+
+
+def register_step(name: str, run: Callable[[], str]) -> None:
+    """Add (or replace, by name) a bootstrap step; call it from an AppConfig.ready()."""
+    for index, step in enumerate(BOOTSTRAP_STEPS):
+        if step.name == name:
+            BOOTSTRAP_STEPS[index] = BootstrapStep(name, run)
+            return
+    BOOTSTRAP_STEPS.append(BootstrapStep(name, run))
+
+
+def demo_logins() -> list[tuple[Role, str]]:
+    """(role, email) of each demo login, for commands that print them; empty where not seeded."""
+    if not settings.PAYOPS_SEED_DEMO_STAFF:
+        return []
+    return [(role, role.demo_email) for role in ROLES]
+
+
+def seed_demo_staff() -> list[StaffUser]:
+    """Create (or repair) one demo user per role; the password is set only when created."""
+    if not settings.PAYOPS_SEED_DEMO_STAFF:
+        raise DemoSeedingRefused(
+            "Refusing to seed demo staff: settings.PAYOPS_SEED_DEMO_STAFF is false "
+            f"(environment {settings.PAYOPS_ENVIRONMENT!r})."
+        )
+    users = []
+    with transaction.atomic():
+        for role in ROLES:
+            user = StaffUser.objects.filter(email=role.demo_email).first()
+            created = user is None
+            if user is None:
+                user = StaffUser.objects.create_user(
+                    role.demo_email, DEMO_PASSWORD, full_name=f"Demo {role.display_name.lower()}"
+                )
+            is_admin = role is ADMIN
+            if not user.is_active or user.is_staff != is_admin or user.is_superuser != is_admin:
+                user.is_active = True
+                user.is_staff = user.is_superuser = is_admin
+                user.save(update_fields=["is_active", "is_staff", "is_superuser"])
+            user.groups.add(Group.objects.get(name=role.key))
+            if created:
+                audit_record(
+                    actor=None,
+                    action="staff.demo_user_created",
+                    target=user,
+                    details={"role": role.key},
+                )
+            users.append(user)
+    return users
+
+
+def _step_roles() -> str:
+    groups = roles_sync()
+    return "roles synced: " + ", ".join(group.name for group in groups)
+
+
+def _step_demo_staff() -> str:
+    if not settings.PAYOPS_SEED_DEMO_STAFF:
+        return "demo staff not seeded: PAYOPS_SEED_DEMO_STAFF is off in these settings"
+    users = seed_demo_staff()
+    logins = ", ".join(user.email for user in users)
+    return f"demo staff ready ({logins}), password {DEMO_PASSWORD!r} (set when first created)"
+
+
+register_step("staff.roles", _step_roles)
+register_step("staff.demo_staff", _step_demo_staff)

@@ -1,0 +1,25 @@
+"""Staff forms: sign-in with a clear error message and case-insensitive email."""
+
+from django import forms
+from django.contrib.auth.forms import AuthenticationForm
+
+
+class StaffLoginForm(AuthenticationForm):
+    username = forms.EmailField(
+        label="Email",
+        max_length=254,
+        widget=forms.EmailInput(attrs={"autofocus": True, "autocomplete": "username"}),
+    )
+
+    error_messages = {
+        **AuthenticationForm.error_messages,
+        "invalid_login": (
+            "Wrong email or password. Check both and try again; repeated failures lock "
+            "sign-in for a while."
+        ),
+        "inactive": "This account is disabled. Ask an administrator to re-enable it.",
+    }
+
+    def clean_username(self) -> str:
+        # Emails are stored lower-case (StaffUserManager), so sign-in ignores case.
+        return str(self.cleaned_data["username"]).strip().lower()

@@ -1,0 +1,146 @@
+"""The staff navigation: sections and items, each shown by permission, never by role name."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.urls import NoReverseMatch, reverse
+
+from staff import roles
+
+
+@dataclass(frozen=True)
+class NavItem:
+    """One link; url_name is tried first, and a "coming in a later issue" page stands in for it."""
+
+    key: str
+    label: str
+    url_name: str | None
+    permission: str | None = None
+    staff_only: bool = False
+    description: str = ""
+
+    def visible_to(self, user: object) -> bool:
+        if not getattr(user, "is_authenticated", False):
+            return False
+        if self.staff_only and not getattr(user, "is_staff", False):
+            return False
+        return self.permission is None or bool(user.has_perm(self.permission))  # type: ignore[attr-defined]
+
+    @property
+    def is_placeholder(self) -> bool:
+        return self._resolved() is None
+
+    def _resolved(self) -> str | None:
+        if self.url_name is None:
+            return None
+        try:
+            return reverse(self.url_name)
+        except NoReverseMatch:
+            return None
+
+    @property
+    def url(self) -> str:
+        return self._resolved() or reverse("staff:coming_soon", kwargs={"feature": self.key})
+
+
+@dataclass(frozen=True)
+class NavSection:
+    label: str
+    items: tuple[NavItem, ...]
+
+
+DASHBOARD = NavItem("dashboard", "Dashboard", "staff:dashboard")
+NAV_SECTIONS: tuple[NavSection, ...] = (
+    NavSection(
+        "Finance",
+        (
+            NavItem(
+                "quotes",
+                "Quotes",
+                "quotes:list",
+                roles.FINANCE_VIEW,
+                description="Request quotes and compare rates before paying out.",
+            ),
+            NavItem(
+                "payouts",
+                "Payouts",
+                "payouts:list",
+                roles.FINANCE_VIEW,
+                description="Initiate, approve and follow payouts.",
+            ),
+        ),
+    ),
+    NavSection(
+        "Compliance",
+        (
+            NavItem(
+                "end-users",
+                "End users",
+                "users:list",
+                roles.COMPLIANCE_VIEW,
+                description="End users and their KYC verification.",
+            ),
+            NavItem(
+                "accounts",
+                "Accounts",
+                "accounts:list",
+                roles.COMPLIANCE_VIEW,
+                description="Virtual accounts, balances and recipients.",
+            ),
+        ),
+    ),
+    NavSection(
+        "Admin",
+        (
+            NavItem(
+                "environments",
+                "Environments",
+                "gateway:environments",
+                roles.ENVIRONMENTS_MANAGE,
+                description="Upstream environments, credentials and switching.",
+            ),
+            NavItem(
+                "call-log",
+                "Call log",
+                "gateway:call_log",
+                roles.CALL_LOG_VIEW,
+                description="Every call made to the upstream, redacted.",
+            ),
+            NavItem(
+                "system-health",
+                "System health",
+                "staff:system_health",
+                roles.SYSTEM_HEALTH_VIEW,
+                description="Database, cache, worker and upstream checks.",
+            ),
+            NavItem(
+                "django-admin",
+                "Django admin",
+                "admin:index",
+                staff_only=True,
+                description="Raw data, staff users and the audit trail.",
+            ),
+        ),
+    ),
+)
+
+ITEMS_BY_KEY: dict[str, NavItem] = {
+    item.key: item for section in NAV_SECTIONS for item in section.items
+}
+
+
+@dataclass(frozen=True)
+class VisibleSection:
+    label: str
+    items: list[NavItem]
+
+
+def navigation_for(user: object) -> list[VisibleSection]:
+    """The sections and items this user may see (sections without a visible item are left out)."""
+    visible = []
+    for section in NAV_SECTIONS:
+        items = [item for item in section.items if item.visible_to(user)]
+        if items:
+            visible.append(VisibleSection(section.label, items))
+    return visible

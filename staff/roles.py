@@ -1,0 +1,144 @@
+"""Staff roles declared in code: each role is a Django group holding a fixed set of permissions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from django.apps import apps
+from django.contrib.auth.management import create_permissions
+from django.contrib.auth.models import Group, Permission
+from django.core.exceptions import ImproperlyConfigured
+from django.db import DEFAULT_DB_ALIAS, transaction
+
+# Permissions are "app_label.codename"; the staff ones are declared on StaffUser.Meta.permissions.
+FINANCE_VIEW = "staff.view_finance"
+PAYOUT_INITIATE = "staff.initiate_payout"
+PAYOUT_APPROVE = "staff.approve_payout"
+COMPLIANCE_VIEW = "staff.view_compliance"
+END_USERS_MANAGE = "staff.manage_end_users"
+ENVIRONMENTS_MANAGE = "staff.manage_environments"
+CALL_LOG_VIEW = "staff.view_call_log"
+SYSTEM_HEALTH_VIEW = "staff.view_system_health"
+AUDIT_LOG_VIEW = "staff.view_audit_log"
+
+
+@dataclass(frozen=True)
+class Role:
+    """A job in the back office: its group name, what people see, and what it may do."""
+
+    key: str
+    display_name: str
+    description: str
+    duties: tuple[str, ...]
+    permissions: tuple[str, ...]
+    demo_email: str
+
+
+FINANCE_MAKER = Role(
+    key="finance_maker",
+    display_name="Finance maker",
+    description="Prepares money movements: quotes and payouts that an approver then releases.",
+    duties=(
+        "Request quotes and compare rates",
+        "Initiate payouts with their documents",
+        "Follow payout status until it settles",
+    ),
+    permissions=(FINANCE_VIEW, PAYOUT_INITIATE),
+    demo_email="maker@payops.local",
+)
+FINANCE_APPROVER = Role(
+    key="finance_approver",
+    display_name="Finance approver",
+    description="Checks and releases payouts prepared by a maker (never their own).",
+    duties=(
+        "Review payouts waiting for approval",
+        "Approve or reject them with a reason",
+        "Watch failed and returned payouts",
+    ),
+    permissions=(FINANCE_VIEW, PAYOUT_APPROVE),
+    demo_email="approver@payops.local",
+)
+COMPLIANCE = Role(
+    key="compliance",
+    display_name="Compliance",
+    description="Onboards end users and their accounts, and follows their verification.",
+    duties=(
+        "Create and update end users",
+        "Follow KYC verification outcomes",
+        "Open virtual accounts and register recipients",
+    ),
+    permissions=(COMPLIANCE_VIEW, END_USERS_MANAGE),
+    demo_email="compliance@payops.local",
+)
+ADMIN = Role(
+    key="admin",
+    display_name="Admin",
+    description="Runs the back office: upstream environments, credentials and system health.",
+    duties=(
+        "Manage upstream environments and their credentials",
+        "Read the upstream call log and the audit trail",
+        "Watch system health and the request budget",
+    ),
+    permissions=(ENVIRONMENTS_MANAGE, CALL_LOG_VIEW, SYSTEM_HEALTH_VIEW, AUDIT_LOG_VIEW),
+    demo_email="admin@payops.local",
+)
+
+ROLES: tuple[Role, ...] = (FINANCE_MAKER, FINANCE_APPROVER, COMPLIANCE, ADMIN)
+ROLES_BY_KEY: dict[str, Role] = {role.key: role for role in ROLES}
+
+
+def _split(permission: str) -> tuple[str, str]:
+    app_label, _, codename = permission.partition(".")
+    if not app_label or not codename:
+        raise ImproperlyConfigured(f"Permission {permission!r} is not 'app_label.codename'.")
+    return app_label, codename
+
+
+def _permissions(names: Iterable[str], using: str) -> list[Permission]:
+    """The Permission rows for names, creating the declared ones first if migrate hasn't yet."""
+    wanted = {_split(name) for name in names}
+
+    def fetch() -> dict[tuple[str, str], Permission]:
+        rows = Permission.objects.using(using).select_related("content_type")
+        rows = rows.filter(content_type__app_label__in={a for a, _ in wanted})
+        return {(p.content_type.app_label, p.codename): p for p in rows}
+
+    found = fetch()
+    missing = wanted - found.keys()
+    if missing:
+        # post_migrate creates permissions app by app; ours may run before a later app's.
+        for app_label in {a for a, _ in missing}:
+            create_permissions(apps.get_app_config(app_label), verbosity=0, using=using)
+        found = fetch()
+        missing = wanted - found.keys()
+    if missing:
+        names_missing = ", ".join(sorted(f"{a}.{c}" for a, c in missing))
+        raise ImproperlyConfigured(f"Roles refer to permissions that don't exist: {names_missing}")
+    return [found[key] for key in sorted(wanted)]
+
+
+def roles_sync(*, using: str = DEFAULT_DB_ALIAS) -> list[Group]:
+    """Create or update one group per role so it holds exactly its declared permissions."""
+    groups = []
+    with transaction.atomic(using=using):
+        for role in ROLES:
+            group, _ = Group.objects.using(using).get_or_create(name=role.key)
+            group.permissions.set(_permissions(role.permissions, using))
+            groups.append(group)
+    return groups
+
+
+def user_roles(user: object) -> list[Role]:
+    """The roles a user holds, in declaration order (none for anonymous users)."""
+    if not getattr(user, "is_authenticated", False):
+        return []
+    names = set(user.groups.values_list("name", flat=True))  # type: ignore[attr-defined]
+    return [role for role in ROLES if role.key in names]
+
+
+def has_staff_role(user: object) -> bool:
+    """Whether the user may use the back office at all: a role, or a superuser."""
+    if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):
+        return False
+    return bool(getattr(user, "is_superuser", False) or user_roles(user))

@@ -1,0 +1,56 @@
+"""Staff writes: the audit trail every app records its actions in."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.serializers.json import DjangoJSONEncoder
+from django.db import models
+
+from staff.models import AuditEntry, StaffUser
+
+REDACTED = "[redacted]"
+# Keys whose values never reach the audit trail, whatever the caller passes.
+_SECRET_MARKERS = ("password", "secret", "token", "api_key", "apikey", "authorization", "otp")
+
+
+def _redact(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            key: REDACTED
+            if any(marker in str(key).lower() for marker in _SECRET_MARKERS)
+            else _redact(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [_redact(item) for item in value]
+    return value
+
+
+def audit_record(
+    *,
+    actor: StaffUser | None,
+    action: str,
+    target: models.Model | None = None,
+    details: dict[str, Any] | None = None,
+) -> AuditEntry:
+    """Record that actor (None: the system) did action to target; secret-looking keys are redacted.
+
+    Call it inside the service's transaction so the entry exists exactly when the change does.
+    `details` may hold Decimals, dates and UUIDs: they are stored as their JSON string forms.
+    """
+    if actor is not None and not getattr(actor, "is_authenticated", False):
+        actor = None  # AnonymousUser and friends are "the system" here
+    safe_details = json.loads(json.dumps(_redact(details or {}), cls=DjangoJSONEncoder))
+    target_type = target_id = ""
+    if target is not None:
+        target_type = target._meta.label_lower
+        target_id = str(target.pk)
+    return AuditEntry.objects.create(
+        actor=actor,
+        action=action,
+        target_type=target_type,
+        target_id=target_id,
+        details=safe_details,
+    )

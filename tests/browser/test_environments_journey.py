@@ -1,0 +1,113 @@
+"""Chromium journey: an admin adds an emulator environment, tests it, switches; production warns."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from emulator.clients import client_create
+from gateway.models import Environment, EnvironmentKind
+from gateway.services.environments import environment_create
+from staff.models import StaffUser
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def emulator_url(transactional_db: None) -> Iterator[str]:
+    """The real emulator (its own ASGI app) served by uvicorn on a free port."""
+    import uvicorn
+
+    from emulator.asgi import application
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = int(probe.getsockname()[1])
+    server = uvicorn.Server(
+        uvicorn.Config(
+            application, host="127.0.0.1", port=port, lifespan="off", log_level="warning"
+        )
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError("the emulator did not start")
+        time.sleep(0.05)
+    yield url
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def test_admin_adds_tests_and_switches_environments(
+    emulator_url: str,
+    page: Page,
+    sign_in: Callable[..., None],
+    demo_staff: dict[str, StaffUser],
+    console_errors: list[str],
+) -> None:
+    issued = client_create(name="journey")
+    environment_create(
+        by=None,
+        name="Default sandbox",
+        kind=EnvironmentKind.SANDBOX,
+        base_url="https://sandbox.example.test",
+        client_id="c",
+        password="p",
+        api_key="k",
+    )
+    environment_create(
+        by=None,
+        name="Live payments",
+        kind=EnvironmentKind.PRODUCTION,
+        base_url="https://api.example.test",
+        client_id="c",
+        password="p",
+        api_key="k",
+    )
+    sign_in(page, demo_staff["admin"].email)
+    badge = page.get_by_test_id("env-badge")
+    expect(badge).to_have_text("Default sandbox")
+
+    page.goto("/gateway/environments/new/")
+    page.fill("input[name=name]", "Journey emulator")
+    page.select_option("select[name=kind]", "sandbox")
+    page.fill("input[name=base_url]", emulator_url)
+    page.fill("input[name=client_id]", str(issued.client.client_id))
+    page.fill("input[name=password]", issued.password)
+    page.fill("input[name=api_key]", issued.api_key)
+    page.click("form.form button[type=submit]")
+    expect(page.locator(".message-success")).to_contain_text("Journey emulator added")
+
+    row = page.locator("tr[data-name='Journey emulator']")
+    row.get_by_role("button", name="Test connection").click()
+    expect(row.get_by_test_id("connection-result")).to_have_text(
+        "Connected: token valid for 24 hours"
+    )
+    # The result was swapped in by htmx: still the same page, no navigation.
+    assert page.url.endswith("/gateway/environments/")
+    assert issued.api_key not in page.content()
+
+    row.get_by_role("button", name="Switch to").click()
+    expect(badge).to_have_text("Journey emulator")
+    expect(badge).to_have_class("badge env-badge env-sandbox")
+
+    page.locator("tr[data-name='Live payments']").get_by_role("button", name="Switch to").click()
+    expect(badge).to_contain_text("PRODUCTION")
+    expect(badge).to_have_class("badge env-badge env-production")
+    expect(page.locator("body")).to_have_class("is-production")
+    assert Environment.objects.get(name="Journey emulator").api_key == issued.api_key
+    assert not [e for e in console_errors if "Content Security Policy" in e]

@@ -1,0 +1,219 @@
+"""Gateway test fixtures: a REAL emulator over HTTP (uvicorn on a free port) with a witness."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import pytest
+from django.conf import settings
+
+from gateway.models import Environment, EnvironmentKind
+
+CONTROL_HEADERS = {"X-Emulator-Token": "test-emulator-token"}
+
+
+@dataclass
+class Witness:
+    """What the emulator saw, recorded outside our code: each API request's path, times, status."""
+
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def count(self, path_suffix: str, method: str | None = None) -> int:
+        with self.lock:
+            return sum(
+                1
+                for r in self.requests
+                if r["path"].endswith(path_suffix) and (method is None or r["method"] == method)
+            )
+
+    def statuses(self) -> list[int]:
+        with self.lock:
+            return [r["status"] for r in self.requests if r["path"] != "/healthz"]
+
+    def api_requests(self) -> list[dict[str, Any]]:
+        with self.lock:
+            return [
+                r
+                for r in self.requests
+                if not r["path"].startswith("/_control") and r["path"] != "/healthz"
+            ]
+
+    def clear(self) -> None:
+        with self.lock:
+            self.requests.clear()
+
+
+class _SpySend:
+    """Records the status; exposes the server's transport as the emulator expects of `send`
+    (it closes the connection itself to drop a response)."""
+
+    def __init__(self, send: Any, record: dict[str, Any]) -> None:
+        self._send, self._record = send, record
+        self.transport = getattr(getattr(send, "__self__", None), "transport", None)
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            self._record["status"] = message["status"]
+        elif message["type"] == "http.response.body" and self._record.get("status") == 429:
+            self._record["body"] = message.get("body", b"")[:200]
+        await self._send(message)
+
+
+class WitnessApp:
+    """ASGI wrapper around the emulator that records every request it answers."""
+
+    def __init__(self, app: Any, witness: Witness) -> None:
+        self.app, self.witness = app, witness
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        record: dict[str, Any] = {
+            "method": scope["method"],
+            "path": scope["path"],
+            "start": time.monotonic(),
+            "status": None,
+        }
+
+        spy = _SpySend(send, record)
+        try:
+            await self.app(scope, receive, spy.send)
+        finally:
+            record["end"] = time.monotonic()
+            with self.witness.lock:
+                self.witness.requests.append(record)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class LiveEmulator:
+    url: str
+    witness: Witness
+
+    def control(self, method: str, path: str, **kwargs: Any) -> Any:
+        response = httpx.request(
+            method, f"{self.url}/_control/{path}", headers=CONTROL_HEADERS, timeout=10, **kwargs
+        )
+        response.raise_for_status()
+        return response.json()
+
+    def new_client(self, **limits: Any) -> dict[str, str]:
+        return self.control("POST", "clients", json={"name": "gateway-test", **limits})
+
+    def faults(self, **faults: Any) -> None:
+        self.control("POST", "faults", json=faults)
+
+    def advance(self, seconds: float) -> None:
+        self.control("POST", "clock", json={"advance_seconds": seconds})
+
+
+@pytest.fixture
+def live_emulator(transactional_db: None) -> Iterator[LiveEmulator]:
+    """The emulator's ASGI app served by uvicorn in a thread, over real HTTP, on a free port."""
+    import uvicorn
+
+    from emulator import limits
+    from emulator.asgi import application
+
+    from django.core.cache import cache
+
+    limits.LIMITER.reset()
+    cache.clear()
+    witness = Witness()
+    port = _free_port()
+    config = uvicorn.Config(
+        WitnessApp(application, witness),
+        host="127.0.0.1",
+        port=port,
+        lifespan="off",
+        log_level="warning",
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError("the emulator did not start")
+        time.sleep(0.05)
+    emulator = LiveEmulator(url=url, witness=witness)
+    try:
+        yield emulator
+    finally:
+        try:
+            httpx.delete(f"{url}/_control/faults", headers=CONTROL_HEADERS, timeout=5)
+        except httpx.HTTPError:
+            pass
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_shared_state(settings: Any) -> Iterator[None]:
+    """Redis (this helper's own index) keeps limiter state between runs: start each test clean."""
+    settings.GATEWAY_BACKOFF_BASE = 0.05
+    settings.GATEWAY_BACKOFF_MAX = 0.5
+    if settings.REDIS_URL:
+        import redis
+
+        redis.Redis.from_url(settings.REDIS_URL).flushdb()
+    yield
+
+
+def make_environment(
+    emulator: LiveEmulator,
+    *,
+    name: str = "Emulator sandbox",
+    kind: str = EnvironmentKind.SANDBOX,
+    **limits: Any,
+) -> Environment:
+    credentials = emulator.new_client(**{k: v for k, v in limits.items() if k != "weekly_budget"})
+    environment = Environment(
+        name=name,
+        kind=kind,
+        base_url=emulator.url,
+        rate_per_second=limits.get("rate_per_second", 10),
+        max_concurrent=limits.get("max_concurrent", 2),
+        weekly_budget=limits.get("weekly_budget", 10_000),
+    )
+    environment.set_credentials(
+        client_id=credentials["client_id"],
+        password=credentials["password"],
+        api_key=credentials["api_key"],
+    )
+    environment.save()
+    return environment
+
+
+@pytest.fixture
+def sandbox(live_emulator: LiveEmulator) -> Environment:
+    return make_environment(live_emulator)
+
+
+def child_environment() -> dict[str, str]:
+    """Environment variables for a child process that must use this test run's database."""
+    env = dict(os.environ)
+    env["DJANGO_SETTINGS_MODULE"] = "config.settings.test"
+    env["G1_CHILD_DB_NAME"] = str(settings.DATABASES["default"]["NAME"])
+    env["PYTHONPATH"] = str(settings.BASE_DIR)
+    return env

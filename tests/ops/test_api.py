@@ -1,0 +1,47 @@
+"""The /api/v1 NinjaAPI: /me for logged-in staff, OpenAPI docs for staff only."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_me_returns_the_logged_in_staff_member_and_roles(client, maker) -> None:
+    client.force_login(maker)
+
+    response = client.get("/api/v1/me")
+
+    assert response.status_code == 200
+    assert response.json() == {
+        "email": "maker-ops@example.test",
+        "full_name": "",
+        "roles": ["finance_maker"],
+    }
+
+
+def test_me_refuses_anonymous_requests(client) -> None:
+    assert client.get("/api/v1/me").status_code == 401
+
+
+def test_docs_redirect_anonymous_users_to_the_login_page(client) -> None:
+    response = client.get("/api/v1/docs")
+
+    assert response.status_code == 302
+    assert response["Location"].startswith("/login")
+    assert "next=/api/v1/docs" in response["Location"]
+
+
+def test_docs_and_schema_are_refused_to_users_without_a_role(client, roleless) -> None:
+    client.force_login(roleless)
+
+    assert client.get("/api/v1/docs").status_code == 403
+    assert client.get("/api/v1/openapi.json").status_code == 403
+
+
+def test_docs_and_schema_are_served_to_staff(client, maker) -> None:
+    client.force_login(maker)
+
+    assert client.get("/api/v1/docs").status_code == 200
+    schema = client.get("/api/v1/openapi.json").json()
+    assert "/api/v1/me" in schema["paths"]

@@ -1,0 +1,118 @@
+"""The staff events websocket: who may connect, and broadcasts reaching connected staff."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.test import Client
+
+from config.asgi import application
+from staff.broadcast import abroadcast_event, broadcast_event
+from staff.consumers import CLOSE_FORBIDDEN, CLOSE_UNAUTHENTICATED
+from tests.ops.channels_testing import WebsocketCommunicator
+
+pytestmark = pytest.mark.django_db(transaction=True)
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _session_cookie(user) -> bytes:  # type: ignore[no-untyped-def]
+    client = Client()
+    client.force_login(user)
+    name = settings.SESSION_COOKIE_NAME
+    return f"{name}={client.cookies[name].value}".encode()
+
+
+async def _connect(user=None) -> WebsocketCommunicator:  # type: ignore[no-untyped-def]
+    headers = [(b"origin", b"http://testserver"), (b"host", b"testserver")]
+    if user is not None:
+        headers.append((b"cookie", await sync_to_async(_session_cookie)(user)))
+    return WebsocketCommunicator(application, "/ws/events/", headers=headers)
+
+
+async def test_anonymous_users_are_refused_with_4401() -> None:
+    communicator = await _connect()
+
+    connected, code = await communicator.connect()
+
+    assert not connected
+    assert code == CLOSE_UNAUTHENTICATED
+
+
+async def test_users_without_a_staff_role_are_refused_with_4403(roleless) -> None:
+    communicator = await _connect(roleless)
+
+    connected, code = await communicator.connect()
+
+    assert not connected
+    assert code == CLOSE_FORBIDDEN
+
+
+async def test_staff_receive_broadcast_events(maker) -> None:
+    communicator = await _connect(maker)
+    connected, _ = await communicator.connect()
+    assert connected
+
+    await abroadcast_event("payout.updated", {"id": 7, "status": "approved"})
+
+    assert await communicator.receive_json_from(timeout=5) == {
+        "kind": "payout.updated",
+        "payload": {"id": 7, "status": "approved"},
+    }
+    await communicator.disconnect()
+
+
+async def test_role_broadcasts_reach_only_that_role(maker) -> None:
+    communicator = await _connect(maker)
+    assert (await communicator.connect())[0]
+
+    await abroadcast_event("for.approvers", {"n": 1}, role="finance_approver")
+    await abroadcast_event("for.makers", {"n": 2}, role="finance_maker")
+
+    assert await communicator.receive_json_from(timeout=5) == {
+        "kind": "for.makers",
+        "payload": {"n": 2},
+    }
+    assert await communicator.receive_nothing(timeout=0.2)
+    await communicator.disconnect()
+
+
+async def test_sync_broadcast_from_a_worker_thread_arrives(maker) -> None:
+    communicator = await _connect(maker)
+    assert (await communicator.connect())[0]
+
+    await sync_to_async(broadcast_event, thread_sensitive=False)("quote.created", {"id": "q1"})
+
+    assert (await communicator.receive_json_from(timeout=5))["kind"] == "quote.created"
+    await communicator.disconnect()
+
+
+@pytest.mark.redis
+async def test_a_broadcast_from_another_process_arrives_over_redis(maker) -> None:
+    communicator = await _connect(maker)
+    assert (await communicator.connect())[0]
+    code = (
+        "import django; django.setup(); "
+        "from staff.broadcast import broadcast_event; "
+        "broadcast_event('from.elsewhere', {'pid': __import__('os').getpid()})"
+    )
+
+    completed = await sync_to_async(subprocess.run, thread_sensitive=False)(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert completed.returncode == 0, completed.stderr
+    message = await communicator.receive_json_from(timeout=10)
+    assert message["kind"] == "from.elsewhere"
+    assert message["payload"]["pid"] != os.getpid()
+    await communicator.disconnect()
