@@ -37,7 +37,7 @@ emulator: migrate  ## The upstream emulator alone on 127.0.0.1:8001
 	$(PY) -m uvicorn emulator.asgi:application --host 127.0.0.1 --port 8001 --lifespan on
 
 test: install  ## The whole test suite (DATABASE_URL / REDIS_URL used when set)
-	@mkdir -p var
+	@mkdir -p var/staticfiles
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 check: install  ## ruff, ruff format --check, mypy, manage.py check, makemigrations --check

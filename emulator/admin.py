@@ -70,3 +70,108 @@ if settings.PAYOPS_ENVIRONMENT in ("local", "test"):
         )
 
 # --- domain admin (E2) ---
+
+from emulator.models import (
+    DeliveryAttempt,
+    EmulatedUser,
+    MailboxMessage,
+    OtpCode,
+    Payout,
+    Recipient,
+    VirtualAccount,
+    WebhookDelivery,
+    WebhookEvent,
+    WebhookRegistration,
+)
+
+if settings.PAYOPS_ENVIRONMENT in ("local", "test"):
+
+    @admin.register(EmulatedUser)
+    class EmulatedUserAdmin(admin.ModelAdmin):
+        list_display = ("email", "client", "environment", "status", "verification_status")
+        list_filter = ("environment", "status", "verification_status", "type")
+        search_fields = ("user_id", "email", "first_name", "last_name")
+        list_select_related = ("client",)
+
+    @admin.register(VirtualAccount)
+    class VirtualAccountAdmin(admin.ModelAdmin):
+        list_display = ("id", "user", "environment", "mode", "status", "balance", "currency")
+        list_filter = ("environment", "mode", "status")
+        search_fields = ("id", "account_number", "user__email")
+        list_select_related = ("user",)
+
+    @admin.register(Recipient)
+    class RecipientAdmin(admin.ModelAdmin):
+        list_display = ("recipient_id", "user", "environment", "account_type", "currency")
+        list_filter = ("environment", "account_type")
+        search_fields = ("recipient_id", "first_name", "last_name", "company_name", "email")
+        list_select_related = ("user",)
+
+    @admin.register(Payout)
+    class PayoutAdmin(admin.ModelAdmin):
+        list_display = (
+            "payout_id",
+            "client",
+            "environment",
+            "mode",
+            "status",
+            "amount",
+            "total_fees",
+            "payment_method",
+            "created_at",
+        )
+        list_filter = ("environment", "mode", "status", "payment_method")
+        search_fields = ("payout_id", "reference", "quote_id")
+        list_select_related = ("client",)
+
+    @admin.register(OtpCode)
+    class OtpCodeAdmin(admin.ModelAdmin):
+        list_display = ("email", "environment", "expires_at", "failed_attempts", "consumed_at")
+        list_filter = ("environment", "superseded")
+        search_fields = ("email",)
+        exclude = ("code_digest",)
+
+    @admin.register(MailboxMessage)
+    class MailboxMessageAdmin(admin.ModelAdmin):
+        list_display = ("email", "environment", "subject", "code", "created_at")
+        list_filter = ("environment",)
+        search_fields = ("email", "subject")
+
+    @admin.register(WebhookRegistration)
+    class WebhookRegistrationAdmin(admin.ModelAdmin):
+        list_display = ("client", "environment", "webhook_url", "rotated_at", "updated_at")
+        list_filter = ("environment",)
+        search_fields = ("webhook_url", "client__name")
+        # Signing secrets are never shown.
+        exclude = ("secret", "previous_secret")
+        list_select_related = ("client",)
+
+    @admin.register(WebhookEvent)
+    class WebhookEventAdmin(admin.ModelAdmin):
+        list_display = ("event_id", "event", "client", "environment", "created_at")
+        list_filter = ("environment", "event")
+        search_fields = ("event_id", "event")
+        list_select_related = ("client",)
+
+    @admin.register(WebhookDelivery)
+    class WebhookDeliveryAdmin(admin.ModelAdmin):
+        list_display = ("event", "status", "attempts", "secret_slot", "next_attempt_at")
+        list_filter = ("status", "secret_slot")
+        search_fields = ("event__event_id",)
+        list_select_related = ("event",)
+
+    @admin.register(DeliveryAttempt)
+    class DeliveryAttemptAdmin(admin.ModelAdmin):
+        list_display = (
+            "event_id",
+            "event",
+            "url",
+            "attempt",
+            "status_code",
+            "outcome",
+            "secret_slot",
+            "secret_fingerprint",
+            "at",
+        )
+        list_filter = ("outcome", "secret_slot", "event")
+        search_fields = ("event_id", "url")

@@ -8,6 +8,7 @@ from django.http import HttpRequest
 
 from emulator import clock, tokens
 from emulator.clients import client_by_api_key
+from emulator.edge import CLIENT_SCOPE_KEY
 from emulator.errors import auth_error, token_expired
 from emulator.models import ApiClient
 
@@ -22,9 +23,18 @@ class TokenAuth:
         return authenticate(request, self.environment)
 
 
+def api_client_of(request: HttpRequest) -> ApiClient | None:
+    # The edge (emulator.edge) already looked the key up for the limits; reuse its answer.
+    scope = getattr(request, "scope", None) or {}
+    if CLIENT_SCOPE_KEY in scope:
+        client: ApiClient | None = scope[CLIENT_SCOPE_KEY]
+        return client
+    return client_by_api_key(request.headers.get("x-api-key"))
+
+
 def authenticate(request: HttpRequest, environment: str) -> ApiClient:
     """Checks, in the documented order, and raises the documented 401 at the first failure."""
-    client = client_by_api_key(request.headers.get("x-api-key"))
+    client = api_client_of(request)
     if client is None:
         raise auth_error("invalid API key")
     header = request.headers.get("authorization", "")

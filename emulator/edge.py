@@ -15,16 +15,19 @@ from typing import Any
 
 import httpx
 from asgiref.sync import sync_to_async
-from django.db import close_old_connections, connections
+from django.db import connection, connections
 
 from emulator import faults
 from emulator.clients import client_by_api_key
 from emulator.limits import LIMITER, Decision, admit
+from emulator.models import ApiClient
 
 logger = logging.getLogger(__name__)
 
 Scope = dict[str, Any]
 MUTATING_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+# The ApiClient the edge found for the request's x-api-key, so emulator.auth need not look again.
+CLIENT_SCOPE_KEY = "payops.emulator.api_client"
 _random = random.SystemRandom()
 
 
@@ -40,6 +43,7 @@ class ResponseDropped(httpx.RemoteProtocolError):
 class Verdict:
     key: str
     decision: Decision
+    client: ApiClient | None = None
     status: int | None = None  # an answer decided here (429 or an injected 500), or None
     body: dict[str, Any] = field(default_factory=dict)
     latency_ms: int = 0
@@ -61,11 +65,14 @@ def _is_auth_path(path: str) -> bool:
 
 def decide(*, api_key: str | None, peer: str, method: str, path: str) -> Verdict:
     """Sync, runs in a worker thread: database reads and the limiter's bookkeeping."""
+    admitted_key: str | None = None
     try:
         client = client_by_api_key(api_key)
         key, decision = admit(client, f"anon:{peer}")
+        if decision.admitted:
+            admitted_key = key
         current = faults.current()
-        verdict = Verdict(key=key, decision=decision, latency_ms=current.latency_ms)
+        verdict = Verdict(key=key, decision=decision, client=client, latency_ms=current.latency_ms)
         if not decision.admitted:
             message = {
                 "quota": "weekly request quota exceeded",
@@ -82,10 +89,16 @@ def decide(*, api_key: str | None, peer: str, method: str, path: str) -> Verdict
         elif method in MUTATING_METHODS and not _is_auth_path(path):
             verdict.drop_response = faults.take_dropped_response()
         return verdict
+    except BaseException:
+        if admitted_key is not None:  # the caller never learns of the slot: give it back
+            LIMITER.release(admitted_key)
+        raise
     finally:
-        # This thread is not a Django request: give its connection back (a pool slot on PostgreSQL).
-        close_old_connections()
-        connections.close_all()
+        # This worker thread is not a Django request, so nothing else closes its connection. On
+        # PostgreSQL it is a pool slot: give it back. A SQLite connection stays with the thread
+        # (the executor's threads are few and reused), which saves a reconnect per request.
+        if connection.vendor != "sqlite":
+            connections.close_all()
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -127,6 +140,7 @@ async def handle(scope: Scope, receive: Any, send: Any, app: Any) -> None:
         path=scope.get("path", "/"),
     )
     rate_headers = verdict.decision.headers()
+    scope[CLIENT_SCOPE_KEY] = verdict.client
     try:
         if verdict.latency_ms:
             await asyncio.sleep(verdict.latency_ms / 1000)

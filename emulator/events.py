@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
@@ -9,6 +10,24 @@ from django.db import transaction
 
 from emulator import clock
 from emulator.models import ApiClient, WebhookDelivery, WebhookEvent, WebhookRegistration
+
+
+def js_stringify(value: Any) -> str:
+    """What JavaScript's JSON.stringify gives: no spaces, non-ASCII kept, key order kept."""
+    return json.dumps(
+        _js_numbers(value), separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+
+
+def _js_numbers(value: Any) -> Any:
+    # JSON.stringify writes 1.0 as 1: integral floats become ints.
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _js_numbers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_js_numbers(item) for item in value]
+    return value
 
 
 def new_event_id() -> str:
@@ -31,6 +50,7 @@ def emit(*, client: ApiClient, environment: str, event: str, data: dict[str, Any
             environment=environment,
             event=event,
             data=payload,
+            body=js_stringify({"event": event, "data": payload}),
             created_at=now,
         )
         registration = WebhookRegistration.objects.filter(

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import F
 
 from emulator import clock
 from emulator.models import ApiClient, WeeklyUsage
@@ -45,6 +44,7 @@ class _KeyState:
     window: deque[float] = field(default_factory=deque)
     in_flight: int = 0
     peak_in_flight: int = 0
+    peak_window: int = 0
     admitted: int = 0
 
 
@@ -75,6 +75,7 @@ class RateLimiter:
             state.in_flight += 1
             state.admitted += 1
             state.peak_in_flight = max(state.peak_in_flight, state.in_flight)
+            state.peak_window = max(state.peak_window, len(window))
             return Decision(True, rate, rate - len(window), max(reset, 1))
 
     def release(self, key: str) -> None:
@@ -88,6 +89,12 @@ class RateLimiter:
         with self._lock:
             state = self._keys.get(key)
             return state.peak_in_flight if state else 0
+
+    def peak_window(self, key: str) -> int:
+        """Most requests of this key ever admitted within one window (a statistic, for tests)."""
+        with self._lock:
+            state = self._keys.get(key)
+            return state.peak_window if state else 0
 
     def reset(self) -> None:
         with self._lock:
@@ -111,21 +118,94 @@ def seconds_to_next_week(at: datetime) -> int:
     return max(1, math.ceil((monday + timedelta(days=7) - at).total_seconds()))
 
 
+class WeeklyCounter:
+    """Requests per client and ISO week, counted in memory under a lock and written behind to
+    `WeeklyUsage` (at most once per FLUSH_SECONDS per client, at once when the quota is reached,
+    and by the periodic `flush()`), so a request costs no database write for the quota.
+
+    A restart loses at most the last FLUSH_SECONDS of counts; the emulator is one process."""
+
+    FLUSH_SECONDS = 1.0
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[tuple[int, str], int] = {}
+        self._flushed: dict[tuple[int, str], tuple[int, float]] = {}
+
+    def take(self, client: ApiClient, week: str, quota: int) -> int | None:
+        """Counts one request; the new count, or None (not counted) when the quota is spent."""
+        key = (client.pk, week)
+        with self._lock:
+            loaded = key in self._counts
+        if not loaded:
+            stored = (
+                WeeklyUsage.objects.filter(client=client, week=week)
+                .values_list("count", flat=True)
+                .first()
+            )
+            with self._lock:
+                self._counts.setdefault(key, int(stored or 0))
+        with self._lock:
+            count = self._counts[key]
+            if count >= quota:
+                return None
+            count += 1
+            self._counts[key] = count
+            flushed_at = self._flushed.get(key, (0, 0.0))[1]
+            due = count >= quota or time.monotonic() - flushed_at >= self.FLUSH_SECONDS
+            if due:
+                self._flushed[key] = (count, time.monotonic())
+        if due:
+            _store(client.pk, week, count)
+        return count
+
+    def flush(self) -> None:
+        """Writes every count not yet stored (a PERIODIC_JOBS entry)."""
+        with self._lock:
+            pending = [
+                (key, count)
+                for key, count in self._counts.items()
+                if self._flushed.get(key, (0, 0.0))[0] != count
+            ]
+            now = time.monotonic()
+            for key, count in pending:
+                self._flushed[key] = (count, now)
+        for (client_pk, week), count in pending:
+            _store(client_pk, week, count)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._counts.clear()
+            self._flushed.clear()
+
+
+def _store(client_pk: int, week: str, count: int) -> None:
+    # Only ever raises the stored count, so writers finishing out of order cannot lower it.
+    updated = WeeklyUsage.objects.filter(client_id=client_pk, week=week, count__lt=count).update(
+        count=count
+    )
+    if not updated:
+        with transaction.atomic():
+            WeeklyUsage.objects.get_or_create(
+                client_id=client_pk, week=week, defaults={"count": count}
+            )
+
+
+WEEKLY = WeeklyCounter()
+
+
+def flush_weekly_usage() -> None:
+    WEEKLY.flush()
+
+
 def weekly_quota_take(client: ApiClient) -> Decision:
     """Counts one request against this ISO week's quota (emulator clock); refused when spent."""
     now = clock.now()
     week = iso_week(now)
     quota = client.effective_weekly_quota
     reset = seconds_to_next_week(now)
-    with transaction.atomic():
-        WeeklyUsage.objects.get_or_create(client=client, week=week)
-        taken = WeeklyUsage.objects.filter(client=client, week=week, count__lt=quota).update(
-            count=F("count") + 1
-        )
-        count = WeeklyUsage.objects.filter(client=client, week=week).values_list(
-            "count", flat=True
-        )[0]
-    if not taken:
+    count = WEEKLY.take(client, week, quota)
+    if count is None:
         return Decision(False, quota, 0, reset, reset, "quota")
     return Decision(True, quota, quota - count, reset)
 

@@ -56,7 +56,11 @@ def decode(token: str) -> dict[str, Any]:
 
 
 def issue(*, client_id: str, environment: str, at: datetime) -> tuple[str, int]:
-    ttl = int(settings.EMULATOR_TOKEN_TTL_SECONDS)
+    # The live sandbox answers 86400; the documents (and so production) say 3600.
+    if environment == "production":
+        ttl = int(settings.EMULATOR_PRODUCTION_TOKEN_TTL_SECONDS)
+    else:
+        ttl = int(settings.EMULATOR_TOKEN_TTL_SECONDS)
     iat = int(at.timestamp())
     claims = {"client_id": client_id, "env": environment, "iat": iat, "exp": iat + ttl}
     return encode(claims), ttl

@@ -9,7 +9,7 @@ from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from gateway import crypto
-from gateway.models import Environment, StaffEnvironmentChoice
+from gateway.models import Environment, StaffEnvironmentChoice, UpstreamCall
 
 
 def _masked(environment: Environment, name: str) -> str:
@@ -94,4 +94,31 @@ class StaffEnvironmentChoiceAdmin(admin.ModelAdmin):
     readonly_fields = ("user", "environment", "chosen_at")
 
     def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+
+@admin.register(UpstreamCall)
+class UpstreamCallAdmin(admin.ModelAdmin):
+    """The call log as written by the gateway (bodies redacted at write time); never edited."""
+
+    list_display = (
+        "created_at",
+        "environment",
+        "method",
+        "path",
+        "status",
+        "duration_ms",
+        "attempt",
+        "priority",
+        "error_code",
+    )
+    list_filter = ("environment", "method", "priority", "status")
+    search_fields = ("path", "operation", "idempotency_key", "error_code")
+    list_select_related = ("environment",)
+    date_hierarchy = "created_at"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: object = None) -> bool:
         return False

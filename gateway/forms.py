@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.core.validators import MaxValueValidator, MinValueValidator
 
 from gateway import crypto
 from gateway.models import Environment
@@ -52,8 +53,10 @@ class EnvironmentForm(forms.ModelForm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.is_edit = self.instance.pk is not None
-        self.fields["background_share"].min_value = 0  # type: ignore[attr-defined]
-        self.fields["background_share"].max_value = 1  # type: ignore[attr-defined]
+        self.fields["background_share"].validators += [
+            MinValueValidator(0),
+            MaxValueValidator(1),
+        ]
         for name in ("client_id", "password", "api_key"):
             field = self.fields[name]
             if self.is_edit:

@@ -111,10 +111,17 @@ class Supervisor:
         grace: float = 10.0,
         out: TextIO = sys.stdout,
         colour: bool | None = None,
+        reminder: str | None = None,
+        reminder_after: float = 5.0,
     ) -> None:
         self.children = children
         self.grace = grace
         self.out = out
+        # Printed once more after start-up, when the children's own start-up lines have scrolled
+        # the banner away.
+        self.reminder = reminder
+        self.reminder_after = reminder_after
+        self.signals_received = 0
         if colour is None:
             colour = out.isatty() and "NO_COLOR" not in os.environ
         self.colour = colour
@@ -133,7 +140,9 @@ class Supervisor:
         self.out.flush()
 
     def _on_signal(self, signum: int, frame: FrameType | None) -> None:
-        self.stop_signal = signum
+        self.signals_received += 1
+        if self.stop_signal is None:
+            self.stop_signal = signum
 
     def start(self) -> None:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -196,14 +205,21 @@ class Supervisor:
         for child in self.children:
             if child.process is not None and child.process.poll() is None:
                 child.process.terminate()
+        # A second Ctrl-C while waiting means "now": skip the rest of the grace period.
+        patience_ends = 2 if self.stop_signal is not None else self.signals_received + 1
         deadline = time.monotonic() + self.grace
-        while time.monotonic() < deadline and any(
-            child.process is not None and child.process.poll() is None for child in self.children
+        while (
+            time.monotonic() < deadline
+            and self.signals_received < patience_ends
+            and any(
+                child.process is not None and child.process.poll() is None
+                for child in self.children
+            )
         ):
             self.pump(0.1)
         for child in self.children:
             if child.process is not None and child.process.poll() is None:
-                self.say(child.name, f"did not stop within {self.grace} s; killing", child.colour)
+                self.say(child.name, "did not stop in time; killing", child.colour)
         self._signal_all(signal.SIGKILL)
         for child in self.children:
             if child.process is not None:
@@ -221,9 +237,14 @@ class Supervisor:
         }
         try:
             self.start()
+            started = time.monotonic()
             exit_code = 0
             while self.stop_signal is None:
                 self.pump(0.2)
+                if self.reminder and time.monotonic() - started >= self.reminder_after:
+                    self.out.write(self.reminder + "\n")
+                    self.out.flush()
+                    self.reminder = None
                 dead = self.first_exited()
                 if dead is not None and dead.process is not None:
                     code = dead.process.returncode
@@ -323,8 +344,10 @@ def main(argv: list[str] | None = None) -> int:
         report = preflight(python)
         if report is None:
             return 3
-        sys.stdout.write(banner(report) + "\n")
+        text = banner(report)
+        sys.stdout.write(text + "\n")
         sys.stdout.flush()
+        return Supervisor(children, grace=options.grace, reminder=text).run()
     return Supervisor(children, grace=options.grace).run()
 
 

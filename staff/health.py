@@ -93,12 +93,20 @@ CHECKS: dict[str, Callable[[], Awaitable[CheckResult]]] = {
 }
 
 
-async def _run(check: Callable[[], Awaitable[CheckResult]]) -> CheckResult:
+def _timeout(name: str) -> float:
+    # The gateway's probe has its own timeout; ours must not cut its clearer answer short.
+    if name == "upstream":
+        return float(settings.GATEWAY_HEALTH_TIMEOUT) + 1.0
+    return CHECK_TIMEOUT
+
+
+async def _run(name: str, check: Callable[[], Awaitable[CheckResult]]) -> CheckResult:
     started = time.monotonic()
+    timeout = _timeout(name)
     try:
-        result = await asyncio.wait_for(check(), timeout=CHECK_TIMEOUT)
+        result = await asyncio.wait_for(check(), timeout=timeout)
     except TimeoutError:
-        result = {"status": "fail", "detail": f"timed out after {CHECK_TIMEOUT} s"}
+        result = {"status": "fail", "detail": f"timed out after {timeout} s"}
     except Exception as exc:  # a probe reports failures, it never raises them
         result = {"status": "fail", "detail": f"{type(exc).__name__}: {exc}"[:300]}
     result["duration_ms"] = round((time.monotonic() - started) * 1000, 1)
@@ -107,7 +115,7 @@ async def _run(check: Callable[[], Awaitable[CheckResult]]) -> CheckResult:
 
 async def readiness() -> dict[str, Any]:
     """Run every check concurrently and sum them up: ok only when each one is ok."""
-    results = await asyncio.gather(*(_run(check) for check in CHECKS.values()))
+    results = await asyncio.gather(*(_run(name, check) for name, check in CHECKS.items()))
     checks = dict(zip(CHECKS, results, strict=True))
     status = "ok" if all(r["status"] == "ok" for r in checks.values()) else "fail"
     return {"status": status, "checks": checks}

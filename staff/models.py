@@ -95,7 +95,7 @@ class AuditEntry(models.Model):
 
 
 class WorkerHeartbeat(models.Model):
-    """When a task worker (qcluster) last ran the heartbeat task; /readyz reads it (owned by ops)."""
+    """When a task worker (qcluster) last ran the heartbeat task; /readyz reads it."""
 
     cluster = models.CharField(max_length=100, unique=True)
     beat_at = models.DateTimeField()

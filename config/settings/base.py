@@ -1,4 +1,4 @@
-"""Settings shared by every environment; each value comes from the environment via django-environ."""
+"""Settings shared by every environment; each value is read from the environment."""
 
 from pathlib import Path
 
@@ -96,7 +96,7 @@ def sqlite_database(path: str) -> dict[str, object]:
 
 
 def postgres_database(url: str) -> dict[str, object]:
-    """PostgreSQL through psycopg 3 with its connection pool (persistent connections off: the pool owns them)."""
+    """PostgreSQL through psycopg 3 and its pool (no persistent connections: the pool owns them)."""
     config = environ.Env.db_url_config(url)
     config["CONN_MAX_AGE"] = 0
     options = dict(config.get("OPTIONS", {}))

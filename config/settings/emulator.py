@@ -10,8 +10,8 @@ EMULATOR_CONTROL_TOKEN = env("EMULATOR_CONTROL_TOKEN", default="")
 EMULATOR_URL = env("EMULATOR_URL", default="http://127.0.0.1:8001")
 
 # --- Emulator platform (E1): copy this block into .env.example -----------------------------------
-# EMULATOR_TOKEN_TTL_SECONDS=86400      lifetime of /auth tokens (the live sandbox answers 86400;
-#                                       the documents say 3600; the gateway honours expires_in)
+# EMULATOR_TOKEN_TTL_SECONDS=86400      lifetime of /sandbox/auth tokens (as the live sandbox)
+# EMULATOR_PRODUCTION_TOKEN_TTL_SECONDS=3600  lifetime of /auth tokens (as the documents say)
 # EMULATOR_RATE_PER_SECOND=10           default requests per second per API key
 # EMULATOR_MAX_CONCURRENT=2             default concurrent requests per API key
 # EMULATOR_WEEKLY_QUOTA=10000           default requests per ISO week per API key
@@ -20,6 +20,9 @@ EMULATOR_URL = env("EMULATOR_URL", default="http://127.0.0.1:8001")
 # EMULATOR_LOOP_INTERVAL=1              seconds between runs of the periodic jobs (emulator.loop)
 # EMULATOR_JWT_SECRET=                  HS256 key of the tokens (default: from SECRET_KEY)
 EMULATOR_TOKEN_TTL_SECONDS = env.int("EMULATOR_TOKEN_TTL_SECONDS", default=86400)
+EMULATOR_PRODUCTION_TOKEN_TTL_SECONDS = env.int(
+    "EMULATOR_PRODUCTION_TOKEN_TTL_SECONDS", default=3600
+)
 EMULATOR_RATE_PER_SECOND = env.int("EMULATOR_RATE_PER_SECOND", default=10)
 EMULATOR_MAX_CONCURRENT = env.int("EMULATOR_MAX_CONCURRENT", default=2)
 EMULATOR_WEEKLY_QUOTA = env.int("EMULATOR_WEEKLY_QUOTA", default=10000)

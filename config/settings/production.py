@@ -1,4 +1,4 @@
-"""Production: PostgreSQL with a pool, Redis for cache, channels and the task broker; no defaults for secrets."""
+"""Production: PostgreSQL with a pool, Redis for cache, channels and tasks; no secret defaults."""
 
 from django.core.exceptions import ImproperlyConfigured
 

@@ -5,11 +5,11 @@ from .base import BASE_DIR, DATABASES, env
 
 PAYOPS_ENVIRONMENT = "test"
 DEBUG = False
-SECRET_KEY = "test-only-not-a-secret"  # noqa: S105
+SECRET_KEY = "test-only-not-a-secret"
 ALLOWED_HOSTS = ["*"]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 PAYOPS_ENCRYPTION_KEYS = ["dGVzdC1lbmNyeXB0aW9uLWtleS1ub3Qtc2VjcmV0ISE="]
-EMULATOR_CONTROL_TOKEN = "test-emulator-token"  # noqa: S105
+EMULATOR_CONTROL_TOKEN = "test-emulator-token"
 PAYOPS_SEED_DEMO_STAFF = True
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},

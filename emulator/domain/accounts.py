@@ -5,7 +5,6 @@ from __future__ import annotations
 import secrets
 import uuid
 from datetime import timedelta
-from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
@@ -211,7 +210,3 @@ def deposit_simulate(*, account_id: Any, amount: Any) -> dict[str, Any]:
         "available_balance": money(account.balance),
         "currency": account.currency,
     }
-
-
-def balance_of(account: VirtualAccount) -> Decimal:
-    return Decimal(account.balance)

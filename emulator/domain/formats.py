@@ -101,11 +101,4 @@ def optional_str(body: dict[str, Any], field: str, errors: FieldErrors, max_leng
     return value.strip()
 
 
-def required_str(body: dict[str, Any], field: str, errors: FieldErrors, max_length: int) -> str:
-    value = optional_str(body, field, errors, max_length)
-    if not value and not any(name == field for name, _ in errors.items):
-        errors.add(field, "is required")
-    return value
-
-
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")

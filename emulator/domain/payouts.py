@@ -1,12 +1,10 @@
-"""Payout services: preview, initiation (fiat debit or crypto deposit address), reads, deposits."""
+"""Payout services: preview, initiation (fiat debit or crypto deposit address) and reads."""
 
 from __future__ import annotations
 
 import secrets
 import uuid
-from dataclasses import dataclass
-from datetime import datetime, timedelta
-from decimal import ROUND_HALF_UP, Decimal
+from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
@@ -14,141 +12,23 @@ from django.db.models import F
 
 from emulator import clock
 from emulator.domain import payout_states as states
-from emulator.domain.formats import (
-    CENTS,
-    FieldErrors,
-    iso,
-    money,
-    parse_decimal,
-    parse_payout_amount,
-)
+from emulator.domain.formats import FieldErrors, iso, money, parse_payout_amount
 from emulator.domain.otp import otp_consume
+from emulator.domain.payout_pricing import (
+    as_resource_error,
+    price_payout,
+    pricing_from_quote,
+)
 from emulator.domain.payout_requests import PayoutRequest
 from emulator.domain.recipients import PAYOUT_ACCOUNT_TYPES, recipient_get
 from emulator.errors import EmulatorError, resource_error
 from emulator.events import emit
 from emulator.models import ApiClient, OtpCode, Payout, Quote, Recipient, VirtualAccount
-from emulator.pricing import ClientMarkup, price
-from emulator.quotes import QuoteRequest, client_markup_of, quote_create, quote_use
+from emulator.quotes import QuoteRequest, quote_create, quote_use
 
 PREVIEW_QUOTE_LIFETIME_SECONDS = 900
 DEPOSIT_ADDRESS_LIFETIME = timedelta(minutes=60)
 BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
-
-
-@dataclass(frozen=True)
-class PayoutPricing:
-    """Fees are charged on top of the amount (interface.md 4.4 rule 1: amount plus fees)."""
-
-    amount: Decimal
-    total_fees: Decimal
-    service_rate: Decimal
-    recipient_amount: Decimal
-    fees: dict[str, Any]
-
-    @property
-    def total_cost(self) -> Decimal:
-        return self.amount + self.total_fees
-
-
-def _fees_json(
-    *,
-    base: tuple[Decimal, Decimal, Decimal],
-    client: tuple[Decimal, Decimal, Decimal],
-    network_fee: Decimal,
-    penalty: Decimal,
-    total: Decimal,
-    network: bool,
-) -> dict[str, Any]:
-    fees: dict[str, Any] = {
-        "base_fees": {
-            "fixed_fee": float(base[0]),
-            "percentage_fee": float(base[1]),
-            "fx_markup": float(base[2]),
-        },
-        "client_markup": {
-            "fixed_fee": float(client[0]),
-            "percentage_fee": float(client[1]),
-            "fx_markup": float(client[2]),
-        },
-        "penalty_markup": float(penalty),
-        "total_fees": float(total),
-    }
-    if network:
-        fees["network_fee"] = float(network_fee)
-    return fees
-
-
-def _recipient_amount(amount: Decimal, service_rate: Decimal) -> Decimal:
-    return (amount * service_rate).quantize(CENTS, rounding=ROUND_HALF_UP)
-
-
-def _as_resource_error(exc: EmulatorError) -> EmulatorError:
-    """Pricing raises in the quotation shape; payouts answer in the resource shape."""
-    inner = exc.body.get("error")
-    if isinstance(inner, dict):
-        return resource_error(exc.status, str(inner.get("code")), str(inner.get("message")))
-    return exc
-
-
-def price_payout(
-    *,
-    client: ApiClient,
-    amount: Decimal,
-    recipient: Recipient,
-    stablecoin: str | None,
-    network: str | None,
-    markup: ClientMarkup | None,
-    at: datetime,
-) -> PayoutPricing:
-    try:
-        pricing = price(
-            base_currency=stablecoin or "USD",
-            quote_currency=recipient.currency,
-            account_type=recipient.account_type,
-            network=network,
-            amount=amount,
-            amount_in_destination=False,
-            at=at,
-            client_markup=markup or client_markup_of(client),
-        )
-    except EmulatorError as exc:
-        raise _as_resource_error(exc) from None
-    return PayoutPricing(
-        amount=amount,
-        total_fees=pricing.total_fees,
-        service_rate=pricing.service_rate,
-        recipient_amount=_recipient_amount(amount, pricing.service_rate),
-        fees=_fees_json(
-            base=(pricing.base_fixed_fee, pricing.base_percentage_fee, pricing.base_fx_markup),
-            client=(
-                pricing.client_fixed_fee,
-                pricing.client_percentage_fee,
-                pricing.client_fx_markup,
-            ),
-            network_fee=pricing.network_fee,
-            penalty=pricing.penalty_markup,
-            total=pricing.total_fees,
-            network=stablecoin is not None,
-        ),
-    )
-
-
-def pricing_from_quote(quote: Quote, amount: Decimal) -> PayoutPricing:
-    return PayoutPricing(
-        amount=amount,
-        total_fees=quote.total_fees,
-        service_rate=quote.service_rate,
-        recipient_amount=_recipient_amount(amount, quote.service_rate),
-        fees=_fees_json(
-            base=(quote.base_fixed_fee, quote.base_percentage_fee, quote.base_fx_markup),
-            client=(quote.client_fixed_fee, quote.client_percentage_fee, quote.client_fx_markup),
-            network_fee=quote.network_fee,
-            penalty=quote.penalty_markup,
-            total=quote.total_fees,
-            network=bool(quote.network),
-        ),
-    )
 
 
 def payout_recipient(*, client: ApiClient, environment: str, recipient_id: Any) -> Recipient:
@@ -232,7 +112,7 @@ def payout_preview(
                 source="preview",
             )
         except EmulatorError as exc:
-            raise _as_resource_error(exc) from None
+            raise as_resource_error(exc) from None
         data["quote_id"] = str(quote.quote_id)
         data["quote_expires_at"] = iso(quote.expires_at)
     return data
@@ -422,83 +302,3 @@ def payout_for_client(*, client: ApiClient, environment: str, payout_id: str) ->
     if payout.client_id != client.pk:
         raise resource_error(403, "FORBIDDEN", "This payout belongs to another client")
     return payout
-
-
-def payout_deposit(*, payout_id: str, amount: Any) -> Payout:
-    """The stablecoin deposit of a crypto payout (control surface); enough funds start it."""
-    value = parse_decimal(amount)
-    if value is None or value <= 0:
-        raise resource_error(400, "validation_error", "Invalid amount", [("amount", "positive")])
-    try:
-        key = uuid.UUID(str(payout_id))
-    except ValueError:
-        raise resource_error(404, "PAYOUT_NOT_FOUND", "Payout not found") from None
-    now = clock.now()
-    with transaction.atomic():
-        payout = Payout.objects.select_for_update().filter(payout_id=key).first()
-        if payout is None:
-            raise resource_error(404, "PAYOUT_NOT_FOUND", "Payout not found")
-        if payout.mode != "crypto" or payout.status != states.CREATED:
-            raise resource_error(
-                409,
-                "PAYOUT_NOT_AWAITING_DEPOSIT",
-                f"Payout is {payout.status} ({payout.mode}); no deposit is expected",
-            )
-        if payout.deposit_expires_at and now >= payout.deposit_expires_at:
-            raise resource_error(409, "DEPOSIT_ADDRESS_EXPIRED", "The deposit address expired")
-        if payout.next_step_at is not None:
-            raise resource_error(409, "DEPOSIT_ALREADY_RECEIVED", "The deposit already arrived")
-        received = (payout.deposit_received_amount or Decimal("0")) + value
-        payout.deposit_received_amount = received
-        payout.updated_at = now
-        instructed = Decimal(str((payout.deposit_instructions or {}).get("amount", "0")))
-        if received >= instructed:
-            payout.next_step_at = now
-            payout.save()
-            emit(
-                client=payout.client,
-                environment=payout.environment,
-                event="payout.deposit_received",
-                data=states.event_data(
-                    payout,
-                    deposit_amount=money(received),
-                    deposit_currency=(payout.deposit_instructions or {}).get("currency"),
-                ),
-            )
-        else:
-            payout.save()
-    return payout
-
-
-def payouts_step_due() -> int:
-    """Moves every due payout one step along its plan; cancels expired crypto deposits."""
-    now = clock.now()
-    moved = 0
-    expired = Payout.objects.filter(
-        mode="crypto",
-        status=states.CREATED,
-        next_step_at__isnull=True,
-        deposit_expires_at__lte=now,
-    )
-    for payout_id in list(expired.values_list("payout_id", flat=True)):
-        with transaction.atomic():
-            payout = Payout.objects.select_for_update().select_related("client").get(pk=payout_id)
-            if payout.status == states.CREATED and payout.next_step_at is None:
-                states.move(payout, states.CANCELLED, at=now, reason="deposit_address_expired")
-                moved += 1
-    due = Payout.objects.filter(next_step_at__lte=now).exclude(status__in=states.FINAL)
-    for payout_id in list(due.values_list("payout_id", flat=True)):
-        with transaction.atomic():
-            payout = Payout.objects.select_for_update().select_related("client").get(pk=payout_id)
-            target = states.next_planned(payout)
-            if payout.next_step_at is None or payout.next_step_at > now or target is None:
-                continue
-            # Compare-and-set: a concurrent tick (SQLite has no row locks) finds nothing to claim.
-            claimed = Payout.objects.filter(
-                pk=payout.pk, status=payout.status, updated_at=payout.updated_at
-            ).update(updated_at=now)
-            if not claimed:
-                continue
-            states.move(payout, target, at=now)
-            moved += 1
-    return moved

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from emulator.domain.accounts import accounts_activate_due
-from emulator.domain.payouts import payouts_step_due
+from emulator.domain.payout_progress import payouts_step_due
 
 
 def tick() -> dict[str, int]:

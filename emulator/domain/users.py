@@ -10,7 +10,7 @@ from django.db import transaction
 
 from emulator import clock
 from emulator.domain.formats import EMAIL_RE, FieldErrors, iso, optional_str, validation_error
-from emulator.errors import EmulatorError, resource_error
+from emulator.errors import resource_error
 from emulator.events import emit
 from emulator.models import ApiClient, EmulatedUser
 
@@ -247,6 +247,3 @@ def user_decide(*, user_id: str, accept: Any, reasons: Any) -> EmulatedUser:
             )
         _decide(user, accept=accept, reasons=reasons)
     return user
-
-
-__all__ = ["EmulatorError", "user_create", "user_decide", "user_get", "user_payload", "user_update"]

@@ -217,6 +217,8 @@ class WebhookEvent(models.Model):
     environment = models.CharField(max_length=16, choices=Environment.choices)
     event = models.CharField(max_length=64)
     data = models.JSONField()
+    # The envelope exactly as sent and signed: jsonb does not keep key order, this text does.
+    body = models.TextField(default="")
     created_at = models.DateTimeField()
 
     class Meta:

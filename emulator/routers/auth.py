@@ -8,7 +8,8 @@ from django.http import HttpRequest
 from ninja import Router
 
 from emulator import clock, tokens
-from emulator.clients import client_by_api_key, client_check_password
+from emulator.auth import api_client_of
+from emulator.clients import client_check_password
 from emulator.errors import EmulatorError, auth_error
 from emulator.routers.body import BodyError, json_body
 
@@ -22,7 +23,7 @@ def auth_router(environment: str) -> Router:
 
     @router.post("", auth=None, url_name="auth")
     def authenticate(request: HttpRequest) -> dict[str, Any]:
-        client = client_by_api_key(request.headers.get("x-api-key"))
+        client = api_client_of(request)
         if client is None:
             raise auth_error("invalid API key")
         try:

@@ -11,7 +11,8 @@ from ninja import Router
 from emulator.domain.accounts import deposit_simulate
 from emulator.domain.formats import json_body, validation_error
 from emulator.domain.otp import mailbox
-from emulator.domain.payouts import payout_deposit, payout_payload
+from emulator.domain.payout_progress import payout_deposit
+from emulator.domain.payouts import payout_payload
 from emulator.domain.tick import tick
 from emulator.domain.users import user_decide, user_payload
 from emulator.errors import resource_error

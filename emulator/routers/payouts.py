@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from datetime import UTC, date, datetime, time
 from typing import Any
 
@@ -24,9 +23,10 @@ from emulator.domain.payouts import (
     payout_payload,
     payout_recipient,
 )
-from emulator.errors import resource_error
+from emulator.domain.selectors import payouts_page
+from emulator.errors import EmulatorError, resource_error
 from emulator.idempotency import idempotent
-from emulator.models import IdempotencyRecord, OtpCode, Payout
+from emulator.models import IdempotencyRecord, OtpCode
 from emulator.routers.respond import caller, respond
 
 LIST_PARAMETERS = frozenset({"status", "from_date", "to_date", "page", "limit"})
@@ -48,11 +48,12 @@ def initiate_payout(request: HttpRequest, *, environment: str, account_id: str) 
             "idempotency-key header is required",
             errors=[("idempotency-key", "required")],
         )
-    scope = f"payout:{account_id}"
-    replay = IdempotencyRecord.objects.filter(
-        client=client, environment=environment, scope=scope, key=key
-    ).exists()
     account = account_get(client=client, environment=environment, account_id=account_id)
+    scope = f"payout:{account.id}"
+    stored = IdempotencyRecord.objects.filter(
+        client=client, environment=environment, scope=scope, key=key
+    )
+    replay = stored.exists()
     payout_request = parse_payout_request(json_body(request))
     otp: OtpCode | None = None
     if not replay:
@@ -62,11 +63,16 @@ def initiate_payout(request: HttpRequest, *, environment: str, account_id: str) 
             client=client, environment=environment, recipient_id=payout_request.recipient_id
         )
         if account.mode == "fiat":
-            otp = otp_check(
-                client=client,
-                environment=environment,
-                code=request.headers.get("x-validation-header"),
-            )
+            try:
+                otp = otp_check(
+                    client=client,
+                    environment=environment,
+                    code=request.headers.get("x-validation-header"),
+                )
+            except EmulatorError:
+                # A concurrent duplicate may have just consumed the code: then replay its answer.
+                if not stored.exists():
+                    raise
 
     def handler() -> tuple[int, dict[str, Any]]:
         payout = payout_create(
@@ -112,34 +118,31 @@ def payouts_router(environment: str) -> Router:
         unknown = sorted(set(request.GET) - LIST_PARAMETERS)
         if unknown:
             raise validation_error([(name, "is not a known query parameter") for name in unknown])
-        payouts = Payout.objects.filter(client=caller(request), environment=environment)
-        status = request.GET.get("status")
-        if status:
-            if status.upper() not in states.TRANSITIONS:
-                raise validation_error([("status", "is not a payout status")])
-            payouts = payouts.filter(status=status.upper())
-        if request.GET.get("from_date"):
-            payouts = payouts.filter(
-                created_at__gte=_moment(request.GET["from_date"], "from_date", end=False)
-            )
-        if request.GET.get("to_date"):
-            payouts = payouts.filter(
-                created_at__lte=_moment(request.GET["to_date"], "to_date", end=True)
-            )
-        page = _positive_int(request.GET.get("page"), "page", 1)
+        status = (request.GET.get("status") or "").upper() or None
+        if status and status not in states.TRANSITIONS:
+            raise validation_error([("status", "is not a payout status")])
+        from_date = request.GET.get("from_date")
+        to_date = request.GET.get("to_date")
         limit = _positive_int(request.GET.get("limit"), "limit", 20)
         if limit > MAX_LIMIT:
             raise validation_error([("limit", f"must be at most {MAX_LIMIT}")])
-        total = payouts.count()
-        window = payouts.order_by("-created_at", "-payout_id")[(page - 1) * limit : page * limit]
+        result = payouts_page(
+            client=caller(request),
+            environment=environment,
+            status=status,
+            from_date=_moment(from_date, "from_date", end=False) if from_date else None,
+            to_date=_moment(to_date, "to_date", end=True) if to_date else None,
+            page=_positive_int(request.GET.get("page"), "page", 1),
+            limit=limit,
+        )
         return respond(
             200,
             {
-                "payouts": [payout_payload(item) for item in window],
-                "page": page,
-                "limit": limit,
-                "total": total,
-                "total_pages": math.ceil(total / limit) if total else 0,
+                "payouts": [payout_payload(item) for item in result.payouts],
+                "page": result.page,
+                "limit": result.limit,
+                "total": result.total,
+                "total_pages": result.total_pages,
             },
         )
 

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import uuid
-
 from django.http import HttpRequest, JsonResponse
 from ninja import Router
 
 from emulator.auth import token_auth
-from emulator.domain.formats import json_body, validation_error
+from emulator.domain.formats import json_body
 from emulator.domain.recipients import recipient_create, recipient_get, recipient_payload
-from emulator.models import Recipient
+from emulator.domain.selectors import recipients_of
 from emulator.routers.respond import caller, respond
 
 
@@ -26,14 +24,10 @@ def recipients_router(environment: str) -> Router:
 
     @router.get("", url_name="recipients-list")
     def listing(request: HttpRequest) -> JsonResponse:
-        recipients = Recipient.objects.filter(client=caller(request), environment=environment)
-        user_id = request.GET.get("user_id")
-        if user_id:
-            try:
-                recipients = recipients.filter(user_id=uuid.UUID(user_id))
-            except ValueError:
-                raise validation_error([("user_id", "must be a UUID")]) from None
-        items = [recipient_payload(item) for item in recipients.order_by("-created_at")]
+        recipients = recipients_of(
+            client=caller(request), environment=environment, user_id=request.GET.get("user_id")
+        )
+        items = [recipient_payload(item) for item in recipients]
         return respond(200, {"recipients": items, "total": len(items)})
 
     @router.get("/{recipient_id}", url_name="recipient")

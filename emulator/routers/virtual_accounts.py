@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
-
 from django.http import HttpRequest, JsonResponse
 from ninja import Router
 
@@ -11,8 +9,8 @@ from emulator.auth import token_auth
 from emulator.domain.accounts import account_create, account_get, account_payload, balance_payload
 from emulator.domain.formats import json_body, validation_error
 from emulator.domain.payouts import payout_preview
+from emulator.domain.selectors import accounts_of
 from emulator.errors import resource_error
-from emulator.models import VirtualAccount
 from emulator.routers.payouts import initiate_payout
 from emulator.routers.respond import caller, respond
 
@@ -29,13 +27,9 @@ def virtual_accounts_router(environment: str) -> Router:
 
     @router.get("", url_name="virtual-accounts-list")
     def listing(request: HttpRequest) -> JsonResponse:
-        accounts = VirtualAccount.objects.filter(client=caller(request), environment=environment)
-        user_id = request.GET.get("user_id")
-        if user_id:
-            try:
-                accounts = accounts.filter(user_id=uuid.UUID(user_id))
-            except ValueError:
-                raise validation_error([("user_id", "must be a UUID")]) from None
+        accounts = accounts_of(
+            client=caller(request), environment=environment, user_id=request.GET.get("user_id")
+        )
         return respond(200, {"data": [account_payload(item) for item in accounts]})
 
     @router.get("/{account_id}", url_name="virtual-account")
@@ -80,7 +74,7 @@ def payout_preview_router(environment: str) -> Router:
     router = Router(tags=["payouts"], auth=token_auth(environment))
 
     @router.post("/preview", url_name="payout-preview-alias")
-    def preview(request: HttpRequest) -> JsonResponse:
+    def preview_alias(request: HttpRequest) -> JsonResponse:
         client = caller(request)
         body = json_body(request)
         account_id = body.pop("virtual_account_id", None)

@@ -66,7 +66,7 @@ def _release(environment_id: int, caller: str) -> None:
     linger = float(settings.GATEWAY_LEASE_LINGER)
     store().update(
         environment_id,
-        lambda state: release(state, caller=caller, until=time.time() + linger),
+        lambda state: release(state, caller=caller, now=time.time(), linger=linger),
     )
 
 

@@ -21,20 +21,23 @@ class Limits:
     max_concurrent: int
     weekly_budget: int
     background_share: float
-    window_margin: float = 0.03
+    window_margin: float = 0.01
 
 
 @dataclass
 class LimiterState:
     """
-    What every process must agree on. `starts` are the start times of the last calls (a sliding
-    log: at most `rate_per_second` of them in any window), `leases` the calls in flight with their
+    What every process must agree on. `starts` are the last calls by caller (a sliding log: at
+    most `rate_per_second` of them in any window), stamped with the moment each one ENDED: the
+    upstream counted it at some instant between our send and its answer, and only the answer's
+    time bounds that instant from above whatever the scheduling delays of a busy machine. A call
+    still in flight counts as "now". `leases` the calls in flight with their
     expiry (a crashed caller's slot frees itself), `staff_waiting` staff callers queued with expiry
     (background calls hold back while any wait), `paused_until` what the upstream's own headers
     told us (Retry-After, RateLimit-Remaining: 0).
     """
 
-    starts: list[float] = field(default_factory=list)
+    starts: dict[str, float] = field(default_factory=dict)
     leases: dict[str, float] = field(default_factory=dict)
     staff_waiting: dict[str, float] = field(default_factory=dict)
     week: str = ""
@@ -58,7 +61,7 @@ class LimiterState:
         if not data:
             return cls()
         return cls(
-            starts=[float(x) for x in data.get("starts", [])],
+            starts={str(k): float(v) for k, v in dict(data.get("starts") or {}).items()},
             leases={str(k): float(v) for k, v in data.get("leases", {}).items()},
             staff_waiting={str(k): float(v) for k, v in data.get("staff_waiting", {}).items()},
             week=str(data.get("week", "")),
@@ -91,8 +94,8 @@ def decide(
 ) -> Decision:
     """Grant a slot to `caller` (mutating `state`) or say how long to wait, or that none is left."""
     window = 1.0 + limits.window_margin
-    state.starts = [t for t in state.starts if now - t < window]
     state.leases = {k: v for k, v in state.leases.items() if v > now}
+    state.starts = {k: t for k, t in state.starts.items() if k in state.leases or now - t < window}
     state.staff_waiting = {k: v for k, v in state.staff_waiting.items() if v > now}
     week = iso_week(now)
     if state.week != week:
@@ -109,8 +112,10 @@ def decide(
     if state.paused_until > now:
         waits.append(state.paused_until - now)
     if len(state.starts) >= limits.rate_per_second:
-        oldest = sorted(state.starts)[-limits.rate_per_second]
-        waits.append(oldest + window - now)
+        stamps = sorted(now if k in state.leases else t for k, t in state.starts.items())
+        oldest = stamps[-limits.rate_per_second]
+        # An in-flight call ends at an unknown time: poll briefly rather than wait a window.
+        waits.append(0.02 if oldest >= now else oldest + window - now)
     if len(state.leases) >= limits.max_concurrent:
         waits.append(0.02)  # a lease frees when a call ends; poll briefly
     if priority is Priority.BACKGROUND and state.staff_waiting:
@@ -121,8 +126,7 @@ def decide(
         return Decision(False, wait=max(0.005, max(waits)))
 
     state.staff_waiting.pop(caller, None)
-    state.starts.append(now)
-    state.starts = sorted(state.starts)[-limits.rate_per_second :]
+    state.starts[caller] = now
     state.leases[caller] = now + lease_seconds
     state.week_count += 1
     if priority is Priority.BACKGROUND:
@@ -130,13 +134,16 @@ def decide(
     return Decision(True)
 
 
-def release(state: LimiterState, *, caller: str, until: float = 0.0) -> None:
+def release(state: LimiterState, *, caller: str, now: float, linger: float = 0.0) -> None:
     """
-    End a lease. It lingers until `until`: the upstream counts a request in flight until its own
-    teardown after the last byte we read, so a slot reused at once could be its third "at once".
+    End a call at `now`: its rate stamp becomes its end time, and its concurrency lease lingers
+    `linger` seconds, since the upstream counts a request in flight until its own teardown after
+    the last byte we read (a slot reused at once could be its third "at once").
     """
-    if caller in state.leases and until > 0:
-        state.leases[caller] = until
+    if caller in state.starts:
+        state.starts[caller] = now
+    if caller in state.leases and linger > 0:
+        state.leases[caller] = now + linger
     else:
         state.leases.pop(caller, None)
     state.staff_waiting.pop(caller, None)

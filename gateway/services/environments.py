@@ -6,15 +6,15 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from gateway import errors
+from gateway.client import call_sync, upstream
 from gateway.crypto import SecretDecryptionError
 from gateway.models import Environment, StaffEnvironmentChoice
-from gateway.transport import authenticate, join_url
+from gateway.transport import join_url
 from staff.services import audit_record
 
 if TYPE_CHECKING:
@@ -197,7 +197,7 @@ def environment_test_connection(*, environment: Environment) -> ConnectionResult
     if not environment.has_credentials:
         return ConnectionResult(False, "Not tested: this environment has no credentials yet")
     try:
-        token = async_to_sync(authenticate)(environment)
+        token = call_sync(upstream(environment).auth.token)
     except SecretDecryptionError:
         return ConnectionResult(
             False, "Not tested: the stored credentials cannot be decrypted with the current keys"

@@ -11,10 +11,12 @@ from dataclasses import dataclass
 import httpx
 import pytest
 import uvicorn
+from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import connections
 
 from emulator.clients import client_create
-from emulator.limits import LIMITER
+from emulator.limits import LIMITER, WEEKLY
 
 CONTROL_HEADERS = {"X-Emulator-Token": settings.EMULATOR_CONTROL_TOKEN}
 
@@ -40,8 +42,10 @@ def make_credentials(name: str = "tests", **limits: int | None) -> Credentials:
 @pytest.fixture(autouse=True)
 def _fresh_limiter() -> Iterator[None]:
     LIMITER.reset()
+    WEEKLY.reset()
     yield
     LIMITER.reset()
+    WEEKLY.reset()
 
 
 @pytest.fixture
@@ -57,6 +61,9 @@ async def emulator_http(emulator_app: object) -> object:
     transport = httpx.ASGITransport(app=emulator_app)  # type: ignore[arg-type]
     async with httpx.AsyncClient(transport=transport, base_url="http://emulator") as client:
         yield client
+    # Tests call the ORM through sync_to_async, i.e. in asgiref's shared thread: close its
+    # connection (on PostgreSQL a pool slot that would keep the test database busy).
+    await sync_to_async(connections.close_all)()
 
 
 class LiveEmulator:
@@ -167,7 +174,7 @@ class WebhookReceiver:
         receiver = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("content-length", "0")))
                 with receiver.lock:
                     receiver.requests.append(
@@ -220,7 +227,10 @@ class Sandbox:
         return self.http.get(self.prefix + path, params=params, headers=self.headers)  # type: ignore[arg-type]
 
     def advance(self, seconds: float) -> None:
-        assert self.control.post("/_control/clock", json={"advance_seconds": seconds}).status_code == 200
+        assert (
+            self.control.post("/_control/clock", json={"advance_seconds": seconds}).status_code
+            == 200
+        )
 
     def tick(self) -> dict[str, int]:
         response = self.control.post("/_control/tick")
@@ -280,8 +290,13 @@ class Sandbox:
                 "first_name": "Bo",
                 "last_name": "Ng",
                 "email": "bo@example.com",
-                "address": {"street_name": "1 Main St", "city": "Austin", "state": "TX",
-                            "postal_code": "73301", "country": "US"},
+                "address": {
+                    "street_name": "1 Main St",
+                    "city": "Austin",
+                    "state": "TX",
+                    "postal_code": "73301",
+                    "country": "US",
+                },
                 "account": account,
             },
         )
@@ -294,8 +309,13 @@ class Sandbox:
         messages = self.control.get("/_control/mailbox", params={"email": email}).json()["messages"]
         return str(messages[0]["code"])
 
-    def payout(self, account_id: str, body: dict[str, object], otp: str | None = None,
-               key: str | None = None) -> httpx.Response:
+    def payout(
+        self,
+        account_id: str,
+        body: dict[str, object],
+        otp: str | None = None,
+        key: str | None = None,
+    ) -> httpx.Response:
         import uuid as _uuid
 
         headers = {"idempotency-key": key or str(_uuid.uuid4())}

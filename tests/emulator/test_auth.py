@@ -21,11 +21,22 @@ def test_auth_returns_a_bearer_token(http, api_client, prefix):
     body = response.json()
     assert set(body) == {"message", "data"}
     assert body["data"]["token_type"] == "Bearer"
-    assert body["data"]["expires_in"] == 86400
+    ttl = 86400 if prefix else 3600  # the live sandbox's lifetime; the documented one
+    assert body["data"]["expires_in"] == ttl
     claims = tokens.decode(body["data"]["access_token"])
     assert claims["client_id"] == api_client.client_id
     assert claims["env"] == ("sandbox" if prefix else "production")
-    assert claims["exp"] - claims["iat"] == 86400
+    assert claims["exp"] - claims["iat"] == ttl
+
+
+def test_production_token_expires_after_an_hour(http, authed):
+    headers = authed("production")
+    body = {"quote_currency": "MXN", "amount": 100}
+    clock.advance(3540)
+    assert http.post("/v1/quotations", json=body, headers=headers).status_code == 201
+    clock.advance(61)
+    expired = http.post("/v1/quotations", json=body, headers=headers)
+    assert (expired.status_code, expired.json()) == (401, {"message": "token has expired"})
 
 
 def test_auth_errors(http, api_client):

@@ -45,7 +45,9 @@ def test_activation_delay_is_a_setting(sandbox, settings):
     account_id = open_account(sandbox, user["user_id"]).json()["data"]["id"]
     sandbox.advance(10)
     sandbox.tick()
-    assert sandbox.get(f"/v1/virtual-accounts/{account_id}").json()["data"]["status"] == "activating"
+    assert (
+        sandbox.get(f"/v1/virtual-accounts/{account_id}").json()["data"]["status"] == "activating"
+    )
     sandbox.advance(50)
     sandbox.tick()
     assert sandbox.get(f"/v1/virtual-accounts/{account_id}").json()["data"]["status"] == "active"

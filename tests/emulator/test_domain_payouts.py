@@ -61,7 +61,12 @@ def test_fiat_payout_debits_amount_plus_fees_and_completes(sandbox, business_hou
     assert sandbox.get(f"/v1/payouts/{data['id']}").json()["status"] == "CREATED"
     assert walk(sandbox, data["id"], 4) == ["PENDING", "PROCESSING", "COMPLETED", "COMPLETED"]
     final = sandbox.get(f"/v1/payouts/{data['id']}").json()
-    assert [e["status"] for e in final["events"]] == ["CREATED", "PENDING", "PROCESSING", "COMPLETED"]
+    assert [e["status"] for e in final["events"]] == [
+        "CREATED",
+        "PENDING",
+        "PROCESSING",
+        "COMPLETED",
+    ]
     assert event_names(data["id"]) == [
         "payout.created",
         "payout.status_changed",
@@ -188,7 +193,7 @@ def test_amount_rules(sandbox, amount, message):
 
 
 def test_body_rules_are_reported_per_field(sandbox):
-    account_id, recipient_id = sandbox.funded_setup()
+    account_id, _ = sandbox.funded_setup()
     response = sandbox.payout(
         account_id,
         {
@@ -339,8 +344,9 @@ def test_quote_must_fit_the_payout_and_the_client(sandbox, http, authed):
     assert mismatch.status_code == 400 and mismatch.json()["code"] == "QUOTE_MISMATCH"
     other = authed("sandbox", make_credentials("other", rate_per_second=1000, max_concurrent=50))
     foreign = http.post(
-        "/sandbox/v1/quotations", json={"quote_currency": "USD", "amount": 100,
-                                        "account_type": "WIRE"}, headers=other
+        "/sandbox/v1/quotations",
+        json={"quote_currency": "USD", "amount": 100, "account_type": "WIRE"},
+        headers=other,
     ).json()["data"]["quote_id"]
     response = sandbox.payout(
         account_id,
@@ -410,8 +416,8 @@ def test_crypto_deposit_address_expires_after_an_hour(sandbox, control):
 def test_crypto_rules(sandbox):
     account_id, recipient_id = crypto_setup(sandbox)
     no_instructions = sandbox.payout(
-        account_id, {"recipient_id": recipient_id, "amount": "500.00",
-                     "supporting_documents": [DOCUMENT]}
+        account_id,
+        {"recipient_id": recipient_id, "amount": "500.00", "supporting_documents": [DOCUMENT]},
     )
     assert no_instructions.status_code == 400
     assert no_instructions.json()["errors"][0]["field"] == "payment_instructions"
@@ -448,3 +454,39 @@ def test_list_filters_and_pages(sandbox):
     assert sandbox.get("/v1/payouts", limit=101).status_code == 400
     unknown = sandbox.get("/v1/payouts", sort="amount")
     assert unknown.status_code == 400 and unknown.json()["errors"][0]["field"] == "sort"
+
+
+def test_control_deposit_errors(sandbox, control):
+    _, fiat = pay(sandbox, "100.00")
+    not_crypto = control.post(f"/_control/payouts/{fiat['id']}/deposit", json={"amount": "1"})
+    assert not_crypto.status_code == 409
+    assert not_crypto.json()["code"] == "PAYOUT_NOT_AWAITING_DEPOSIT"
+    account_id, recipient_id = crypto_setup(sandbox)
+    first = sandbox.payout(account_id, crypto_body(recipient_id)).json()["data"]
+    full = first["deposit_instructions"]["amount"]
+    assert control.post(
+        f"/_control/payouts/{first['id']}/deposit", json={"amount": full}
+    ).is_success
+    twice = control.post(f"/_control/payouts/{first['id']}/deposit", json={"amount": full})
+    assert twice.status_code == 409 and twice.json()["code"] == "DEPOSIT_ALREADY_RECEIVED"
+    second = sandbox.payout(account_id, crypto_body(recipient_id)).json()["data"]
+    sandbox.advance(3600)
+    late = control.post(f"/_control/payouts/{second['id']}/deposit", json={"amount": full})
+    assert late.status_code == 409 and late.json()["code"] == "DEPOSIT_ADDRESS_EXPIRED"
+    bad = control.post(f"/_control/payouts/{second['id']}/deposit", json={"amount": "-1"})
+    assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "amount"
+    unknown = control.post(f"/_control/payouts/{uuid.uuid4()}/deposit", json={"amount": "1"})
+    assert unknown.status_code == 404 and unknown.json()["code"] == "PAYOUT_NOT_FOUND"
+
+
+def test_preview_errors(sandbox):
+    account_id, recipient_id = sandbox.funded_setup()
+    no_account = sandbox.post("/payout/preview", {"amount": "100.00", "recipient_id": recipient_id})
+    assert no_account.status_code == 400
+    assert no_account.json()["errors"][0]["field"] == "virtual_account_id"
+    bad = sandbox.post(
+        f"/v1/virtual-accounts/{account_id}/payout/preview",
+        {"amount": 100, "create_quote": "yes"},
+    )
+    assert bad.status_code == 400
+    assert {e["field"] for e in bad.json()["errors"]} == {"amount", "recipient_id", "create_quote"}

@@ -44,9 +44,7 @@ def test_plus_reject_email_is_rejected_with_reason(sandbox):
 def test_plus_review_waits_for_a_control_decision(sandbox, control):
     user = sandbox.create_user("ana+review@example.com")
     assert user["verification_status"] == "not_started"
-    decided = control.post(
-        f"/_control/users/{user['user_id']}/decision", json={"accept": True}
-    )
+    decided = control.post(f"/_control/users/{user['user_id']}/decision", json={"accept": True})
     assert decided.status_code == 200, decided.text
     assert decided.json()["data"]["verification_status"] == "verified"
     again = control.post(f"/_control/users/{user['user_id']}/decision", json={"accept": False})
@@ -92,8 +90,13 @@ def test_create_requires_idempotency_key(sandbox):
 def test_create_replays_same_key_and_refuses_other_body(sandbox):
     from emulator.models import EmulatedUser
 
-    body = {"type": "individual", "email": "k@example.com", "first_name": "K",
-            "last_name": "L", "country": "US"}
+    body = {
+        "type": "individual",
+        "email": "k@example.com",
+        "first_name": "K",
+        "last_name": "L",
+        "country": "US",
+    }
     key = str(uuid.uuid4())
     first = sandbox.post("/v1/users", body, **{"idempotency-key": key})
     second = sandbox.post("/v1/users", body, **{"Idempotency-Key": key})

@@ -61,14 +61,16 @@ def test_latency_is_added(http, control, authed):
 
 def test_fault_values_are_validated(control):
     assert control.post("/_control/faults", json={"error_rate": 1.5}).status_code == 400
-    assert control.post("/_control/faults", json={"drop_webhooks": 0.25}).json()[
-        "drop_webhooks"
-    ] == 0.25
+    assert (
+        control.post("/_control/faults", json={"drop_webhooks": 0.25}).json()["drop_webhooks"]
+        == 0.25
+    )
     assert faults.current().drop_webhooks == 0.25
 
 
 async def test_drop_response_in_process(emulator_http, transactional_db):
     from asgiref.sync import sync_to_async
+    from django.db import connections
 
     from tests.emulator.conftest import make_credentials
 
@@ -78,10 +80,17 @@ async def test_drop_response_in_process(emulator_http, transactional_db):
         json={"client_id": creds.client_id, "password": creds.password},
         headers={"x-api-key": creds.api_key},
     )
-    headers = {"x-api-key": creds.api_key, "Authorization": "Bearer " + auth.json()["data"]["access_token"]}
-    await sync_to_async(faults.faults_set)(drop_response_next=1)
-    with pytest.raises(ResponseDropped):
-        await emulator_http.post("/sandbox/v1/quotations", json=QUOTE, headers=headers)
-    assert await sync_to_async(Quote.objects.count)() == 1
-    ok = await emulator_http.post("/sandbox/v1/quotations", json=QUOTE, headers=headers)
-    assert ok.status_code == 201
+    headers = {
+        "x-api-key": creds.api_key,
+        "Authorization": "Bearer " + auth.json()["data"]["access_token"],
+    }
+    try:
+        await sync_to_async(faults.faults_set)(drop_response_next=1)
+        with pytest.raises(ResponseDropped):
+            await emulator_http.post("/sandbox/v1/quotations", json=QUOTE, headers=headers)
+        assert await sync_to_async(Quote.objects.count)() == 1
+        ok = await emulator_http.post("/sandbox/v1/quotations", json=QUOTE, headers=headers)
+        assert ok.status_code == 201
+    finally:
+        # sync_to_async ran in asgiref's shared thread: give its connection back.
+        await sync_to_async(connections.close_all)()

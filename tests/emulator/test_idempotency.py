@@ -126,7 +126,7 @@ def test_concurrent_duplicates_create_one_object(client):
                     handler=slow_handler,
                 )
             )
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             errors.append(exc)
         finally:
             connection.close()

@@ -1,6 +1,7 @@
 """The emulator's ASGI lifespan: periodic jobs run, failures are logged, shutdown cancels."""
 
 import asyncio
+import threading
 
 from django.test import override_settings
 
@@ -10,9 +11,12 @@ from emulator.asgi import application, assert_may_start
 
 async def test_lifespan_runs_periodic_jobs_and_survives_failures(caplog):
     runs: list[int] = []
+    three_runs = threading.Event()
 
     def good() -> None:
         runs.append(1)
+        if len(runs) >= 3:
+            three_runs.set()
 
     def bad() -> None:
         raise RuntimeError("job failure")
@@ -26,8 +30,7 @@ async def test_lifespan_runs_periodic_jobs_and_survives_failures(caplog):
             task = asyncio.create_task(application({"type": "lifespan"}, inbox.get, outbox.put))
             await inbox.put({"type": "lifespan.startup"})
             assert (await outbox.get())["type"] == "lifespan.startup.complete"
-            while len(runs) < 3:
-                await asyncio.sleep(0.01)
+            assert await asyncio.to_thread(three_runs.wait, 30)
             await inbox.put({"type": "lifespan.shutdown"})
             assert (await outbox.get())["type"] == "lifespan.shutdown.complete"
             await task

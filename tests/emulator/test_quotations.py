@@ -12,7 +12,8 @@ from tests.emulator.helpers import move_clock_to_business_hours
 pytestmark = pytest.mark.django_db(transaction=True)
 
 ALL_QUOTE_CURRENCIES = [
-    "MXN", "COP", "ARS", "BRL", "CLP", "PEN", "UYU", "GTQ", "CRC", "DOP", "PYG", "USD", "USDC", "USDT"
+    "MXN", "COP", "ARS", "BRL", "CLP", "PEN", "UYU",
+    "GTQ", "CRC", "DOP", "PYG", "USD", "USDC", "USDT",
 ]  # fmt: skip
 
 
@@ -176,7 +177,9 @@ def test_get_quote_and_not_found_rules(http, authed, sandbox):
     garbage = http.get("/sandbox/v1/quotations/not-a-uuid", headers=sandbox)
     assert (garbage.status_code, garbage.json()) == (404, not_found)
     other = make_credentials("other", rate_per_second=1000, max_concurrent=50)
-    theirs = http.get(f"/sandbox/v1/quotations/{created['quote_id']}", headers=authed("sandbox", other))
+    theirs = http.get(
+        f"/sandbox/v1/quotations/{created['quote_id']}", headers=authed("sandbox", other)
+    )
     assert (theirs.status_code, theirs.json()) == (404, not_found)
     production = http.get(f"/v1/quotations/{created['quote_id']}", headers=authed("production"))
     assert (production.status_code, production.json()) == (404, not_found)
@@ -187,9 +190,10 @@ def test_quote_expires_after_ten_minutes_on_the_clock(http, control, sandbox):
         "quote_id"
     ]
     control.post("/_control/clock", json={"advance_seconds": 590})
-    assert http.get(f"/sandbox/v1/quotations/{quote_id}", headers=sandbox).json()["data"][
-        "status"
-    ] == "ACTIVE"
+    assert (
+        http.get(f"/sandbox/v1/quotations/{quote_id}", headers=sandbox).json()["data"]["status"]
+        == "ACTIVE"
+    )
     control.post("/_control/clock", json={"advance_seconds": 11})
     got = http.get(f"/sandbox/v1/quotations/{quote_id}", headers=sandbox).json()["data"]
     assert got["status"] == "EXPIRED"
@@ -227,7 +231,9 @@ def test_patch_validation(http, sandbox):
     bad = http.patch(f"/sandbox/v1/quotations/{quote_id}", json={"amount": 0}, headers=sandbox)
     assert bad.status_code == 400
     assert bad.json()["error"] == "amount must be a positive number"
-    missing = http.patch(f"/sandbox/v1/quotations/{uuid.uuid4()}", json={"amount": 5}, headers=sandbox)
+    missing = http.patch(
+        f"/sandbox/v1/quotations/{uuid.uuid4()}", json={"amount": 5}, headers=sandbox
+    )
     assert missing.status_code == 404
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import threading
@@ -55,16 +56,24 @@ class _SpySend:
     """Records the status; exposes the server's transport as the emulator expects of `send`
     (it closes the connection itself to drop a response)."""
 
-    def __init__(self, send: Any, record: dict[str, Any]) -> None:
-        self._send, self._record = send, record
+    def __init__(self, send: Any, record: dict[str, Any], witness: Witness) -> None:
+        self._send, self._record, self._witness = send, record, witness
         self.transport = getattr(getattr(send, "__self__", None), "transport", None)
 
     async def send(self, message: dict[str, Any]) -> None:
         if message["type"] == "http.response.start":
             self._record["status"] = message["status"]
+            # Recorded before the caller can see the answer, so a test never races the witness.
+            self._witness_add(self._record)
         elif message["type"] == "http.response.body" and self._record.get("status") == 429:
             self._record["body"] = message.get("body", b"")[:200]
         await self._send(message)
+
+    def _witness_add(self, record: dict[str, Any]) -> None:
+        with self._witness.lock:
+            if not record.get("witnessed"):
+                record["witnessed"] = True
+                self._witness.requests.append(record)
 
 
 class WitnessApp:
@@ -84,13 +93,12 @@ class WitnessApp:
             "status": None,
         }
 
-        spy = _SpySend(send, record)
+        spy = _SpySend(send, record, self.witness)
         try:
             await self.app(scope, receive, spy.send)
         finally:
             record["end"] = time.monotonic()
-            with self.witness.lock:
-                self.witness.requests.append(record)
+            spy._witness_add(record)  # a dropped response never started one
 
 
 def _free_port() -> int:
@@ -125,11 +133,10 @@ class LiveEmulator:
 def live_emulator(transactional_db: None) -> Iterator[LiveEmulator]:
     """The emulator's ASGI app served by uvicorn in a thread, over real HTTP, on a free port."""
     import uvicorn
+    from django.core.cache import cache
 
     from emulator import limits
     from emulator.asgi import application
-
-    from django.core.cache import cache
 
     limits.LIMITER.reset()
     cache.clear()
@@ -160,10 +167,8 @@ def live_emulator(transactional_db: None) -> Iterator[LiveEmulator]:
     try:
         yield emulator
     finally:
-        try:
+        with contextlib.suppress(httpx.HTTPError):
             httpx.delete(f"{url}/_control/faults", headers=CONTROL_HEADERS, timeout=5)
-        except httpx.HTTPError:
-            pass
         server.should_exit = True
         thread.join(timeout=10)
 

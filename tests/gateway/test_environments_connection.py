@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 
+import pytest
 from django.contrib.auth.models import Group
 from django.test import Client
 from django.urls import reverse
@@ -23,8 +25,9 @@ def _closed_port() -> int:
 
 
 def test_connected_with_valid_credentials(
-    live_emulator: LiveEmulator, sandbox: Environment
+    live_emulator: LiveEmulator, sandbox: Environment, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.DEBUG)
     result = environment_test_connection(environment=sandbox)
     assert result.ok
     assert result.message == "Connected: token valid for 24 hours"
@@ -32,6 +35,8 @@ def test_connected_with_valid_credentials(
     assert (call.operation, call.status) == ("auth", 200)
     assert sandbox.password not in call.request_body
     assert sandbox.api_key not in call.request_body + call.response_body
+    for secret in (sandbox.password, sandbox.api_key, sandbox.client_id):
+        assert secret not in caplog.text
 
 
 def test_rejected_with_a_wrong_api_key(live_emulator: LiveEmulator, sandbox: Environment) -> None:

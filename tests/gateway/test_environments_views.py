@@ -289,3 +289,36 @@ def test_naive_now_is_not_used() -> None:
     # Guard for the selectors' ISO week maths: timezone.now() is aware in these settings.
     assert timezone.now().tzinfo is not None
     assert datetime.now(UTC).tzinfo is UTC
+
+
+def test_quota_page_and_its_htmx_fragment(admin_client: Client) -> None:
+    env = _environment("Gauge env")
+    UpstreamCall.objects.create(
+        environment=env,
+        operation="quotation_create",
+        method="POST",
+        path="/v1/quotations",
+        status=201,
+        priority="background",
+    )
+    full = admin_client.get(reverse("gateway:quota")).content.decode()
+    assert "<html" in full and "Gauge env" in full and "quotation_create" in full
+    assert "Background: 1 (capped at 5000)" in full
+    fragment = admin_client.get(reverse("gateway:quota"), HTTP_HX_REQUEST="true").content.decode()
+    assert fragment.lstrip().startswith('<div id="quota-gauges-list"')
+
+
+def test_every_page_links_the_badge_to_the_environment_choice(maker_client: Client) -> None:
+    _environment()
+    page = maker_client.get(reverse("staff:dashboard")).content.decode()
+    assert 'data-testid="env-switch"' in page
+    assert reverse("gateway:environment_choose") in page
+
+
+def test_form_refuses_a_background_share_above_one(admin_client: Client) -> None:
+    response = admin_client.post(
+        reverse("gateway:environment_add"), _form_data(background_share="1.5")
+    )
+    assert response.status_code == 200
+    assert "background_share" in response.context["form"].errors
+    assert not Environment.objects.exists()

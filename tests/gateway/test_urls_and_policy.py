@@ -36,9 +36,7 @@ def test_environment_api_root() -> None:
 
 
 def _grant(state: LimiterState, now: float, caller: str, priority: Priority = Priority.STAFF):
-    return decide(
-        state, now=now, limits=LIMITS, priority=priority, caller=caller, lease_seconds=60
-    )
+    return decide(state, now=now, limits=LIMITS, priority=priority, caller=caller, lease_seconds=60)
 
 
 def test_concurrency_limit_and_release() -> None:
@@ -47,7 +45,7 @@ def test_concurrency_limit_and_release() -> None:
     assert _grant(state, 0.0, "b").granted
     third = _grant(state, 0.0, "c")
     assert not third.granted and third.wait > 0
-    release(state, caller="a")
+    release(state, caller="a", now=0.01)
     assert _grant(state, 0.01, "c").granted
 
 
@@ -67,7 +65,7 @@ def test_rate_window_never_admits_more_than_the_rate() -> None:
         caller = f"c{now}"
         if _grant(state, now, caller).granted:
             granted.append(now)
-            release(state, caller=caller)
+            release(state, caller=caller, now=now)
         now = round(now + 0.001, 3)
     for start in granted:
         in_window = [t for t in granted if start <= t < start + 1.0]
@@ -79,12 +77,12 @@ def test_weekly_budget_and_background_share() -> None:
     state = LimiterState()
     for i in range(50):
         assert _grant(state, i * 1.0, f"b{i}", Priority.BACKGROUND).granted
-        release(state, caller=f"b{i}")
+        release(state, caller=f"b{i}", now=i * 1.0)
     refused = _grant(state, 60.0, "b-last", Priority.BACKGROUND)
     assert not refused.granted and "background" in refused.exhausted
     for i in range(50):
         assert _grant(state, 100 + i * 1.0, f"s{i}").granted
-        release(state, caller=f"s{i}")
+        release(state, caller=f"s{i}", now=100 + i * 1.0)
     spent = _grant(state, 200.0, "s-last")
     assert not spent.granted and "weekly" in spent.exhausted
 
@@ -94,7 +92,7 @@ def test_background_yields_to_waiting_staff() -> None:
     assert _grant(state, 0.0, "x").granted
     assert _grant(state, 0.0, "y").granted
     assert not _grant(state, 0.0, "staff").granted  # staff now queued
-    release(state, caller="x")
+    release(state, caller="x", now=0.01)
     assert not _grant(state, 0.01, "bg", Priority.BACKGROUND).granted
     assert _grant(state, 0.01, "staff").granted
 
@@ -109,3 +107,23 @@ def test_upstream_headers_pause() -> None:
     state.paused_until = 10.0
     blocked = _grant(state, 1.0, "a")
     assert not blocked.granted and blocked.wait >= 9
+
+
+def test_a_call_counts_in_the_window_from_its_end() -> None:
+    limits = Limits(rate_per_second=1, max_concurrent=5, weekly_budget=100, background_share=1)
+    state = LimiterState()
+    assert decide(
+        state, now=0.0, limits=limits, priority=Priority.STAFF, caller="a", lease_seconds=60
+    ).granted
+    # Still in flight at 5 s: the upstream may not even have counted it yet.
+    waiting = decide(
+        state, now=5.0, limits=limits, priority=Priority.STAFF, caller="b", lease_seconds=60
+    )
+    assert not waiting.granted
+    release(state, caller="a", now=5.0)
+    assert not decide(
+        state, now=5.5, limits=limits, priority=Priority.STAFF, caller="b", lease_seconds=60
+    ).granted
+    assert decide(
+        state, now=6.05, limits=limits, priority=Priority.STAFF, caller="b", lease_seconds=60
+    ).granted

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 import pytest
@@ -96,3 +97,49 @@ def test_heartbeat_task_records_the_time_once_per_cluster(settings) -> None:
     assert before <= rows[0].beat_at
     assert rows[0].beat_at.isoformat() == second
     assert first <= second
+
+
+async def test_a_hanging_check_fails_with_a_timeout_instead_of_blocking(monkeypatch) -> None:
+    from staff import health
+
+    async def hangs() -> dict:
+        await asyncio.sleep(3600)
+        return {"status": "ok"}
+
+    monkeypatch.setattr(health, "CHECK_TIMEOUT", 0.05)
+    result = await health._run("cache", hangs)
+
+    assert result["status"] == "fail"
+    assert result["detail"] == "timed out after 0.05 s"
+
+
+async def test_a_raising_check_is_reported_not_raised() -> None:
+    from staff import health
+
+    async def breaks() -> dict:
+        raise ConnectionError("refused")
+
+    result = await health._run("database", breaks)
+
+    assert result["status"] == "fail"
+    assert result["detail"] == "ConnectionError: refused"
+
+
+def test_readyz_names_every_failing_check_when_the_channel_layer_is_down(
+    client, settings, emulator_url
+) -> None:
+    settings.EMULATOR_URL = emulator_url
+    settings.CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": ["redis://127.0.0.1:1/0"]},
+        }
+    }
+    heartbeat()
+
+    response = client.get("/readyz")
+
+    body = response.json()
+    assert response.status_code == 503
+    assert body["checks"]["channel_layer"]["status"] == "fail"
+    assert body["checks"]["database"]["status"] == "ok"

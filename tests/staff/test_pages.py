@@ -130,6 +130,17 @@ def test_system_health_shows_the_readiness_report(client_for) -> None:  # type: 
     assert 'hx-get="/system/health/"' in html
 
 
+def test_system_health_lists_every_check_of_readyz(client_for) -> None:  # type: ignore[no-untyped-def]
+    client = client_for("admin")
+    probe = client.get("/readyz")
+    report = probe.json()
+    html = client.get("/system/health/").content.decode()
+    for name in report.get("checks", {}):
+        assert f"<td>{name}</td>" in html
+    expected = "badge-ok" if probe.status_code == 200 else "badge-error"
+    assert f'class="badge {expected}" data-testid="overall-status"' in html
+
+
 def test_system_health_answers_htmx_with_only_the_fragment(client_for) -> None:  # type: ignore[no-untyped-def]
     response = client_for("admin").get("/system/health/", headers={"HX-Request": "true"})
     html = response.content.decode()

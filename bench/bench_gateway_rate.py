@@ -1,0 +1,194 @@
+"""Share of the allowed upstream rate the gateway uses from 3 processes; 429s reaching callers.
+
+Run: python bench/bench_gateway_rate.py. Uses DATABASE_URL / REDIS_URL when set (the limiter then
+lives in PostgreSQL / Redis), otherwise a temporary SQLite file. Starts the emulator (uvicorn, its
+own process) on a free port, creates an emulator client and a sandbox environment limited to
+10 requests/s and 2 at once, then runs 3 processes calling GET quotation through the gateway as
+fast as it lets them for BENCH_DURATION seconds (default 20). The emulator's own count of admitted
+requests is the witness. Last lines: gateway_rate_share=<x>, gateway_caller_429=<n>."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+DURATION = float(os.environ.get("BENCH_DURATION", "20"))
+RATE = 10
+CONCURRENT = 2
+PROCESSES = 3
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def environment(tmp: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+    if not env.get("DATABASE_URL"):
+        env["PAYOPS_SQLITE_PATH"] = str(Path(tmp) / "bench.sqlite3")
+    env["EMULATOR_CONTROL_TOKEN"] = secrets.token_urlsafe(16)
+    env["PAYOPS_LOG_LEVEL"] = "WARNING"
+    env["PYTHONPATH"] = str(ROOT)
+    return env
+
+
+def django_setup() -> None:
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+
+
+def worker(environment_id: int, quote_id: str, start_at: float, stop_at: float) -> None:
+    """One process: GET the quote through the gateway until stop_at; print what callers saw."""
+    django_setup()
+    from gateway.client import call_sync, upstream
+    from gateway.errors import RateLimited, UpstreamError
+    from gateway.models import Environment
+
+    client = upstream(Environment.objects.get(pk=environment_id))
+    seen = {"ok": 0, "caller_429": 0, "other_errors": 0}
+    time.sleep(max(0.0, start_at - time.time()))
+    while time.time() < stop_at:
+        try:
+            call_sync(client.quotations.get, quote_id)
+            seen["ok"] += 1
+        except RateLimited:
+            seen["caller_429"] += 1
+        except UpstreamError:
+            seen["other_errors"] += 1
+    print(json.dumps(seen), flush=True)
+
+
+def wait_healthy(url: str, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit("the emulator exited during startup")
+        try:
+            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.1)
+    raise SystemExit("the emulator did not become healthy")
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        env = environment(tmp)
+        os.environ.update(env)
+        python = sys.executable
+        for command in (["migrate", "--noinput", "-v", "0"], ["createcachetable"]):
+            subprocess.run([python, "manage.py", *command], cwd=ROOT, env=env, check=True)
+        port = free_port()
+        url = f"http://127.0.0.1:{port}"
+        emulator = subprocess.Popen(
+            [
+                *[python, "-m", "uvicorn", "emulator.asgi:application", "--port", str(port)],
+                *["--lifespan", "on", "--log-level", "warning"],
+            ],
+            cwd=ROOT,
+            env=env,
+        )
+        try:
+            wait_healthy(url, emulator)
+            run(url, env)
+        finally:
+            emulator.terminate()
+            emulator.wait(timeout=20)
+
+
+def run(url: str, env: dict[str, str]) -> None:
+    django_setup()
+    from django.db.models import Sum
+
+    from emulator.models import WeeklyUsage
+    from gateway.client import call_sync, upstream
+    from gateway.models import Environment, UpstreamCall
+
+    control = {"X-Emulator-Token": env["EMULATOR_CONTROL_TOKEN"]}
+    credentials = httpx.post(
+        f"{url}/_control/clients",
+        json={"name": "bench-gateway", "rate_per_second": RATE, "max_concurrent": CONCURRENT},
+        headers=control,
+        timeout=10,
+    ).json()
+    environment = Environment(
+        name=f"bench-gateway-{secrets.token_hex(4)}",
+        kind="sandbox",
+        base_url=url,
+        rate_per_second=RATE,
+        max_concurrent=CONCURRENT,
+        weekly_budget=1_000_000,
+    )
+    environment.set_credentials(
+        client_id=credentials["client_id"],
+        password=credentials["password"],
+        api_key=credentials["api_key"],
+    )
+    environment.save()
+    try:
+        quote = call_sync(upstream(environment).quotations.create, quote_currency="MXN", amount=100)
+        time.sleep(1.5)  # the setup calls leave the rate window before the clock starts
+
+        def admitted() -> int:
+            total = WeeklyUsage.objects.aggregate(n=Sum("count"))["n"]
+            return int(total or 0)
+
+        before = admitted()
+        start_at = time.time() + 3  # time for the workers to import Django
+        stop_at = start_at + DURATION
+        workers = [
+            subprocess.Popen(
+                [
+                    *[python_path(), __file__, "worker", str(environment.pk), quote.quote_id],
+                    *[str(start_at), str(stop_at)],
+                ],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(PROCESSES)
+        ]
+        results = []
+        for process in workers:
+            out, _ = process.communicate(timeout=DURATION + 120)
+            results.append(json.loads(out.strip().splitlines()[-1]))
+        used = admitted() - before
+        upstream_429 = UpstreamCall.objects.filter(environment=environment, status=429).count()
+        caller_429 = sum(r["caller_429"] for r in results)
+        ok = sum(r["ok"] for r in results)
+        share = used / (RATE * DURATION)
+        print(f"# {PROCESSES} processes, {DURATION:g}s, limits {RATE}/s and {CONCURRENT} at once")
+        print(f"# calls answered to callers: {ok}; admitted upstream: {used}")
+        print(f"gateway_upstream_429={upstream_429}")
+        print(f"gateway_rate_share={share:.3f}")
+        print(f"gateway_caller_429={caller_429}")
+    finally:
+        environment.delete()
+
+
+def python_path() -> str:
+    return sys.executable
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "worker":
+        worker(int(sys.argv[2]), sys.argv[3], float(sys.argv[4]), float(sys.argv[5]))
+    else:
+        main()

@@ -1,0 +1,40 @@
+"""Error shapes: ninja's own validation errors rendered in each endpoint family's shape."""
+
+import pytest
+from django.test import RequestFactory
+
+from emulator.corridors import QUOTE_CURRENCIES
+from emulator.errors import family_for_path, validation_error_for
+
+
+def test_families_by_path():
+    assert family_for_path("/v1/quotations") == "quote"
+    assert family_for_path("/sandbox/v1/quotations/abc") == "quote"
+    assert family_for_path("/sandbox/auth") == "auth"
+    assert family_for_path("/v1/users") == "resource"
+    assert family_for_path("/_control/faults") == "resource"
+
+
+def test_quote_family_shape():
+    request = RequestFactory().post("/sandbox/v1/quotations")
+    missing = {"loc": ("body", "payload", "amount"), "type": "missing", "msg": "Field required"}
+    error = validation_error_for(request, [missing])
+    assert (error.status, error.body) == (
+        400,
+        {"error": "amount is required", "valid_quote_currencies": list(QUOTE_CURRENCIES)},
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_resource_family_shape_over_http(control):
+    response = control.post("/_control/clients", json={})
+    assert response.status_code == 400
+    assert response.json() == {
+        "code": "validation_error",
+        "message": "name is required",
+        "errors": [{"field": "name", "message": "name is required"}],
+    }
+    bad = control.post("/_control/faults", json={"error_rate": 2})
+    assert bad.status_code == 400
+    assert bad.json()["code"] == "validation_error"
+    assert bad.json()["errors"][0]["field"] == "error_rate"
