@@ -20,6 +20,7 @@ from gateway import call_log, limiter, tokens
 from gateway.errors import (
     AuthenticationError,
     PermanentError,
+    RateLimited,
     UpstreamError,
     UpstreamTimeout,
     error_from_response,
@@ -82,7 +83,9 @@ async def request(
     """
     Send one logical call and return its parsed JSON body, or raise an UpstreamError. Retried (with
     backoff, on timeouts, 429 and 5xx) only when safe: GETs, /auth, and mutations carrying an
-    idempotency key. Any 401 of an authenticated call re-authenticates once and retries once.
+    idempotency key. A 429 is retried for any call: the upstream refused it before handling it,
+    so nothing can happen twice. Any 401 of an authenticated call re-authenticates once and
+    retries once.
     """
     retry_safe = method == "GET" or not authenticated or idempotency_key is not None
     max_attempts = settings.GATEWAY_MAX_ATTEMPTS if retry_safe else 1
@@ -108,8 +111,8 @@ async def request(
 
         response: httpx.Response | None = None
         failure: UpstreamError | None = None
-        # The client is built before the slot is taken, so the slot covers only the request:
-        # the upstream must see it arrive when our limiter counted it.
+        # The client (and its TLS setup) is built before the slot is taken, so the concurrency
+        # lease covers only the request itself.
         async with (
             httpx.AsyncClient(timeout=_timeout(), verify=_ssl_context()) as client,
             limiter.slot(environment, priority),
@@ -186,7 +189,11 @@ async def request(
             reauthenticated = True
             await _forget_token(environment, token)
             continue
-        if failure.retryable and attempt < max_attempts:
+        refused_unhandled = isinstance(failure, RateLimited)
+        if failure.retryable and (
+            attempt < max_attempts
+            or (refused_unhandled and attempt < settings.GATEWAY_MAX_ATTEMPTS)
+        ):
             await asyncio.sleep(backoff_seconds(attempt, failure.retry_after))
             continue
         raise failure

@@ -31,8 +31,8 @@ GATEWAY_BACKGROUND_LIMITER_WAIT = env.float("GATEWAY_BACKGROUND_LIMITER_WAIT", d
 GATEWAY_LEASE_SECONDS = env.float("GATEWAY_LEASE_SECONDS", default=60.0)
 GATEWAY_CALL_LOG_RETENTION_DAYS = env.int("GATEWAY_CALL_LOG_RETENTION_DAYS", default=30)
 GATEWAY_CALL_LOG_BODY_LIMIT = env.int("GATEWAY_CALL_LOG_BODY_LIMIT", default=4000)
-# GATEWAY_RATE_WINDOW_MARGIN       seconds added to the 1-second window (arrival jitter upstream).
-GATEWAY_RATE_WINDOW_MARGIN = env.float("GATEWAY_RATE_WINDOW_MARGIN", default=0.01)
+# GATEWAY_RATE_WINDOW_MARGIN       seconds added to the 1-second window (clock granularity).
+GATEWAY_RATE_WINDOW_MARGIN = env.float("GATEWAY_RATE_WINDOW_MARGIN", default=0.005)
 # GATEWAY_TOKEN_REFRESH_EVERY      seconds between runs of the proactive token renewal schedule.
 GATEWAY_TOKEN_REFRESH_EVERY = env.int("GATEWAY_TOKEN_REFRESH_EVERY", default=300)
 # GATEWAY_LEASE_LINGER             seconds a finished call still holds its concurrency slot.

@@ -18,6 +18,13 @@ from emulator.domain.users import user_decide, user_payload
 from emulator.errors import resource_error
 from emulator.events import emit
 from emulator.models import ApiClient, Environment
+from emulator.routers.domain_schemas import (
+    ControlEventBody,
+    CryptoDepositBody,
+    DecisionBody,
+    DepositBody,
+    body_doc,
+)
 from emulator.routers.respond import respond
 from emulator.webhooks import deliveries_log, flush
 
@@ -43,7 +50,7 @@ def domain_control_router() -> Router:
             raise validation_error([("email", "is required")])
         return respond(200, {"messages": mailbox(email=email)})
 
-    @router.post("/deposits", url_name="control-deposits")
+    @router.post("/deposits", url_name="control-deposits", openapi_extra=body_doc(DepositBody))
     def deposit(request: HttpRequest) -> JsonResponse:
         body = json_body(request)
         result = deposit_simulate(
@@ -51,7 +58,11 @@ def domain_control_router() -> Router:
         )
         return respond(201, {"data": result})
 
-    @router.post("/users/{user_id}/decision", url_name="control-user-decision")
+    @router.post(
+        "/users/{user_id}/decision",
+        url_name="control-user-decision",
+        openapi_extra=body_doc(DecisionBody),
+    )
     def decide(request: HttpRequest, user_id: str) -> JsonResponse:
         body = json_body(request)
         user = user_decide(user_id=user_id, accept=body.get("accept"), reasons=body.get("reasons"))
@@ -73,12 +84,16 @@ def domain_control_router() -> Router:
         log = deliveries_log(event_id=request.GET.get("event_id", ""), client_id=client_id)
         return respond(200, {"deliveries": log})
 
-    @router.post("/payouts/{payout_id}/deposit", url_name="control-payout-deposit")
+    @router.post(
+        "/payouts/{payout_id}/deposit",
+        url_name="control-payout-deposit",
+        openapi_extra=body_doc(CryptoDepositBody),
+    )
     def crypto_deposit(request: HttpRequest, payout_id: str) -> JsonResponse:
         payout = payout_deposit(payout_id=payout_id, amount=json_body(request).get("amount"))
         return respond(200, payout_payload(payout))
 
-    @router.post("/events", url_name="control-events")
+    @router.post("/events", url_name="control-events", openapi_extra=body_doc(ControlEventBody))
     def queue_event(request: HttpRequest) -> JsonResponse:
         body = json_body(request)
         client = _client(body.get("client_id"))

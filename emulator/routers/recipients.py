@@ -9,13 +9,14 @@ from emulator.auth import token_auth
 from emulator.domain.formats import json_body
 from emulator.domain.recipients import recipient_create, recipient_get, recipient_payload
 from emulator.domain.selectors import recipients_of
+from emulator.routers.domain_schemas import RecipientBody, body_doc
 from emulator.routers.respond import caller, respond
 
 
 def recipients_router(environment: str) -> Router:
     router = Router(tags=["recipients"], auth=token_auth(environment))
 
-    @router.post("", url_name="recipients")
+    @router.post("", url_name="recipients", openapi_extra=body_doc(RecipientBody))
     def create(request: HttpRequest) -> JsonResponse:
         recipient = recipient_create(
             client=caller(request), environment=environment, body=json_body(request)

@@ -9,13 +9,14 @@ from emulator.auth import token_auth
 from emulator.domain.formats import json_body
 from emulator.domain.users import user_create, user_get, user_payload, user_update
 from emulator.idempotency import idempotent
+from emulator.routers.domain_schemas import UserCreateBody, UserUpdateBody, body_doc
 from emulator.routers.respond import caller, respond
 
 
 def users_router(environment: str) -> Router:
     router = Router(tags=["users"], auth=token_auth(environment))
 
-    @router.post("", url_name="users")
+    @router.post("", url_name="users", openapi_extra=body_doc(UserCreateBody))
     def create(request: HttpRequest) -> JsonResponse:
         client = caller(request)
 
@@ -28,7 +29,7 @@ def users_router(environment: str) -> Router:
         )
         return respond(status, body)
 
-    @router.put("/{user_id}", url_name="user-update")
+    @router.put("/{user_id}", url_name="user-update", openapi_extra=body_doc(UserUpdateBody))
     def update(request: HttpRequest, user_id: str) -> JsonResponse:
         client = caller(request)
         user = user_update(

@@ -8,13 +8,14 @@ from ninja import Router
 from emulator.auth import token_auth
 from emulator.domain.formats import json_body
 from emulator.domain.otp import otp_send
+from emulator.routers.domain_schemas import OtpSendBody, body_doc
 from emulator.routers.respond import caller, respond
 
 
 def verification_router(environment: str) -> Router:
     router = Router(tags=["verification"], auth=token_auth(environment))
 
-    @router.post("/send", url_name="verification-send")
+    @router.post("/send", url_name="verification-send", openapi_extra=body_doc(OtpSendBody))
     def send(request: HttpRequest) -> JsonResponse:
         body = json_body(request)
         result = otp_send(client=caller(request), environment=environment, email=body.get("email"))

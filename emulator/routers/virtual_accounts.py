@@ -11,6 +11,13 @@ from emulator.domain.formats import json_body, validation_error
 from emulator.domain.payouts import payout_preview
 from emulator.domain.selectors import accounts_of
 from emulator.errors import resource_error
+from emulator.routers.domain_schemas import (
+    PayoutBody,
+    PreviewAliasBody,
+    PreviewBody,
+    VirtualAccountBody,
+    body_doc,
+)
 from emulator.routers.payouts import initiate_payout
 from emulator.routers.respond import caller, respond
 
@@ -18,7 +25,7 @@ from emulator.routers.respond import caller, respond
 def virtual_accounts_router(environment: str) -> Router:
     router = Router(tags=["virtual accounts"], auth=token_auth(environment))
 
-    @router.post("", url_name="virtual-accounts")
+    @router.post("", url_name="virtual-accounts", openapi_extra=body_doc(VirtualAccountBody))
     def create(request: HttpRequest) -> JsonResponse:
         account = account_create(
             client=caller(request), environment=environment, body=json_body(request)
@@ -53,7 +60,11 @@ def virtual_accounts_router(environment: str) -> Router:
             )
         return respond(200, {"data": balance_payload(account)})
 
-    @router.post("/{account_id}/payout/preview", url_name="payout-preview")
+    @router.post(
+        "/{account_id}/payout/preview",
+        url_name="payout-preview",
+        openapi_extra=body_doc(PreviewBody),
+    )
     def preview(request: HttpRequest, account_id: str) -> JsonResponse:
         client = caller(request)
         account = account_get(client=client, environment=environment, account_id=account_id)
@@ -62,7 +73,9 @@ def virtual_accounts_router(environment: str) -> Router:
         )
         return respond(200, {"data": data})
 
-    @router.post("/{account_id}/payout", url_name="payout-initiate")
+    @router.post(
+        "/{account_id}/payout", url_name="payout-initiate", openapi_extra=body_doc(PayoutBody)
+    )
     def payout(request: HttpRequest, account_id: str) -> JsonResponse:
         return initiate_payout(request, environment=environment, account_id=account_id)
 
@@ -73,7 +86,9 @@ def payout_preview_router(environment: str) -> Router:
     """The alias POST /payout/preview, with virtual_account_id in the body."""
     router = Router(tags=["payouts"], auth=token_auth(environment))
 
-    @router.post("/preview", url_name="payout-preview-alias")
+    @router.post(
+        "/preview", url_name="payout-preview-alias", openapi_extra=body_doc(PreviewAliasBody)
+    )
     def preview_alias(request: HttpRequest) -> JsonResponse:
         client = caller(request)
         body = json_body(request)

@@ -7,6 +7,7 @@ from ninja import Router
 
 from emulator.auth import token_auth
 from emulator.domain.formats import json_body
+from emulator.routers.domain_schemas import WebhookRegisterBody, body_doc
 from emulator.routers.respond import caller, respond
 from emulator.webhooks import webhook_register
 
@@ -14,7 +15,9 @@ from emulator.webhooks import webhook_register
 def webhooks_router(environment: str) -> Router:
     router = Router(tags=["webhooks"], auth=token_auth(environment))
 
-    @router.post("/register", url_name="webhooks-register")
+    @router.post(
+        "/register", url_name="webhooks-register", openapi_extra=body_doc(WebhookRegisterBody)
+    )
     def register(request: HttpRequest) -> JsonResponse:
         webhook_register(client=caller(request), environment=environment, body=json_body(request))
         return respond(200, {"message": "Webhook registered successfully"})

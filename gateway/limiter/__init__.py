@@ -89,7 +89,9 @@ async def acquire(environment: Environment, priority: Priority) -> Slot:
         if time.monotonic() + decision.wait > deadline:
             await sync_to_async(_release)(environment.pk, caller)
             raise BudgetExhausted(
-                f"no upstream rate slot came free within {patience:g}s", code="limiter_timeout"
+                f"no upstream slot within {patience:g}s (next in about {decision.wait:.0f}s)",
+                code="limiter_timeout",
+                retry_after=decision.wait,
             )
         # A little jitter so processes woken together don't all retry in the same instant.
         await asyncio.sleep(decision.wait + random.uniform(0, 0.01))  # noqa: S311

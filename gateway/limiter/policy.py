@@ -21,7 +21,7 @@ class Limits:
     max_concurrent: int
     weekly_budget: int
     background_share: float
-    window_margin: float = 0.01
+    window_margin: float = 0.005
 
 
 @dataclass

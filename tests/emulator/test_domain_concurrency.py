@@ -1,4 +1,4 @@
-"""Concurrent duplicates over real HTTP, and the lifespan loop's jobs doing the domain's work."""
+"""Concurrent duplicates, dropped responses, the lifespan loop's jobs and the OpenAPI page."""
 
 import json
 import uuid
@@ -123,3 +123,13 @@ def test_retry_after_a_dropped_response_replays_the_payout(sandbox, control):
     assert retried.json()["data"]["id"] == str(Payout.objects.get().payout_id)
     assert Payout.objects.count() == 1
     assert sandbox.balance(account_id) == "884.90"
+
+
+def test_openapi_page_documents_the_domain_bodies(http):
+    paths = http.get("/sandbox/openapi.json").json()["paths"]
+    payout = paths["/sandbox/v1/virtual-accounts/{account_id}/payout"]["post"]
+    schema = payout["requestBody"]["content"]["application/json"]["schema"]
+    assert schema["required"] == ["recipient_id", "amount"]
+    assert schema["properties"]["amount"]["pattern"] == r"^\d+(\.\d{1,2})?$"
+    for path in ("/sandbox/v1/users", "/sandbox/v1/recipients", "/sandbox/webhooks/register"):
+        assert "requestBody" in paths[path]["post"]

@@ -13,6 +13,7 @@ import pytest
 
 from gateway.client import call_sync, upstream
 from gateway.errors import (
+    BudgetExhausted,
     AuthenticationError,
     NotFoundError,
     RateLimited,
@@ -239,3 +240,53 @@ def test_a_broken_call_log_never_breaks_the_call(
     quote = call_sync(upstream(sandbox).quotations.create, quote_currency="MXN", amount=100)
     assert quote.quote_id
     assert not UpstreamCall.objects.exists()
+
+
+def test_upstream_quota_headers_pause_before_a_429(live_emulator: LiveEmulator) -> None:
+    from tests.gateway.conftest import make_environment
+
+    # The upstream's weekly quota (3) is smaller than what we believe we may spend: its
+    # RateLimit headers are the truth, so nothing more is sent once they say it is spent.
+    environment = make_environment(live_emulator, weekly_quota=3, weekly_budget=10_000)
+    client = upstream(environment)
+    quote = call_sync(client.quotations.create, quote_currency="MXN", amount=100)  # + /auth
+    call_sync(client.quotations.get, quote.quote_id)  # the third request: Remaining 0
+    with pytest.raises(BudgetExhausted) as caught:
+        call_sync(client.quotations.get, quote.quote_id)
+    assert caught.value.code == "limiter_timeout" and (caught.value.retry_after or 0) > 60
+    assert len(live_emulator.witness.api_requests()) == 3
+    assert 429 not in live_emulator.witness.statuses()
+
+
+def test_resource_error_shape_gives_field_errors(
+    live_emulator: LiveEmulator, sandbox: Environment
+) -> None:
+    with pytest.raises(ValidationError) as caught:
+        call_sync(
+            upstream(sandbox).users.create,
+            idempotency_key=str(uuid.uuid4()),
+            email="not-an-email",
+            phone_number="+15555550100",
+            first_name="Ada",
+            last_name="Lovelace",
+            country="US",
+        )
+    assert caught.value.status == 400 and caught.value.code
+    assert "email" in caught.value.form_errors(), caught.value.field_errors
+
+
+def test_429_on_a_mutation_without_key_is_retried(
+    live_emulator: LiveEmulator, sandbox: Environment
+) -> None:
+    client = upstream(sandbox)
+    call_sync(client.quotations.create, quote_currency="MXN", amount=100)  # token first
+    live_emulator.witness.clear()
+    live_emulator.faults(rate_429=1.0)
+    clearer = _clear_faults_after(live_emulator, 429)
+    quote = call_sync(client.quotations.create, quote_currency="MXN", amount=100)
+    clearer.join()
+    posts = [r["status"] for r in live_emulator.witness.api_requests()]
+    assert posts[0] == 429 and posts[-1] == 201 and quote.quote_id
+    from emulator.models import Quote as EmulatedQuote
+
+    assert EmulatedQuote.objects.count() == 2  # the refused attempt created nothing

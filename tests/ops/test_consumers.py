@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import transaction
 from django.test import Client
 
 from config.asgi import application
-from staff.broadcast import abroadcast_event, broadcast_event
+from staff.broadcast import abroadcast_event, broadcast_event, broadcast_event_on_commit
 from staff.consumers import CLOSE_FORBIDDEN, CLOSE_UNAUTHENTICATED
 from tests.ops.channels_testing import WebsocketCommunicator
 
@@ -115,4 +116,26 @@ async def test_a_broadcast_from_another_process_arrives_over_redis(maker) -> Non
     message = await communicator.receive_json_from(timeout=10)
     assert message["kind"] == "from.elsewhere"
     assert message["payload"]["pid"] != os.getpid()
+    await communicator.disconnect()
+
+
+async def test_on_commit_broadcast_waits_for_the_commit_and_is_dropped_on_rollback(maker) -> None:
+    communicator = await _connect(maker)
+    assert (await communicator.connect())[0]
+
+    def in_transaction(kind: str, fail: bool) -> None:
+        with transaction.atomic():
+            broadcast_event_on_commit(kind, {})
+            if fail:
+                raise_after_queueing()
+
+    def raise_after_queueing() -> None:
+        raise RuntimeError("rolled back")
+
+    with pytest.raises(RuntimeError):
+        await sync_to_async(in_transaction)("rolled.back", True)
+    await sync_to_async(in_transaction)("committed", False)
+
+    assert (await communicator.receive_json_from(timeout=5))["kind"] == "committed"
+    assert await communicator.receive_nothing(timeout=0.2)
     await communicator.disconnect()
