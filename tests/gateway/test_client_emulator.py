@@ -13,8 +13,8 @@ import pytest
 
 from gateway.client import call_sync, upstream
 from gateway.errors import (
-    BudgetExhausted,
     AuthenticationError,
+    BudgetExhausted,
     NotFoundError,
     RateLimited,
     ServerError,
