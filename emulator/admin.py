@@ -155,9 +155,11 @@ if settings.PAYOPS_ENVIRONMENT in ("local", "test"):
 
     @admin.register(WebhookDelivery)
     class WebhookDeliveryAdmin(admin.ModelAdmin):
-        list_display = ("event", "status", "attempts", "secret_slot", "next_attempt_at")
-        list_filter = ("status", "secret_slot")
+        list_display = ("event", "status", "attempts", "next_attempt_at", "lease_until")
+        list_filter = ("status",)
         search_fields = ("event__event_id",)
+        # Signing secrets are never shown.
+        exclude = ("signing_secret",)
         list_select_related = ("event",)
 
     @admin.register(DeliveryAttempt)

@@ -58,6 +58,10 @@ def emit(*, client: ApiClient, environment: str, event: str, data: dict[str, Any
         ).first()
         if registration is not None:
             WebhookDelivery.objects.create(
-                event=stored, registration=registration, queued_at=now, next_attempt_at=now
+                event=stored,
+                registration=registration,
+                signing_secret=registration.secret,
+                queued_at=now,
+                next_attempt_at=now,
             )
     return stored

@@ -6,12 +6,13 @@ import hashlib
 import hmac
 import logging
 import random
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 
 from emulator import clock, faults
 from emulator.domain.formats import iso, validation_error
@@ -46,6 +47,11 @@ def sign(body: bytes, secret: str) -> str:
     return hmac.new(secret.encode("utf-8"), body, hashlib.sha256).hexdigest()
 
 
+def lease() -> timedelta:
+    """How long a claimed delivery may stay "sending" before another run may take it over."""
+    return timedelta(seconds=float(getattr(settings, "EMULATOR_WEBHOOK_LEASE_SECONDS", 30)))
+
+
 def fingerprint(secret: str) -> str:
     """Tells secrets apart in the log without revealing them."""
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()[:12]
@@ -56,8 +62,10 @@ def webhook_register(
 ) -> WebhookRegistration:
     """One registration per client and environment; a new secret starts a rotation window.
 
-    Deliveries queued in the overlap before the rotation keep the previous secret; older queued
-    ones (and every later one) are signed with the new secret.
+    Every queued delivery keeps the secret in force when it was queued for the overlap window
+    after the rotation (`secret_until`), then switches to the current secret; deliveries queued
+    after the rotation use the new one. Each delivery carries its own secret, so a second
+    rotation inside the window does not make the first one's deliveries change secret early.
     """
     url, secret, client_uuid = body.get("webhook_url"), body.get("secret"), body.get("client_uuid")
     errors: list[tuple[str, str]] = []
@@ -98,41 +106,50 @@ def webhook_register(
             registration.previous_secret = registration.secret
             registration.secret = secret
             registration.rotated_at = now
-            pending = WebhookDelivery.objects.filter(
-                registration=registration, status=DeliveryStatus.PENDING
-            )
-            pending.filter(queued_at__gte=now - rotation_overlap()).update(
-                secret_slot=SecretSlot.PREVIOUS
-            )
-            pending.filter(queued_at__lt=now - rotation_overlap()).update(
-                secret_slot=SecretSlot.CURRENT
-            )
+            # Deliveries whose secret was current until now get their window; those already
+            # holding an older secret keep their own (shorter) window.
+            WebhookDelivery.objects.filter(
+                registration=registration,
+                status__in=[DeliveryStatus.PENDING, DeliveryStatus.SENDING],
+                secret_until__isnull=True,
+            ).update(secret_until=now + rotation_overlap())
         registration.webhook_url = url
         registration.updated_at = now
         registration.save()
     return registration
 
 
+def _claimable(now: datetime) -> Q:
+    """Queued, or left "sending" by a process that died before finishing (lease run out)."""
+    return Q(status=DeliveryStatus.PENDING) | Q(status=DeliveryStatus.SENDING, lease_until__lt=now)
+
+
 def _claim(delivery_id: int) -> bool:
+    now = clock.now()
     return (
-        WebhookDelivery.objects.filter(pk=delivery_id, status=DeliveryStatus.PENDING).update(
-            status=DeliveryStatus.SENDING
+        WebhookDelivery.objects.filter(_claimable(now), pk=delivery_id).update(
+            status=DeliveryStatus.SENDING, lease_until=now + lease()
         )
         == 1
     )
 
 
+def signing_secret(delivery: WebhookDelivery, now: datetime) -> tuple[str, str]:
+    """The secret that signs this attempt and its slot (`current` or `previous`)."""
+    registration = delivery.registration
+    secret = registration.secret
+    kept = delivery.signing_secret
+    if kept and (delivery.secret_until is None or now <= delivery.secret_until):
+        secret = kept
+    return secret, SecretSlot.CURRENT if secret == registration.secret else SecretSlot.PREVIOUS
+
+
 def _send(delivery: WebhookDelivery, http: httpx.Client) -> None:
     registration = delivery.registration
     event: WebhookEvent = delivery.event
-    slot = delivery.secret_slot
-    secret = registration.secret
-    if slot == SecretSlot.PREVIOUS and registration.previous_secret:
-        secret = registration.previous_secret
-    else:
-        slot = SecretSlot.CURRENT
-    attempt = delivery.attempts + 1
     now = clock.now()
+    secret, slot = signing_secret(delivery, now)
+    attempt = delivery.attempts + 1
     log = DeliveryAttempt(
         delivery=delivery,
         event_id=event.event_id,
@@ -176,7 +193,8 @@ def _send(delivery: WebhookDelivery, http: httpx.Client) -> None:
             delivery.next_attempt_at = clock.now() + timedelta(seconds=delays[attempt - 1])
         else:
             delivery.status = status
-        delivery.save(update_fields=["attempts", "status", "next_attempt_at"])
+        delivery.lease_until = None
+        delivery.save(update_fields=["attempts", "status", "next_attempt_at", "lease_until"])
 
 
 def _deliver(ids: list[int]) -> int:
@@ -194,7 +212,9 @@ def _deliver(ids: list[int]) -> int:
                 _send(delivery, http)
             except Exception:
                 # Never leave a claimed delivery stuck in "sending".
-                WebhookDelivery.objects.filter(pk=delivery_id).update(status=DeliveryStatus.PENDING)
+                WebhookDelivery.objects.filter(pk=delivery_id).update(
+                    status=DeliveryStatus.PENDING, lease_until=None
+                )
                 raise
             sent += 1
     return sent
@@ -202,15 +222,16 @@ def _deliver(ids: list[int]) -> int:
 
 def deliver_due() -> int:
     """One attempt for every delivery whose time has come (the lifespan loop's job)."""
-    due = WebhookDelivery.objects.filter(
-        status=DeliveryStatus.PENDING, next_attempt_at__lte=clock.now()
-    ).order_by("next_attempt_at", "id")
+    now = clock.now()
+    due = WebhookDelivery.objects.filter(_claimable(now), next_attempt_at__lte=now).order_by(
+        "next_attempt_at", "id"
+    )
     return _deliver(list(due.values_list("id", flat=True)[:BATCH]))
 
 
 def flush() -> int:
     """One attempt now for every queued delivery, retries included, whatever their delay."""
-    queued = WebhookDelivery.objects.filter(status=DeliveryStatus.PENDING).order_by(
+    queued = WebhookDelivery.objects.filter(_claimable(clock.now())).order_by(
         "next_attempt_at", "id"
     )
     return _deliver(list(queued.values_list("id", flat=True)))

@@ -125,17 +125,21 @@ class Payouts(_Resource):
         amount: Decimal | str,
         recipient_id: str,
         create_quote: bool = False,
+        alias: bool = False,
     ) -> PayoutPreview:
-        raw = await self._call(
-            "payout_preview",
-            "POST",
-            _path("v1/virtual-accounts/{}/payout/preview", virtual_account_id),
-            json={
-                "amount": f"{Decimal(str(amount)):.2f}",
-                "recipient_id": recipient_id,
-                "create_quote": create_quote,
-            },
-        )
+        """Fees before a payout; `create_quote` reserves them 15 minutes as a quote. `alias` uses
+        the documented alternative `POST /payout/preview` (account id in the body)."""
+        body: dict[str, Any] = {
+            "amount": f"{Decimal(str(amount)):.2f}",
+            "recipient_id": recipient_id,
+            "create_quote": create_quote,
+        }
+        if alias:
+            path = "payout/preview"
+            body["virtual_account_id"] = virtual_account_id
+        else:
+            path = _path("v1/virtual-accounts/{}/payout/preview", virtual_account_id)
+        raw = await self._call("payout_preview", "POST", path, json=body)
         return PayoutPreview.model_validate(_unwrap(raw))
 
     async def initiate(

@@ -6,17 +6,15 @@ import asyncio
 import json as jsonlib
 import logging
 import random
-import ssl
 import time
 from collections.abc import Mapping
-from functools import cache
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 from django.conf import settings
 
-from gateway import call_log, limiter, tokens
+from gateway import call_log, connections, limiter, tokens
 from gateway.errors import (
     AuthenticationError,
     PermanentError,
@@ -47,16 +45,6 @@ def backoff_seconds(attempt: int, retry_after: float | None = None) -> float:
     ceiling = min(settings.GATEWAY_BACKOFF_MAX, settings.GATEWAY_BACKOFF_BASE * 2 ** (attempt - 1))
     delay = random.uniform(0, ceiling)  # noqa: S311
     return max(delay, retry_after or 0.0)
-
-
-@cache
-def _ssl_context() -> ssl.SSLContext:
-    """Built once: loading the CA bundle for every client would cost more than the request."""
-    return ssl.create_default_context()
-
-
-def _timeout() -> httpx.Timeout:
-    return httpx.Timeout(settings.GATEWAY_READ_TIMEOUT, connect=settings.GATEWAY_CONNECT_TIMEOUT)
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:
@@ -90,6 +78,7 @@ async def request(
     retry_safe = method == "GET" or not authenticated or idempotency_key is not None
     max_attempts = settings.GATEWAY_MAX_ATTEMPTS if retry_safe else 1
     url = join_url(environment.api_root, path)
+    pool_key = f"{environment.pk}:{environment.api_root}"
     reauthenticated = False
     attempt = 0
     while True:
@@ -111,16 +100,16 @@ async def request(
 
         response: httpx.Response | None = None
         failure: UpstreamError | None = None
-        # The client (and its TLS setup) is built before the slot is taken, so the concurrency
-        # lease covers only the request itself.
-        async with (
-            httpx.AsyncClient(timeout=_timeout(), verify=_ssl_context()) as client,
-            limiter.slot(environment, priority),
-        ):
+        async with limiter.slot(environment, priority):
             started = time.monotonic()
             try:
-                response = await client.request(
-                    method, url, content=content, params=params, headers=send_headers
+                response = await connections.send(
+                    pool_key,
+                    method,
+                    url,
+                    content=content,
+                    params=params,
+                    headers=send_headers,
                 )
             except httpx.TimeoutException:
                 failure = UpstreamTimeout("the upstream did not answer in time", code="timeout")

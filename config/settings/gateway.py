@@ -37,3 +37,8 @@ GATEWAY_RATE_WINDOW_MARGIN = env.float("GATEWAY_RATE_WINDOW_MARGIN", default=0.0
 GATEWAY_TOKEN_REFRESH_EVERY = env.int("GATEWAY_TOKEN_REFRESH_EVERY", default=300)
 # GATEWAY_LEASE_LINGER             seconds a finished call still holds its concurrency slot.
 GATEWAY_LEASE_LINGER = env.float("GATEWAY_LEASE_LINGER", default=0.05)
+# GATEWAY_CONNECTION_REUSE         keep connections alive between calls (one client per process).
+GATEWAY_CONNECTION_REUSE = env.bool("GATEWAY_CONNECTION_REUSE", default=True)
+# GATEWAY_KEEPALIVE_EXPIRY         seconds an idle connection is kept; below the upstream's own
+#                                  keep-alive (uvicorn: 5 s) so we never reuse one it is closing.
+GATEWAY_KEEPALIVE_EXPIRY = env.float("GATEWAY_KEEPALIVE_EXPIRY", default=4.0)

@@ -24,6 +24,15 @@ ACCOUNT_TYPES = ("US_BANK",)
 MODES = ("fiat", "crypto")
 CREATE_FIELDS = ("user_id", "type", "bank", "mode")
 ROUTING_NUMBER = "021000021"
+# Status moves the control surface may force (ours: decisions.md 3 names the states, no trigger).
+# Activation itself stays with the clock (`accounts_activate_due`).
+STATUS_MOVES: dict[str, tuple[str, ...]] = {
+    "activating": ("failed",),
+    "active": ("frozen", "deactivated"),
+    "frozen": ("active", "deactivated"),
+    "failed": (),
+    "deactivated": (),
+}
 
 
 def activation_delay() -> timedelta:
@@ -210,3 +219,30 @@ def deposit_simulate(*, account_id: Any, amount: Any) -> dict[str, Any]:
         "available_balance": money(account.balance),
         "currency": account.currency,
     }
+
+
+def account_set_status(*, account_id: Any, status: Any) -> VirtualAccount:
+    """Forces a `failed`, `frozen`, `deactivated` (or unfrozen `active`) state (control surface).
+
+    No event is emitted: neither document names one for these states.
+    """
+    try:
+        key: uuid.UUID | None = uuid.UUID(str(account_id))
+    except ValueError:
+        key = None
+    with transaction.atomic():
+        account = VirtualAccount.objects.select_for_update().filter(id=key).first() if key else None
+        if account is None:
+            raise resource_error(404, "VIRTUAL_ACCOUNT_NOT_FOUND", "Virtual account not found")
+        allowed = STATUS_MOVES.get(account.status, ())
+        if status not in allowed:
+            raise resource_error(
+                409,
+                "INVALID_STATUS_TRANSITION",
+                f"A {account.status} virtual account cannot become {status}",
+                [("status", f"allowed from {account.status}: {', '.join(allowed) or 'none'}")],
+            )
+        account.status = status
+        account.updated_at = clock.now()
+        account.save(update_fields=["status", "updated_at"])
+    return account

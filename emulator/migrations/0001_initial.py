@@ -7,370 +7,692 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='ApiClient',
+            name="ApiClient",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('client_id', models.UUIDField(default=uuid.uuid4, editable=False, unique=True)),
-                ('password', models.CharField(help_text='Django password hash', max_length=256)),
-                ('api_key_digest', models.CharField(editable=False, max_length=64, unique=True)),
-                ('api_key_prefix', models.CharField(editable=False, max_length=12)),
-                ('rate_per_second', models.PositiveIntegerField(blank=True, null=True)),
-                ('max_concurrent', models.PositiveIntegerField(blank=True, null=True)),
-                ('weekly_quota', models.PositiveIntegerField(blank=True, null=True)),
-                ('markup_fixed_fee', models.DecimalField(decimal_places=2, default=Decimal('0'), max_digits=14)),
-                ('markup_percentage_fee', models.DecimalField(decimal_places=6, default=Decimal('0'), max_digits=18)),
-                ('markup_fx', models.DecimalField(decimal_places=6, default=Decimal('0'), max_digits=18)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=200)),
+                ("client_id", models.UUIDField(default=uuid.uuid4, editable=False, unique=True)),
+                ("password", models.CharField(help_text="Django password hash", max_length=256)),
+                ("api_key_digest", models.CharField(editable=False, max_length=64, unique=True)),
+                ("api_key_prefix", models.CharField(editable=False, max_length=12)),
+                ("rate_per_second", models.PositiveIntegerField(blank=True, null=True)),
+                ("max_concurrent", models.PositiveIntegerField(blank=True, null=True)),
+                ("weekly_quota", models.PositiveIntegerField(blank=True, null=True)),
+                (
+                    "markup_fixed_fee",
+                    models.DecimalField(decimal_places=2, default=Decimal("0"), max_digits=14),
+                ),
+                (
+                    "markup_percentage_fee",
+                    models.DecimalField(decimal_places=6, default=Decimal("0"), max_digits=18),
+                ),
+                (
+                    "markup_fx",
+                    models.DecimalField(decimal_places=6, default=Decimal("0"), max_digits=18),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='ClockState',
+            name="ClockState",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('offset_seconds', models.FloatField(default=0.0)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("offset_seconds", models.FloatField(default=0.0)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
         ),
         migrations.CreateModel(
-            name='FaultSettings',
+            name="FaultSettings",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('latency_ms', models.PositiveIntegerField(default=0)),
-                ('error_rate', models.FloatField(default=0.0)),
-                ('rate_429', models.FloatField(default=0.0)),
-                ('drop_webhooks', models.FloatField(default=0.0)),
-                ('drop_response_next', models.PositiveIntegerField(default=0)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("latency_ms", models.PositiveIntegerField(default=0)),
+                ("error_rate", models.FloatField(default=0.0)),
+                ("rate_429", models.FloatField(default=0.0)),
+                ("drop_webhooks", models.FloatField(default=0.0)),
+                ("drop_response_next", models.PositiveIntegerField(default=0)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'verbose_name_plural': 'fault settings',
+                "verbose_name_plural": "fault settings",
             },
         ),
         migrations.CreateModel(
-            name='WebhookDelivery',
+            name="WebhookDelivery",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('status', models.CharField(choices=[('pending', 'pending'), ('sending', 'sending'), ('delivered', 'delivered'), ('failed', 'failed'), ('dropped', 'dropped')], default='pending', max_length=16)),
-                ('secret_slot', models.CharField(choices=[('current', 'current'), ('previous', 'previous')], default='current', max_length=8)),
-                ('attempts', models.PositiveSmallIntegerField(default=0)),
-                ('queued_at', models.DateTimeField()),
-                ('next_attempt_at', models.DateTimeField()),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "pending"),
+                            ("sending", "sending"),
+                            ("delivered", "delivered"),
+                            ("failed", "failed"),
+                            ("dropped", "dropped"),
+                        ],
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "secret_slot",
+                    models.CharField(
+                        choices=[("current", "current"), ("previous", "previous")],
+                        default="current",
+                        max_length=8,
+                    ),
+                ),
+                ("attempts", models.PositiveSmallIntegerField(default=0)),
+                ("queued_at", models.DateTimeField()),
+                ("next_attempt_at", models.DateTimeField()),
             ],
             options={
-                'ordering': ['next_attempt_at', 'id'],
+                "ordering": ["next_attempt_at", "id"],
             },
         ),
         migrations.CreateModel(
-            name='EmulatedUser',
+            name="EmulatedUser",
             fields=[
-                ('user_id', models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
-                ('environment', models.CharField(choices=[('production', 'Production'), ('sandbox', 'Sandbox')], max_length=16)),
-                ('type', models.CharField(max_length=32)),
-                ('email', models.EmailField(max_length=254)),
-                ('phone', models.CharField(blank=True, max_length=32)),
-                ('first_name', models.CharField(blank=True, max_length=100)),
-                ('last_name', models.CharField(blank=True, max_length=100)),
-                ('country', models.CharField(blank=True, max_length=2)),
-                ('status', models.CharField(default='unverified', max_length=16)),
-                ('verification_status', models.CharField(default='not_started', max_length=16)),
-                ('verification_mode', models.CharField(default='automatic', max_length=16)),
-                ('kyc_type', models.CharField(default='full', max_length=16)),
-                ('requires_reverification', models.BooleanField(default=False)),
-                ('rejection_reasons', models.JSONField(blank=True, default=list)),
-                ('created_at', models.DateTimeField()),
-                ('updated_at', models.DateTimeField()),
-                ('client', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='emulator.apiclient')),
+                (
+                    "user_id",
+                    models.UUIDField(
+                        default=uuid.uuid4, editable=False, primary_key=True, serialize=False
+                    ),
+                ),
+                (
+                    "environment",
+                    models.CharField(
+                        choices=[("production", "Production"), ("sandbox", "Sandbox")],
+                        max_length=16,
+                    ),
+                ),
+                ("type", models.CharField(max_length=32)),
+                ("email", models.EmailField(max_length=254)),
+                ("phone", models.CharField(blank=True, max_length=32)),
+                ("first_name", models.CharField(blank=True, max_length=100)),
+                ("last_name", models.CharField(blank=True, max_length=100)),
+                ("country", models.CharField(blank=True, max_length=2)),
+                ("status", models.CharField(default="unverified", max_length=16)),
+                ("verification_status", models.CharField(default="not_started", max_length=16)),
+                ("verification_mode", models.CharField(default="automatic", max_length=16)),
+                ("kyc_type", models.CharField(default="full", max_length=16)),
+                ("requires_reverification", models.BooleanField(default=False)),
+                ("rejection_reasons", models.JSONField(blank=True, default=list)),
+                ("created_at", models.DateTimeField()),
+                ("updated_at", models.DateTimeField()),
+                (
+                    "client",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="emulator.apiclient",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='IdempotencyRecord',
+            name="IdempotencyRecord",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('environment', models.CharField(choices=[('production', 'Production'), ('sandbox', 'Sandbox')], max_length=10)),
-                ('scope', models.CharField(max_length=200)),
-                ('key', models.CharField(max_length=255)),
-                ('request_digest', models.CharField(max_length=64)),
-                ('status_code', models.PositiveSmallIntegerField(default=0)),
-                ('response_body', models.JSONField(default=dict)),
-                ('created_at', models.DateTimeField()),
-                ('client', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='emulator.apiclient')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "environment",
+                    models.CharField(
+                        choices=[("production", "Production"), ("sandbox", "Sandbox")],
+                        max_length=10,
+                    ),
+                ),
+                ("scope", models.CharField(max_length=200)),
+                ("key", models.CharField(max_length=255)),
+                ("request_digest", models.CharField(max_length=64)),
+                ("status_code", models.PositiveSmallIntegerField(default=0)),
+                ("response_body", models.JSONField(default=dict)),
+                ("created_at", models.DateTimeField()),
+                (
+                    "client",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="emulator.apiclient",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='MailboxMessage',
+            name="MailboxMessage",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('environment', models.CharField(choices=[('production', 'Production'), ('sandbox', 'Sandbox')], max_length=16)),
-                ('email', models.EmailField(max_length=254)),
-                ('subject', models.CharField(max_length=200)),
-                ('body', models.TextField()),
-                ('code', models.CharField(blank=True, max_length=6)),
-                ('created_at', models.DateTimeField()),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "environment",
+                    models.CharField(
+                        choices=[("production", "Production"), ("sandbox", "Sandbox")],
+                        max_length=16,
+                    ),
+                ),
+                ("email", models.EmailField(max_length=254)),
+                ("subject", models.CharField(max_length=200)),
+                ("body", models.TextField()),
+                ("code", models.CharField(blank=True, max_length=6)),
+                ("created_at", models.DateTimeField()),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
-                'indexes': [models.Index(fields=['email', '-created_at'], name='emulator_ma_email_58e4c0_idx')],
+                "ordering": ["-created_at", "-id"],
+                "indexes": [
+                    models.Index(
+                        fields=["email", "-created_at"], name="emulator_ma_email_58e4c0_idx"
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='OtpCode',
+            name="OtpCode",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('environment', models.CharField(choices=[('production', 'Production'), ('sandbox', 'Sandbox')], max_length=16)),
-                ('email', models.EmailField(max_length=254)),
-                ('code_digest', models.CharField(max_length=64)),
-                ('expires_at', models.DateTimeField()),
-                ('failed_attempts', models.PositiveSmallIntegerField(default=0)),
-                ('consumed_at', models.DateTimeField(blank=True, null=True)),
-                ('superseded', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField()),
-                ('client', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='emulator.apiclient')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "environment",
+                    models.CharField(
+                        choices=[("production", "Production"), ("sandbox", "Sandbox")],
+                        max_length=16,
+                    ),
+                ),
+                ("email", models.EmailField(max_length=254)),
+                ("code_digest", models.CharField(max_length=64)),
+                ("expires_at", models.DateTimeField()),
+                ("failed_attempts", models.PositiveSmallIntegerField(default=0)),
+                ("consumed_at", models.DateTimeField(blank=True, null=True)),
+                ("superseded", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField()),
+                (
+                    "client",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="emulator.apiclient",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='Quote',
+            name="Quote",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('quote_id', models.UUIDField(default=uuid.uuid4, editable=False, unique=True)),
-                ('environment', models.CharField(choices=[('production', 'Production'), ('sandbox', 'Sandbox')], max_length=10)),
-                ('status', models.CharField(choices=[('ACTIVE', 'Active'), ('EXPIRED', 'Expired'), ('USED', 'Used')], default='ACTIVE', max_length=8)),
-                ('base_currency', models.CharField(max_length=4)),
-                ('quote_currency', models.CharField(max_length=4)),
-                ('account_type', models.CharField(max_length=8)),
-                ('network', models.CharField(blank=True, default='', max_length=16)),
-                ('amount_in_destination', models.BooleanField(default=False)),
-                ('requested_amount', models.DecimalField(decimal_places=2, max_digits=14)),
-                ('base_amount', models.DecimalField(decimal_places=2, max_digits=14)),
-                ('quote_amount', models.DecimalField(decimal_places=2, max_digits=14)),
-                ('rate', models.DecimalField(decimal_places=6, max_digits=18)),
-                ('service_rate', models.DecimalField(decimal_places=6, max_digits=18)),
-                ('base_fixed_fee', models.DecimalField(decimal_places=2, max_digits=14)),
-                ('base_percentage_fee', models.DecimalField(decimal_places=6, max_digits=18)),
-                ('base_fx_markup', models.DecimalField(decimal_places=6, max_digits=18)),
-                ('client_fixed_fee', models.DecimalField(decimal_places=2, max_digits=14)),
-                ('client_percentage_fee', models.DecimalField(decimal_places=6, max_digits=18)),
-                ('client_fx_markup', models.DecimalField(decimal_places=6, max_digits=18)),
-                ('network_fee', models.DecimalField(decimal_places=2, max_digits=14)),
-                ('penalty_markup', models.DecimalField(decimal_places=6, max_digits=18)),
-                ('total_fees', models.DecimalField(decimal_places=2, max_digits=14)),
-                ('lifetime_seconds', models.PositiveIntegerField(default=600)),
-                ('source', models.CharField(default='quotation', max_length=16)),
-                ('created_at', models.DateTimeField()),
-                ('updated_at', models.DateTimeField()),
-                ('expires_at', models.DateTimeField()),
-                ('used_at', models.DateTimeField(blank=True, null=True)),
-                ('client', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='quotes', to='emulator.apiclient')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("quote_id", models.UUIDField(default=uuid.uuid4, editable=False, unique=True)),
+                (
+                    "environment",
+                    models.CharField(
+                        choices=[("production", "Production"), ("sandbox", "Sandbox")],
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("ACTIVE", "Active"), ("EXPIRED", "Expired"), ("USED", "Used")],
+                        default="ACTIVE",
+                        max_length=8,
+                    ),
+                ),
+                ("base_currency", models.CharField(max_length=4)),
+                ("quote_currency", models.CharField(max_length=4)),
+                ("account_type", models.CharField(max_length=8)),
+                ("network", models.CharField(blank=True, default="", max_length=16)),
+                ("amount_in_destination", models.BooleanField(default=False)),
+                ("requested_amount", models.DecimalField(decimal_places=2, max_digits=14)),
+                ("base_amount", models.DecimalField(decimal_places=2, max_digits=14)),
+                ("quote_amount", models.DecimalField(decimal_places=2, max_digits=14)),
+                ("rate", models.DecimalField(decimal_places=6, max_digits=18)),
+                ("service_rate", models.DecimalField(decimal_places=6, max_digits=18)),
+                ("base_fixed_fee", models.DecimalField(decimal_places=2, max_digits=14)),
+                ("base_percentage_fee", models.DecimalField(decimal_places=6, max_digits=18)),
+                ("base_fx_markup", models.DecimalField(decimal_places=6, max_digits=18)),
+                ("client_fixed_fee", models.DecimalField(decimal_places=2, max_digits=14)),
+                ("client_percentage_fee", models.DecimalField(decimal_places=6, max_digits=18)),
+                ("client_fx_markup", models.DecimalField(decimal_places=6, max_digits=18)),
+                ("network_fee", models.DecimalField(decimal_places=2, max_digits=14)),
+                ("penalty_markup", models.DecimalField(decimal_places=6, max_digits=18)),
+                ("total_fees", models.DecimalField(decimal_places=2, max_digits=14)),
+                ("lifetime_seconds", models.PositiveIntegerField(default=600)),
+                ("source", models.CharField(default="quotation", max_length=16)),
+                ("created_at", models.DateTimeField()),
+                ("updated_at", models.DateTimeField()),
+                ("expires_at", models.DateTimeField()),
+                ("used_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "client",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="quotes",
+                        to="emulator.apiclient",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='Recipient',
+            name="Recipient",
             fields=[
-                ('recipient_id', models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
-                ('environment', models.CharField(choices=[('production', 'Production'), ('sandbox', 'Sandbox')], max_length=16)),
-                ('first_name', models.CharField(blank=True, max_length=100)),
-                ('last_name', models.CharField(blank=True, max_length=100)),
-                ('company_name', models.CharField(blank=True, max_length=200)),
-                ('email', models.EmailField(blank=True, max_length=254)),
-                ('address', models.JSONField(blank=True, default=dict)),
-                ('account_type', models.CharField(max_length=16)),
-                ('account_number', models.CharField(max_length=64)),
-                ('routing_number', models.CharField(blank=True, max_length=32)),
-                ('swift_code', models.CharField(blank=True, max_length=16)),
-                ('bank_name', models.CharField(blank=True, max_length=200)),
-                ('currency', models.CharField(default='USD', max_length=3)),
-                ('created_at', models.DateTimeField()),
-                ('client', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='emulator.apiclient')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='recipients', to='emulator.emulateduser')),
+                (
+                    "recipient_id",
+                    models.UUIDField(
+                        default=uuid.uuid4, editable=False, primary_key=True, serialize=False
+                    ),
+                ),
+                (
+                    "environment",
+                    models.CharField(
+                        choices=[("production", "Production"), ("sandbox", "Sandbox")],
+                        max_length=16,
+                    ),
+                ),
+                ("first_name", models.CharField(blank=True, max_length=100)),
+                ("last_name", models.CharField(blank=True, max_length=100)),
+                ("company_name", models.CharField(blank=True, max_length=200)),
+                ("email", models.EmailField(blank=True, max_length=254)),
+                ("address", models.JSONField(blank=True, default=dict)),
+                ("account_type", models.CharField(max_length=16)),
+                ("account_number", models.CharField(max_length=64)),
+                ("routing_number", models.CharField(blank=True, max_length=32)),
+                ("swift_code", models.CharField(blank=True, max_length=16)),
+                ("bank_name", models.CharField(blank=True, max_length=200)),
+                ("currency", models.CharField(default="USD", max_length=3)),
+                ("created_at", models.DateTimeField()),
+                (
+                    "client",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="emulator.apiclient",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="recipients",
+                        to="emulator.emulateduser",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='VirtualAccount',
+            name="VirtualAccount",
             fields=[
-                ('id', models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
-                ('environment', models.CharField(choices=[('production', 'Production'), ('sandbox', 'Sandbox')], max_length=16)),
-                ('type', models.CharField(default='US_BANK', max_length=16)),
-                ('bank', models.CharField(max_length=64)),
-                ('mode', models.CharField(default='fiat', max_length=8)),
-                ('status', models.CharField(default='activating', max_length=16)),
-                ('account_number', models.CharField(blank=True, max_length=32, null=True)),
-                ('routing_number', models.CharField(blank=True, max_length=16, null=True)),
-                ('currency', models.CharField(default='USD', max_length=3)),
-                ('balance', models.DecimalField(decimal_places=2, default=Decimal('0.00'), max_digits=14)),
-                ('activate_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField()),
-                ('updated_at', models.DateTimeField()),
-                ('client', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='emulator.apiclient')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='accounts', to='emulator.emulateduser')),
+                (
+                    "id",
+                    models.UUIDField(
+                        default=uuid.uuid4, editable=False, primary_key=True, serialize=False
+                    ),
+                ),
+                (
+                    "environment",
+                    models.CharField(
+                        choices=[("production", "Production"), ("sandbox", "Sandbox")],
+                        max_length=16,
+                    ),
+                ),
+                ("type", models.CharField(default="US_BANK", max_length=16)),
+                ("bank", models.CharField(max_length=64)),
+                ("mode", models.CharField(default="fiat", max_length=8)),
+                ("status", models.CharField(default="activating", max_length=16)),
+                ("account_number", models.CharField(blank=True, max_length=32, null=True)),
+                ("routing_number", models.CharField(blank=True, max_length=16, null=True)),
+                ("currency", models.CharField(default="USD", max_length=3)),
+                (
+                    "balance",
+                    models.DecimalField(decimal_places=2, default=Decimal("0.00"), max_digits=14),
+                ),
+                ("activate_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField()),
+                ("updated_at", models.DateTimeField()),
+                (
+                    "client",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="emulator.apiclient",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="accounts",
+                        to="emulator.emulateduser",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='Payout',
+            name="Payout",
             fields=[
-                ('payout_id', models.UUIDField(default=uuid.uuid4, editable=False, primary_key=True, serialize=False)),
-                ('environment', models.CharField(choices=[('production', 'Production'), ('sandbox', 'Sandbox')], max_length=16)),
-                ('mode', models.CharField(max_length=8)),
-                ('status', models.CharField(default='CREATED', max_length=16)),
-                ('plan', models.JSONField(default=list)),
-                ('amount', models.DecimalField(decimal_places=2, max_digits=12)),
-                ('currency', models.CharField(default='USD', max_length=3)),
-                ('fees', models.JSONField(default=dict)),
-                ('total_fees', models.DecimalField(decimal_places=2, max_digits=12)),
-                ('debited_amount', models.DecimalField(decimal_places=2, default=Decimal('0'), max_digits=14)),
-                ('recipient_amount', models.DecimalField(decimal_places=2, max_digits=14)),
-                ('recipient_currency', models.CharField(default='USD', max_length=3)),
-                ('quote_id', models.UUIDField(blank=True, null=True)),
-                ('reference', models.CharField(blank=True, max_length=200)),
-                ('payment_method', models.CharField(max_length=16)),
-                ('uetr', models.UUIDField(blank=True, null=True)),
-                ('payment_instructions', models.JSONField(blank=True, null=True)),
-                ('deposit_instructions', models.JSONField(blank=True, null=True)),
-                ('deposit_expires_at', models.DateTimeField(blank=True, null=True)),
-                ('deposit_received_amount', models.DecimalField(blank=True, decimal_places=2, max_digits=14, null=True)),
-                ('supporting_documents', models.JSONField(blank=True, default=list)),
-                ('client_markup', models.JSONField(blank=True, null=True)),
-                ('extra_info', models.JSONField(blank=True, null=True)),
-                ('failure_reason', models.CharField(blank=True, max_length=64)),
-                ('events', models.JSONField(default=list)),
-                ('next_step_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField()),
-                ('updated_at', models.DateTimeField()),
-                ('client', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='emulator.apiclient')),
-                ('recipient', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='payouts', to='emulator.recipient')),
-                ('virtual_account', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='payouts', to='emulator.virtualaccount')),
+                (
+                    "payout_id",
+                    models.UUIDField(
+                        default=uuid.uuid4, editable=False, primary_key=True, serialize=False
+                    ),
+                ),
+                (
+                    "environment",
+                    models.CharField(
+                        choices=[("production", "Production"), ("sandbox", "Sandbox")],
+                        max_length=16,
+                    ),
+                ),
+                ("mode", models.CharField(max_length=8)),
+                ("status", models.CharField(default="CREATED", max_length=16)),
+                ("plan", models.JSONField(default=list)),
+                ("amount", models.DecimalField(decimal_places=2, max_digits=12)),
+                ("currency", models.CharField(default="USD", max_length=3)),
+                ("fees", models.JSONField(default=dict)),
+                ("total_fees", models.DecimalField(decimal_places=2, max_digits=12)),
+                (
+                    "debited_amount",
+                    models.DecimalField(decimal_places=2, default=Decimal("0"), max_digits=14),
+                ),
+                ("recipient_amount", models.DecimalField(decimal_places=2, max_digits=14)),
+                ("recipient_currency", models.CharField(default="USD", max_length=3)),
+                ("quote_id", models.UUIDField(blank=True, null=True)),
+                ("reference", models.CharField(blank=True, max_length=200)),
+                ("payment_method", models.CharField(max_length=16)),
+                ("uetr", models.UUIDField(blank=True, null=True)),
+                ("payment_instructions", models.JSONField(blank=True, null=True)),
+                ("deposit_instructions", models.JSONField(blank=True, null=True)),
+                ("deposit_expires_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "deposit_received_amount",
+                    models.DecimalField(blank=True, decimal_places=2, max_digits=14, null=True),
+                ),
+                ("supporting_documents", models.JSONField(blank=True, default=list)),
+                ("client_markup", models.JSONField(blank=True, null=True)),
+                ("extra_info", models.JSONField(blank=True, null=True)),
+                ("failure_reason", models.CharField(blank=True, max_length=64)),
+                ("events", models.JSONField(default=list)),
+                ("next_step_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField()),
+                ("updated_at", models.DateTimeField()),
+                (
+                    "client",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="emulator.apiclient",
+                    ),
+                ),
+                (
+                    "recipient",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="payouts",
+                        to="emulator.recipient",
+                    ),
+                ),
+                (
+                    "virtual_account",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="payouts",
+                        to="emulator.virtualaccount",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='DeliveryAttempt',
+            name="DeliveryAttempt",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('event_id', models.CharField(max_length=64)),
-                ('event', models.CharField(max_length=64)),
-                ('url', models.URLField(max_length=500)),
-                ('attempt', models.PositiveSmallIntegerField()),
-                ('status_code', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('outcome', models.CharField(max_length=16)),
-                ('error', models.CharField(blank=True, max_length=200)),
-                ('secret_slot', models.CharField(choices=[('current', 'current'), ('previous', 'previous')], max_length=8)),
-                ('secret_fingerprint', models.CharField(max_length=12)),
-                ('at', models.DateTimeField()),
-                ('delivery', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='log', to='emulator.webhookdelivery')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("event_id", models.CharField(max_length=64)),
+                ("event", models.CharField(max_length=64)),
+                ("url", models.URLField(max_length=500)),
+                ("attempt", models.PositiveSmallIntegerField()),
+                ("status_code", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("outcome", models.CharField(max_length=16)),
+                ("error", models.CharField(blank=True, max_length=200)),
+                (
+                    "secret_slot",
+                    models.CharField(
+                        choices=[("current", "current"), ("previous", "previous")], max_length=8
+                    ),
+                ),
+                ("secret_fingerprint", models.CharField(max_length=12)),
+                ("at", models.DateTimeField()),
+                (
+                    "delivery",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="log",
+                        to="emulator.webhookdelivery",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-at', '-id'],
+                "ordering": ["-at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='WebhookEvent',
+            name="WebhookEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('event_id', models.CharField(max_length=64, unique=True)),
-                ('environment', models.CharField(choices=[('production', 'Production'), ('sandbox', 'Sandbox')], max_length=16)),
-                ('event', models.CharField(max_length=64)),
-                ('data', models.JSONField()),
-                ('created_at', models.DateTimeField()),
-                ('client', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='emulator.apiclient')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("event_id", models.CharField(max_length=64, unique=True)),
+                (
+                    "environment",
+                    models.CharField(
+                        choices=[("production", "Production"), ("sandbox", "Sandbox")],
+                        max_length=16,
+                    ),
+                ),
+                ("event", models.CharField(max_length=64)),
+                ("data", models.JSONField()),
+                ("created_at", models.DateTimeField()),
+                (
+                    "client",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="emulator.apiclient",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.AddField(
-            model_name='webhookdelivery',
-            name='event',
-            field=models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='delivery', to='emulator.webhookevent'),
+            model_name="webhookdelivery",
+            name="event",
+            field=models.OneToOneField(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="delivery",
+                to="emulator.webhookevent",
+            ),
         ),
         migrations.CreateModel(
-            name='WebhookRegistration',
+            name="WebhookRegistration",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('environment', models.CharField(choices=[('production', 'Production'), ('sandbox', 'Sandbox')], max_length=16)),
-                ('webhook_url', models.URLField(max_length=500)),
-                ('secret', models.CharField(max_length=500)),
-                ('previous_secret', models.CharField(blank=True, max_length=500)),
-                ('rotated_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField()),
-                ('updated_at', models.DateTimeField()),
-                ('client', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='emulator.apiclient')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "environment",
+                    models.CharField(
+                        choices=[("production", "Production"), ("sandbox", "Sandbox")],
+                        max_length=16,
+                    ),
+                ),
+                ("webhook_url", models.URLField(max_length=500)),
+                ("secret", models.CharField(max_length=500)),
+                ("previous_secret", models.CharField(blank=True, max_length=500)),
+                ("rotated_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField()),
+                ("updated_at", models.DateTimeField()),
+                (
+                    "client",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="emulator.apiclient",
+                    ),
+                ),
             ],
         ),
         migrations.AddField(
-            model_name='webhookdelivery',
-            name='registration',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='deliveries', to='emulator.webhookregistration'),
+            model_name="webhookdelivery",
+            name="registration",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="deliveries",
+                to="emulator.webhookregistration",
+            ),
         ),
         migrations.CreateModel(
-            name='WeeklyUsage',
+            name="WeeklyUsage",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('week', models.CharField(help_text='ISO week, e.g. 2026-W48', max_length=8)),
-                ('count', models.PositiveIntegerField(default=0)),
-                ('client', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='emulator.apiclient')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("week", models.CharField(help_text="ISO week, e.g. 2026-W48", max_length=8)),
+                ("count", models.PositiveIntegerField(default=0)),
+                (
+                    "client",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="emulator.apiclient",
+                    ),
+                ),
             ],
         ),
         migrations.AddIndex(
-            model_name='emulateduser',
-            index=models.Index(fields=['client', 'environment', 'email'], name='emulator_em_client__a4b9f7_idx'),
+            model_name="emulateduser",
+            index=models.Index(
+                fields=["client", "environment", "email"], name="emulator_em_client__a4b9f7_idx"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='idempotencyrecord',
-            constraint=models.UniqueConstraint(fields=('client', 'environment', 'scope', 'key'), name='emulator_idem_unique_key'),
+            model_name="idempotencyrecord",
+            constraint=models.UniqueConstraint(
+                fields=("client", "environment", "scope", "key"), name="emulator_idem_unique_key"
+            ),
         ),
         migrations.AddIndex(
-            model_name='quote',
-            index=models.Index(fields=['client', 'environment', 'status'], name='emulator_qu_client__ad8d20_idx'),
+            model_name="quote",
+            index=models.Index(
+                fields=["client", "environment", "status"], name="emulator_qu_client__ad8d20_idx"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='virtualaccount',
-            constraint=models.CheckConstraint(condition=models.Q(('balance__gte', 0)), name='emulator_va_balance_not_negative'),
+            model_name="virtualaccount",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("balance__gte", 0)), name="emulator_va_balance_not_negative"
+            ),
         ),
         migrations.AddIndex(
-            model_name='payout',
-            index=models.Index(fields=['client', 'environment', '-created_at'], name='emulator_pa_client__5c0219_idx'),
+            model_name="payout",
+            index=models.Index(
+                fields=["client", "environment", "-created_at"],
+                name="emulator_pa_client__5c0219_idx",
+            ),
         ),
         migrations.AddIndex(
-            model_name='payout',
-            index=models.Index(fields=['next_step_at'], name='emulator_pa_next_st_ae0b11_idx'),
+            model_name="payout",
+            index=models.Index(fields=["next_step_at"], name="emulator_pa_next_st_ae0b11_idx"),
         ),
         migrations.AddConstraint(
-            model_name='webhookregistration',
-            constraint=models.UniqueConstraint(fields=('client', 'environment'), name='emulator_one_webhook_per_client_env'),
+            model_name="webhookregistration",
+            constraint=models.UniqueConstraint(
+                fields=("client", "environment"), name="emulator_one_webhook_per_client_env"
+            ),
         ),
         migrations.AddIndex(
-            model_name='webhookdelivery',
-            index=models.Index(fields=['status', 'next_attempt_at'], name='emulator_we_status_e583d5_idx'),
+            model_name="webhookdelivery",
+            index=models.Index(
+                fields=["status", "next_attempt_at"], name="emulator_we_status_e583d5_idx"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='weeklyusage',
-            constraint=models.UniqueConstraint(fields=('client', 'week'), name='emulator_usage_unique_week'),
+            model_name="weeklyusage",
+            constraint=models.UniqueConstraint(
+                fields=("client", "week"), name="emulator_usage_unique_week"
+            ),
         ),
     ]

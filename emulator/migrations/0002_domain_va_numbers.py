@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('emulator', '0001_initial'),
+        ("emulator", "0001_initial"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='virtualaccount',
-            name='account_number',
-            field=models.CharField(blank=True, default='', max_length=32),
+            model_name="virtualaccount",
+            name="account_number",
+            field=models.CharField(blank=True, default="", max_length=32),
         ),
         migrations.AlterField(
-            model_name='virtualaccount',
-            name='routing_number',
-            field=models.CharField(blank=True, default='', max_length=16),
+            model_name="virtualaccount",
+            name="routing_number",
+            field=models.CharField(blank=True, default="", max_length=16),
         ),
     ]

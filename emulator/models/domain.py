@@ -251,12 +251,15 @@ class WebhookDelivery(models.Model):
     status = models.CharField(
         max_length=16, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING
     )
-    secret_slot = models.CharField(
-        max_length=8, choices=SecretSlot.choices, default=SecretSlot.CURRENT
-    )
+    # The secret in force when the delivery was queued; after a rotation it keeps signing until
+    # `secret_until` (rotation time + overlap), then the registration's current secret takes over.
+    signing_secret = models.CharField(max_length=500, blank=True)
+    secret_until = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
     queued_at = models.DateTimeField()
     next_attempt_at = models.DateTimeField()
+    # A claimed ("sending") delivery whose lease ran out was left by a crashed process: reclaimable.
+    lease_until = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["next_attempt_at", "id"]

@@ -1,4 +1,4 @@
-"""/_control/ (domain half): mailbox, deposits, KYC decisions, tick, webhooks, crypto deposits."""
+"""/_control/ (domain half): mailbox, deposits, account states, KYC, tick, webhooks."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 from django.http import HttpRequest, JsonResponse
 from ninja import Router
 
-from emulator.domain.accounts import deposit_simulate
+from emulator.domain.accounts import account_payload, account_set_status, deposit_simulate
 from emulator.domain.formats import json_body, validation_error
 from emulator.domain.otp import mailbox
 from emulator.domain.payout_progress import payout_deposit
@@ -23,6 +23,7 @@ from emulator.routers.domain_schemas import (
     CryptoDepositBody,
     DecisionBody,
     DepositBody,
+    StatusBody,
     body_doc,
 )
 from emulator.routers.respond import respond
@@ -57,6 +58,16 @@ def domain_control_router() -> Router:
             account_id=body.get("virtual_account_id"), amount=body.get("amount")
         )
         return respond(201, {"data": result})
+
+    @router.post(
+        "/virtual-accounts/{account_id}/status",
+        url_name="control-account-status",
+        openapi_extra=body_doc(StatusBody),
+    )
+    def account_status(request: HttpRequest, account_id: str) -> JsonResponse:
+        status = json_body(request).get("status")
+        account = account_set_status(account_id=account_id, status=status)
+        return respond(200, {"data": account_payload(account)})
 
     @router.post(
         "/users/{user_id}/decision",

@@ -125,6 +125,12 @@ class DepositBody(BaseModel):
     amount: str
 
 
+class StatusBody(BaseModel):
+    status: str = Field(
+        description="failed (from activating), frozen, deactivated, active (unfreeze)"
+    )
+
+
 class DecisionBody(BaseModel):
     accept: bool
     reasons: list[str] | None = None

@@ -91,12 +91,12 @@ def initiate_payout(request: HttpRequest, *, environment: str, account_id: str) 
 
 
 def _moment(value: str, field: str, end: bool) -> datetime:
-    parsed = parse_datetime(value)
+    # A bare date first: parse_datetime (fromisoformat) would read "2026-11-23" as midnight,
+    # and a to_date would then exclude its own day.
+    day: date | None = parse_date(value) if len(value) == 10 else None
+    parsed = datetime.combine(day, time.max if end else time.min) if day else parse_datetime(value)
     if parsed is None:
-        day: date | None = parse_date(value)
-        if day is None:
-            raise validation_error([(field, "must be an ISO 8601 date or date-time")])
-        parsed = datetime.combine(day, time.max if end else time.min)
+        raise validation_error([(field, "must be an ISO 8601 date or date-time")])
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=UTC)
     return parsed

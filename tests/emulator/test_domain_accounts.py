@@ -150,3 +150,51 @@ def test_recipient_rail_needs_its_bank_code(sandbox):
         {"user_id": user["user_id"], "account": {"account_type": "ACH", "account_number": "1"}},
     )
     assert nameless.json()["errors"][0]["field"] == "first_name"
+
+
+def set_status(control, account_id, status):
+    return control.post(f"/_control/virtual-accounts/{account_id}/status", json={"status": status})
+
+
+def test_control_reaches_frozen_deactivated_and_failed(sandbox, control):
+    account_id, recipient_id = sandbox.funded_setup("500.00")
+    frozen = set_status(control, account_id, "frozen")
+    assert frozen.status_code == 200, frozen.text
+    assert frozen.json()["data"]["status"] == "frozen"
+    assert sandbox.get(f"/v1/virtual-accounts/{account_id}").json()["data"]["status"] == "frozen"
+    refused = sandbox.payout(
+        account_id, {"recipient_id": recipient_id, "amount": "10.00"}, "000000"
+    )
+    assert refused.status_code == 400
+    assert refused.json()["code"] == "VIRTUAL_ACCOUNT_NOT_ACTIVE"
+    deposit = control.post(
+        "/_control/deposits", json={"virtual_account_id": account_id, "amount": "1.00"}
+    )
+    assert deposit.status_code == 400 and deposit.json()["code"] == "VIRTUAL_ACCOUNT_NOT_ACTIVE"
+    assert set_status(control, account_id, "active").json()["data"]["status"] == "active"
+    assert sandbox.balance(account_id) == "500.00"
+    assert set_status(control, account_id, "deactivated").status_code == 200
+    final = set_status(control, account_id, "active")
+    assert final.status_code == 409 and final.json()["code"] == "INVALID_STATUS_TRANSITION"
+
+    user = sandbox.create_user("failing@example.com")
+    pending = open_account(sandbox, user["user_id"]).json()["data"]
+    assert set_status(control, pending["id"], "failed").json()["data"]["status"] == "failed"
+    sandbox.advance(5)
+    assert sandbox.tick()["activated_accounts"] == 0
+    assert sandbox.get(f"/v1/virtual-accounts/{pending['id']}").json()["data"]["status"] == "failed"
+
+
+def test_account_status_control_rejects_unknown_targets(sandbox, control):
+    user = sandbox.create_user()
+    account = sandbox.active_account(user["user_id"])
+    for status in ("activating", "closed", None):
+        response = set_status(control, account["id"], status)
+        assert response.status_code == 409, response.text
+    assert set_status(control, str(uuid.uuid4()), "frozen").status_code == 404
+    unauthenticated = control.post(
+        f"/_control/virtual-accounts/{account['id']}/status",
+        json={"status": "frozen"},
+        headers={"X-Emulator-Token": "wrong"},
+    )
+    assert unauthenticated.status_code == 401

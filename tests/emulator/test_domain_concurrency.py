@@ -1,6 +1,7 @@
 """Concurrent duplicates, dropped responses, the lifespan loop's jobs and the OpenAPI page."""
 
 import json
+import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
@@ -133,3 +134,50 @@ def test_openapi_page_documents_the_domain_bodies(http):
     assert schema["properties"]["amount"]["pattern"] == r"^\d+(\.\d{1,2})?$"
     for path in ("/sandbox/v1/users", "/sandbox/v1/recipients", "/sandbox/webhooks/register"):
         assert "requestBody" in paths[path]["post"]
+
+
+def test_concurrent_fiat_payouts_never_overdraw_the_balance(sandbox):
+    """Six payouts race for a balance that covers two: two win, four are INSUFFICIENT_FUNDS.
+
+    Each client has one OTP at a time, so over HTTP the OTP already serialises a client's fiat
+    payouts; the race here is run on the payout transaction itself (no OTP), from real threads.
+    """
+    from decimal import Decimal
+
+    from django.db import connection
+
+    from emulator.domain.payout_requests import parse_payout_request
+    from emulator.domain.payouts import payout_create
+    from emulator.errors import EmulatorError
+    from emulator.models import ApiClient, Payout, VirtualAccount
+
+    account_id, recipient_id = sandbox.funded_setup("240.00")
+    account = VirtualAccount.objects.select_related("client").get(id=account_id)
+    client = ApiClient.objects.get(pk=account.client_id)
+    start = threading.Barrier(6)
+
+    def attempt(_: int) -> str:
+        try:
+            request = parse_payout_request({"recipient_id": recipient_id, "amount": "100.00"})
+            start.wait()
+            payout_create(
+                client=client,
+                environment="sandbox",
+                account_id=account.id,
+                request=request,
+                otp=None,
+            )
+            return "created"
+        except EmulatorError as exc:
+            return str(exc.body.get("code"))
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        outcomes = sorted(pool.map(attempt, range(6)))
+    assert outcomes == ["INSUFFICIENT_FUNDS"] * 4 + ["created"] * 2, outcomes
+    account.refresh_from_db()
+    debited = sum(p.debited_amount for p in Payout.objects.filter(virtual_account_id=account_id))
+    assert account.balance >= 0
+    assert account.balance + debited == Decimal("240.00")
+    assert sandbox.balance(account_id) == f"{account.balance:.2f}"

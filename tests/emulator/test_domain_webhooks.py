@@ -127,28 +127,98 @@ def test_unreachable_receiver_is_an_attempt_with_no_status(sandbox, control, api
     assert entry["status_code"] is None and entry["outcome"] == "error"
 
 
-def test_rotation_keeps_the_old_secret_for_recently_queued_deliveries(
-    sandbox, control, receiver, api_client
-):
-    register(sandbox, api_client, receiver.url, "secret-old")
-    old_queued = queue(control, api_client, n=1)["event_id"]
-    sandbox.advance(120)
-    recent = queue(control, api_client, n=2)["event_id"]
-    sandbox.advance(30)
-    register(sandbox, api_client, receiver.url, "secret-new")
-    after = queue(control, api_client, n=3)["event_id"]
-    control.post("/_control/webhooks/flush")
+def signed_with(receiver, secrets):
+    """event_id -> the secret (among `secrets`) whose HMAC matches each received request."""
     signed = {}
     for request in receiver.requests:
         event_id = json.loads(request["body"])["data"]["event_id"]
         headers = {k.lower(): v for k, v in request["headers"].items()}
         signature = headers["x-signature-sha256"]
-        signed[event_id] = next(
-            s for s in ("secret-old", "secret-new") if verify(request["body"], signature, s)
+        signed.setdefault(event_id, []).append(
+            next(s for s in secrets if verify(request["body"], signature, s))
         )
-    assert signed == {old_queued: "secret-new", recent: "secret-old", after: "secret-new"}
+    return signed
+
+
+def test_rotation_keeps_the_queued_secret_for_the_overlap_window(
+    sandbox, control, receiver, api_client
+):
+    register(sandbox, api_client, receiver.url, "secret-old")
+    long_queued = queue(control, api_client, n=1)["event_id"]
+    sandbox.advance(120)
+    recent = queue(control, api_client, n=2)["event_id"]
+    sandbox.advance(30)
+    register(sandbox, api_client, receiver.url, "secret-new")
+    after = queue(control, api_client, n=3)["event_id"]
+    sandbox.advance(59)
+    control.post("/_control/webhooks/flush")
+    assert signed_with(receiver, ("secret-old", "secret-new")) == {
+        long_queued: ["secret-old"],
+        recent: ["secret-old"],
+        after: ["secret-new"],
+    }
     slots = {e["event_id"]: e["secret"] for e in deliveries(control)}
-    assert slots == {old_queued: "current", recent: "previous", after: "current"}
+    assert slots == {long_queued: "previous", recent: "previous", after: "current"}
+
+
+def test_after_the_window_a_retry_switches_to_the_current_secret(
+    sandbox, control, receiver, api_client
+):
+    register(sandbox, api_client, receiver.url, "secret-old")
+    receiver.statuses = [500]
+    event_id = queue(control, api_client)["event_id"]
+    control.post("/_control/webhooks/flush")
+    register(sandbox, api_client, receiver.url, "secret-new")
+    sandbox.advance(61)
+    control.post("/_control/webhooks/flush")
+    assert signed_with(receiver, ("secret-old", "secret-new")) == {
+        event_id: ["secret-old", "secret-new"]
+    }
+    log = sorted(deliveries(control, event_id=event_id), key=lambda e: e["attempt"])
+    assert [(e["attempt"], e["secret"]) for e in log] == [(1, "current"), (2, "current")]
+    assert log[0]["secret_fingerprint"] != log[1]["secret_fingerprint"]
+
+
+def test_a_second_rotation_does_not_forget_the_first(sandbox, control, receiver, api_client):
+    secrets = ("secret-1", "secret-2", "secret-3")
+    register(sandbox, api_client, receiver.url, secrets[0])
+    first = queue(control, api_client, n=1)["event_id"]
+    sandbox.advance(10)
+    register(sandbox, api_client, receiver.url, secrets[1])
+    second = queue(control, api_client, n=2)["event_id"]
+    sandbox.advance(10)
+    register(sandbox, api_client, receiver.url, secrets[2])
+    third = queue(control, api_client, n=3)["event_id"]
+    control.post("/_control/webhooks/flush")
+    assert signed_with(receiver, secrets) == {
+        first: ["secret-1"],
+        second: ["secret-2"],
+        third: ["secret-3"],
+    }
+
+
+def test_a_delivery_left_sending_by_a_crash_is_retried_after_its_lease(
+    sandbox, control, receiver, api_client, settings
+):
+    from emulator.models import WebhookDelivery
+    from emulator.webhooks import _claim, deliver_due
+
+    settings.EMULATOR_WEBHOOK_LEASE_SECONDS = 30
+    register(sandbox, api_client, receiver.url)
+    event_id = queue(control, api_client)["event_id"]
+    delivery = WebhookDelivery.objects.get(event__event_id=event_id)
+    # What a process does right before it dies mid-send: the claim commits, nothing else does.
+    assert _claim(delivery.pk)
+    assert deliver_due() == 0
+    assert control.post("/_control/webhooks/flush").json() == {"attempted": 0}
+    sandbox.advance(31)
+    assert deliver_due() == 1
+    [request] = receiver.requests
+    assert json.loads(request["body"])["data"]["event_id"] == event_id
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts, delivery.lease_until) == ("delivered", 1, None)
+    [entry] = deliveries(control, event_id=event_id)
+    assert (entry["attempt"], entry["outcome"]) == (1, "delivered")
 
 
 def test_dropped_webhooks_are_logged_and_not_sent(sandbox, control, receiver, api_client):
