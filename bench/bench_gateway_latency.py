@@ -52,7 +52,9 @@ def main() -> None:
             run(url, env, cert_file)
         finally:
             emulator.terminate()
-            emulator.wait(timeout=20)
+            started = time.monotonic()
+            emulator.wait(timeout=60)
+            print(f"# emulator stopped in {time.monotonic() - started:.1f}s")
 
 
 def wait_healthy(url: str, process: subprocess.Popen[bytes], verify: str) -> None:
@@ -121,7 +123,7 @@ def run(url: str, env: dict[str, str], cert_file: str) -> None:
 
     credentials = httpx.post(
         f"{url}/_control/clients",
-        json={"name": "bench-latency", "rate_per_second": 10_000, "max_concurrent": 2},
+        json={"name": "bench-latency", "rate_per_second": 10_000, "max_concurrent": 50},
         headers={"X-Emulator-Token": env["EMULATOR_CONTROL_TOKEN"]},
         timeout=10,
         verify=cert_file,
@@ -131,7 +133,7 @@ def run(url: str, env: dict[str, str], cert_file: str) -> None:
         kind="sandbox",
         base_url=url,
         rate_per_second=10_000,
-        max_concurrent=2,
+        max_concurrent=50,
         weekly_budget=1_000_000,
     )
     environment_.set_credentials(**credentials)
@@ -188,6 +190,9 @@ def run(url: str, env: dict[str, str], cert_file: str) -> None:
         print(f"gateway_call_ms_p50_after={after:.2f}")
         print(f"gateway_call_ms_p50={before / after:.2f}")
     finally:
+        started = time.monotonic()
+        connections.close()
+        print(f"# kept-alive connections closed in {time.monotonic() - started:.2f}s")
         environment_.delete()
 
 

@@ -1,1 +1,1 @@
-"""A stand-in for the upstream payments API, served as its own ASGI process with its own URLs and tables."""
+"""A stand-in for the upstream payments API: its own ASGI process, URLs and tables."""

@@ -9,17 +9,21 @@ from typing import Any
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
 import django
+from django.core.exceptions import ImproperlyConfigured
 
-django.setup()
+try:
+    django.setup()
+except ImproperlyConfigured as exc:
+    # Under uvicorn a refused configuration would print a traceback wall; one line says it all.
+    raise SystemExit(f"emulator: {exc}") from None
 
-from asgiref.sync import sync_to_async  # noqa: E402
-from django.conf import settings  # noqa: E402
-from django.core.asgi import get_asgi_application  # noqa: E402
-from django.core.exceptions import ImproperlyConfigured  # noqa: E402
-from django.db import connections  # noqa: E402
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.core.asgi import get_asgi_application
+from django.db import connections
 
-from emulator import edge, loop  # noqa: E402
-from emulator.middleware import EMULATOR_SCOPE_KEY  # noqa: E402
+from emulator import edge, loop
+from emulator.middleware import EMULATOR_SCOPE_KEY
 
 Scope = dict[str, Any]
 logger = logging.getLogger("emulator")
@@ -92,4 +96,11 @@ class EmulatorApplication:
                 return
 
 
-application = EmulatorApplication()
+def _build() -> EmulatorApplication:
+    try:
+        return EmulatorApplication()
+    except ImproperlyConfigured as exc:
+        raise SystemExit(f"emulator: {exc}") from None
+
+
+application = _build()

@@ -18,7 +18,7 @@ def _mark(request: HttpRequest) -> None:
 
 
 @sync_and_async_middleware
-def EmulatorURLConfMiddleware(get_response: Callable[[HttpRequest], Any]) -> Any:  # noqa: N802
+def EmulatorURLConfMiddleware(get_response: Callable[[HttpRequest], Any]) -> Any:
     """One code base serves two applications: the back office and the upstream emulator."""
     if iscoroutinefunction(get_response):
         async_get_response: Callable[[HttpRequest], Awaitable[HttpResponse]] = get_response

@@ -2,6 +2,7 @@
 
 from django.http import HttpRequest, JsonResponse
 from django.urls import path, re_path
+from django.views.decorators.csrf import csrf_exempt
 
 from emulator.api import control_api, production_api, sandbox_api
 
@@ -10,6 +11,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"status": "ok", "service": "emulator"})
 
 
+@csrf_exempt
 def not_found(request: HttpRequest) -> JsonResponse:
     """An API answers an unknown path in JSON (not Django's HTML page), in the resource shape."""
     return JsonResponse(

@@ -1,1 +1,1 @@
-"""The one disciplined way to talk to the upstream: environments, credentials, tokens, rate budget, errors, call log."""
+"""The one way to talk to the upstream: environments, tokens, rate budget, errors, call log."""

@@ -71,6 +71,15 @@ _io: _IoLoop | None = None
 _io_lock = threading.Lock()
 
 
+def _after_fork_in_child() -> None:
+    """A forked worker (django-q2) gets no threads: forget the parent's loop and lock."""
+    global _io, _io_lock
+    _io, _io_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _io_loop() -> _IoLoop:
     """The I/O loop of this process (a forked child starts its own: threads do not survive)."""
     global _io
@@ -94,6 +103,11 @@ def close() -> None:
 def _ssl_context() -> ssl.SSLContext:
     """Built once: loading the CA bundle for every client would cost more than the request."""
     return ssl.create_default_context()
+
+
+def pooled() -> int:
+    """How many kept-alive clients this process holds (bounded by _MAX_CLIENTS)."""
+    return len(_io.clients) if _io is not None and _io.pid == os.getpid() else 0
 
 
 def timeout() -> httpx.Timeout:

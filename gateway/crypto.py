@@ -1,4 +1,4 @@
-"""Encryption of secrets at rest: MultiFernet over settings.PAYOPS_ENCRYPTION_KEYS (newest first)."""
+"""Encryption of secrets at rest: MultiFernet over PAYOPS_ENCRYPTION_KEYS (newest first)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ class SecretDecryptionError(Exception):
 def _fernet(keys: tuple[str, ...]) -> MultiFernet:
     if not keys:
         raise ImproperlyConfigured(
-            "PAYOPS_ENCRYPTION_KEYS is empty: set at least one Fernet key "
-            "(python -c 'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())')."
+            "PAYOPS_ENCRYPTION_KEYS is empty: set at least one Fernet key (python -c "
+            "'from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())')."
         )
     try:
         return MultiFernet([Fernet(key.encode()) for key in keys])

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from django.forms import BaseForm
 
 
 @dataclass(frozen=True)
@@ -47,11 +51,25 @@ class UpstreamError(Exception):
         return f"{' '.join(parts)}: {self.message}"
 
     def form_errors(self) -> dict[str, list[str]]:
-        """Field errors keyed by field name, for `form.add_error`; general message under None."""
+        """Field errors keyed by the upstream's field name (e.g. `account.routing_number`)."""
         errors: dict[str, list[str]] = {}
         for item in self.field_errors:
             errors.setdefault(item.field, []).append(item.message)
         return errors
+
+    def add_to_form(self, form: BaseForm) -> None:
+        """
+        Show this error on a bound form: each field error on the form field of the same name, or
+        of its last segment (`account.routing_number` -> `routing_number`,
+        `supporting_documents[0].file` -> `file`); anything else, and the message of an error
+        without field errors, as a non-field error.
+        """
+        for item in self.field_errors:
+            last = re.sub(r"\[\d+\]", "", item.field).rsplit(".", 1)[-1]
+            target = next((name for name in (item.field, last) if name in form.fields), None)
+            form.add_error(target, item.message if target else f"{item.field}: {item.message}")
+        if not self.field_errors:
+            form.add_error(None, self.message)
 
 
 class PermanentError(UpstreamError):

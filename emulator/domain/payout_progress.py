@@ -10,7 +10,7 @@ from django.db import transaction
 
 from emulator import clock
 from emulator.domain import payout_states as states
-from emulator.domain.formats import money, parse_decimal
+from emulator.domain.formats import parse_decimal
 from emulator.errors import resource_error
 from emulator.events import emit
 from emulator.models import Payout
@@ -51,11 +51,8 @@ def payout_deposit(*, payout_id: str, amount: Any) -> Payout:
                 client=payout.client,
                 environment=payout.environment,
                 event="payout.deposit_received",
-                data=states.event_data(
-                    payout,
-                    deposit_amount=money(received),
-                    deposit_currency=(payout.deposit_instructions or {}).get("currency"),
-                ),
+                # Exactly decisions.md 4's payout fields: the received amount is on the payout.
+                data=states.event_data(payout),
             )
         else:
             payout.save()

@@ -1,4 +1,4 @@
-"""An upstream environment (sandbox or production): where it is, how we log in, what we may spend."""
+"""An upstream environment (sandbox or production): where, how we log in, what we may spend."""
 
 from __future__ import annotations
 

@@ -101,8 +101,9 @@ def test_emulator_refuses_production_without_control_token(tmp_path):
         timeout=120,
         cwd=str(__import__("django.conf").conf.settings.BASE_DIR),
     )
-    assert result.returncode != 0
-    assert "ImproperlyConfigured" in result.stderr
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert "emulator: The emulator refuses to start" in result.stderr
     assert "EMULATOR_CONTROL_TOKEN" in result.stderr
     env["EMULATOR_CONTROL_TOKEN"] = "set-in-production"
     allowed = subprocess.run(

@@ -38,3 +38,24 @@ def test_resource_family_shape_over_http(control):
     assert bad.status_code == 400
     assert bad.json()["code"] == "validation_error"
     assert bad.json()["errors"][0]["field"] == "error_rate"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_unknown_paths_answer_json_404_with_rate_limit_headers(http, authed, sandbox):
+    headers = authed("sandbox")
+    responses = [
+        http.get("/nope"),
+        http.get("/sandbox/v1/nope", headers=headers),
+        http.post("/v1/nope", json={}, headers=headers),
+        sandbox.get("/v1/users/00000000-0000-0000-0000-000000000000"),
+        sandbox.post("/v1/users", {}, **{"idempotency-key": "k"}),
+    ]
+    for response in responses[:3]:
+        assert response.status_code == 404
+        assert response.headers["content-type"] == "application/json"
+        assert response.json()["code"] == "NOT_FOUND"
+    assert [r.status_code for r in responses[3:]] == [404, 400]
+    for response in responses:
+        for name in ("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"):
+            assert name in response.headers, (response.status_code, response.text)
+        assert "Retry-After" not in response.headers

@@ -57,3 +57,29 @@ async def test_lifespan_startup_fails_in_production_without_token():
 def test_assert_may_start():
     with override_settings(PAYOPS_ENVIRONMENT="production", EMULATOR_CONTROL_TOKEN="t"):
         assert_may_start()
+
+
+def test_uvicorn_refuses_production_without_token_in_one_line():
+    """The real command under production settings: exit status 1, one clear line, no traceback."""
+    import os
+    import subprocess
+    import sys
+
+    from cryptography.fernet import Fernet
+
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.production",
+        "DJANGO_SECRET_KEY": "refusal-test",
+        "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/payops_refusal_test",
+        "REDIS_URL": "redis://127.0.0.1:6379/7",
+        "DJANGO_ALLOWED_HOSTS": "localhost",
+        "PAYOPS_ENCRYPTION_KEYS": Fernet.generate_key().decode(),
+        "EMULATOR_CONTROL_TOKEN": "",
+    }
+    command = [sys.executable, "-m", "uvicorn", "emulator.asgi:application", "--port", "0"]
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("emulator:")]
+    assert "EMULATOR_CONTROL_TOKEN" in line and "production" in line

@@ -91,6 +91,8 @@ class WitnessApp:
             "path": scope["path"],
             "start": time.monotonic(),
             "status": None,
+            # (host, port) of the caller's TCP connection: the same port means a reused one.
+            "client": tuple(scope.get("client") or ()),
         }
 
         spy = _SpySend(send, record, self.witness)

@@ -8,11 +8,12 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from django import forms
 
 from gateway import idempotency
 from gateway.client import Upstream, call_sync, upstream
 from gateway.errors import NotFoundError, ValidationError
-from gateway.models import Environment, IdempotencyKey
+from gateway.models import Environment, IdempotencyKey, UpstreamCall
 from gateway.schemas import (
     Balance,
     Message,
@@ -30,6 +31,17 @@ from gateway.schemas import (
     VirtualAccount,
 )
 from tests.gateway.conftest import LiveEmulator
+from tests.gateway.test_e2e_surface import OPERATIONS, logged_operations_match
+
+
+class RecipientForm(forms.Form):
+    """A form of the kind a recipient page would show, to receive the upstream's field errors."""
+
+    first_name = forms.CharField()
+    email = forms.CharField()
+    account_number = forms.CharField()
+    routing_number = forms.CharField(required=False)
+
 
 PDF = "data:application/pdf;base64,JVBERi0xLjQKJSVFT0YK"
 ADDRESS = {
@@ -277,6 +289,11 @@ def test_full_sandbox_walk(live_emulator: LiveEmulator, sandbox: Environment) ->
     paths = [r["path"] for r in live_emulator.witness.api_requests()]
     assert all(p.startswith("/sandbox/") for p in paths), paths
     assert 429 not in live_emulator.witness.statuses()
+    # Every operation of the contract went through the gateway, on its documented method and path.
+    calls = UpstreamCall.objects.filter(environment=sandbox)
+    seen = logged_operations_match(list(calls.values_list("operation", "method", "path")))
+    assert seen == {operation.name for operation in OPERATIONS}
+    assert not calls.exclude(status__in=(200, 201)).exists()
 
 
 def _funded(
@@ -341,6 +358,17 @@ def test_error_paths_reach_the_caller_typed(
     assert caught.value.code == "validation_error" and form_errors
     assert all(isinstance(msgs, list) and msgs for msgs in form_errors.values())
     assert any("routing_number" in name for name in form_errors), form_errors
+    form = RecipientForm(
+        data={
+            "first_name": "No",
+            "email": "not-an-email",
+            "account_number": "1",
+            "routing_number": "",
+        }
+    )
+    caught.value.add_to_form(form)
+    assert form.errors["routing_number"] and form.errors["email"]
+    assert not form.is_valid()
 
     with pytest.raises(NotFoundError) as caught:
         call_sync(client.payouts.get, str(uuid.uuid4()))
