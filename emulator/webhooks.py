@@ -49,7 +49,7 @@ def sign(body: bytes, secret: str) -> str:
 
 def lease() -> timedelta:
     """How long a claimed delivery may stay "sending" before another run may take it over."""
-    return timedelta(seconds=float(getattr(settings, "EMULATOR_WEBHOOK_LEASE_SECONDS", 30)))
+    return timedelta(seconds=float(settings.EMULATOR_WEBHOOK_LEASE_SECONDS))
 
 
 def fingerprint(secret: str) -> str:

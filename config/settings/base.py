@@ -248,6 +248,8 @@ LOGGING = {
         "django.db.backends": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},
         "httpcore": {"level": "WARNING"},
+        # axes announces itself at INFO on every start, drowning management command output.
+        "axes": {"level": "WARNING"},
     },
 }
 

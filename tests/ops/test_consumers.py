@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.db import transaction
 from django.test import Client
@@ -16,7 +17,6 @@ from django.test import Client
 from config.asgi import application
 from staff.broadcast import abroadcast_event, broadcast_event, broadcast_event_on_commit
 from staff.consumers import CLOSE_FORBIDDEN, CLOSE_UNAUTHENTICATED
-from tests.ops.channels_testing import WebsocketCommunicator
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ROOT = Path(__file__).resolve().parents[2]
