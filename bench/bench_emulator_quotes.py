@@ -9,48 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import os
-import secrets
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 import httpx
+from _support import ROOT, environment, free_port, wait_healthy
 
-ROOT = Path(__file__).resolve().parent.parent
 DURATION = float(os.environ.get("BENCH_DURATION", "5"))
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def environment(tmp: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
-    if not env.get("DATABASE_URL"):
-        env["PAYOPS_SQLITE_PATH"] = str(Path(tmp) / "bench.sqlite3")
-    env["EMULATOR_CONTROL_TOKEN"] = secrets.token_urlsafe(16)
-    env["PAYOPS_LOG_LEVEL"] = "WARNING"
-    return env
-
-
-def wait_healthy(url: str, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit("the emulator exited during startup")
-        try:
-            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    raise SystemExit("the emulator did not become healthy")
 
 
 async def load(

@@ -15,13 +15,11 @@ import asyncio
 import os
 import secrets
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 
 import httpx
-from bench_gateway_rate import ROOT, django_setup, environment, free_port
+from _support import django_setup, environment, free_port, migrate, start_emulator, wait_healthy
 
 CALLS = int(os.environ.get("BENCH_CALLS", "300"))
 
@@ -30,23 +28,14 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         env = environment(tmp)
         os.environ.update(env)
-        python = sys.executable
-        for command in (["migrate", "--noinput", "-v", "0"], ["createcachetable"]):
-            subprocess.run([python, "manage.py", *command], cwd=ROOT, env=env, check=True)
+        migrate(env)
         port = free_port()
         url = f"https://127.0.0.1:{port}"
         key_file, cert_file = self_signed(tmp)
         # The gateway verifies TLS as in production; it trusts this run's certificate only.
         os.environ["SSL_CERT_FILE"] = cert_file
-        emulator = subprocess.Popen(
-            [
-                *[python, "-m", "uvicorn", "emulator.asgi:application", "--port", str(port)],
-                *["--lifespan", "on", "--log-level", "warning"],
-                *["--ssl-keyfile", key_file, "--ssl-certfile", cert_file],
-            ],
-            cwd=ROOT,
-            env=env,
-        )
+        tls = ["--ssl-keyfile", key_file, "--ssl-certfile", cert_file]
+        emulator = start_emulator(port, env, *tls)
         try:
             wait_healthy(url, emulator, verify=cert_file)
             run(url, env, cert_file)
@@ -55,20 +44,6 @@ def main() -> None:
             started = time.monotonic()
             emulator.wait(timeout=60)
             print(f"# emulator stopped in {time.monotonic() - started:.1f}s")
-
-
-def wait_healthy(url: str, process: subprocess.Popen[bytes], verify: str) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit("the emulator exited during startup")
-        try:
-            if httpx.get(url + "/healthz", timeout=1, verify=verify).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    raise SystemExit("the emulator did not become healthy")
 
 
 def self_signed(tmp: str) -> tuple[str, str]:

@@ -12,44 +12,26 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 import httpx
+from _support import (
+    ROOT,
+    django_setup,
+    environment,
+    free_port,
+    migrate,
+    start_emulator,
+    wait_healthy,
+)
 
-ROOT = Path(__file__).resolve().parent.parent
 DURATION = float(os.environ.get("BENCH_DURATION", "20"))
 RATE = 10
 CONCURRENT = 2
 PROCESSES = 3
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def environment(tmp: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
-    if not env.get("DATABASE_URL"):
-        env["PAYOPS_SQLITE_PATH"] = str(Path(tmp) / "bench.sqlite3")
-    env["EMULATOR_CONTROL_TOKEN"] = secrets.token_urlsafe(16)
-    env["PAYOPS_LOG_LEVEL"] = "WARNING"
-    env["PYTHONPATH"] = str(ROOT)
-    return env
-
-
-def django_setup() -> None:
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
 
 
 def worker(environment_id: int, quote_id: str, start_at: float, stop_at: float) -> None:
@@ -73,37 +55,14 @@ def worker(environment_id: int, quote_id: str, start_at: float, stop_at: float) 
     print(json.dumps(seen), flush=True)
 
 
-def wait_healthy(url: str, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit("the emulator exited during startup")
-        try:
-            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    raise SystemExit("the emulator did not become healthy")
-
-
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         env = environment(tmp)
         os.environ.update(env)
-        python = sys.executable
-        for command in (["migrate", "--noinput", "-v", "0"], ["createcachetable"]):
-            subprocess.run([python, "manage.py", *command], cwd=ROOT, env=env, check=True)
+        migrate(env)
         port = free_port()
         url = f"http://127.0.0.1:{port}"
-        emulator = subprocess.Popen(
-            [
-                *[python, "-m", "uvicorn", "emulator.asgi:application", "--port", str(port)],
-                *["--lifespan", "on", "--log-level", "warning"],
-            ],
-            cwd=ROOT,
-            env=env,
-        )
+        emulator = start_emulator(port, env)
         try:
             wait_healthy(url, emulator)
             run(url, env)

@@ -60,6 +60,19 @@ def _replay(record: IdempotencyRecord, fingerprint: str) -> tuple[int, dict[str,
     return record.status_code, dict(record.response_body)
 
 
+def required_key(request: HttpRequest) -> str:
+    """The request's idempotency key, stripped; a missing or blank one is a 400."""
+    key = (request.headers.get("idempotency-key") or "").strip()
+    if not key:
+        raise resource_error(
+            400,
+            "IDEMPOTENCY_KEY_REQUIRED",
+            "idempotency-key header is required",
+            errors=[("idempotency-key", "required")],
+        )
+    return key
+
+
 def idempotent(
     request: HttpRequest,
     *,
@@ -69,14 +82,7 @@ def idempotent(
     handler: Callable[[], tuple[int, dict[str, Any]]],
 ) -> tuple[int, dict[str, Any]]:
     """Runs `handler` once per idempotency key; see the module docstring for the rules."""
-    key = (request.headers.get("idempotency-key") or "").strip()
-    if not key:
-        raise resource_error(
-            400,
-            "IDEMPOTENCY_KEY_REQUIRED",
-            "idempotency-key header is required",
-            errors=[("idempotency-key", "required")],
-        )
+    key = required_key(request)
     if len(key) > 255:
         raise resource_error(
             400,

@@ -200,16 +200,26 @@ def _invalid_state(quote: Quote) -> Exception:
     )
 
 
+def _lock_active(
+    quote_id: uuid.UUID | str, client: ApiClient, environment: str
+) -> tuple[Quote, datetime]:
+    """The quote locked for the caller's transaction, and the time it was checked at.
+
+    Raises QUOTE_NOT_FOUND, or QUOTE_INVALID_STATE unless it is ACTIVE and not past its expiry."""
+    quote = _find(quote_id, client, environment, lock=True)
+    now = clock.now()
+    _expire_if_due(quote, now)
+    if quote.status != QuoteStatus.ACTIVE:
+        raise _invalid_state(quote)
+    return quote, now
+
+
 def quote_update_amount(
     *, quote_id: uuid.UUID | str, client: ApiClient, environment: str, amount: Decimal
 ) -> Quote:
     """Re-prices an ACTIVE quote for a new amount (same direction) and restarts its timer."""
     with transaction.atomic():
-        quote = _find(quote_id, client, environment, lock=True)
-        now = clock.now()
-        _expire_if_due(quote, now)
-        if quote.status != QuoteStatus.ACTIVE:
-            raise _invalid_state(quote)
+        quote, now = _lock_active(quote_id, client, environment)
         pricing = price(
             base_currency=quote.base_currency,
             quote_currency=quote.quote_currency,
@@ -236,11 +246,7 @@ def quote_use(quote: Quote | uuid.UUID | str, client: ApiClient, environment: st
     Raises QUOTE_NOT_FOUND (unknown, other client or environment) or QUOTE_INVALID_STATE."""
     quote_id = quote.quote_id if isinstance(quote, Quote) else quote
     with transaction.atomic():
-        locked = _find(quote_id, client, environment, lock=True)
-        now = clock.now()
-        _expire_if_due(locked, now)
-        if locked.status != QuoteStatus.ACTIVE:
-            raise _invalid_state(locked)
+        locked, now = _lock_active(quote_id, client, environment)
         locked.status = QuoteStatus.USED
         locked.used_at = now
         locked.updated_at = now

@@ -9,6 +9,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 
 from gateway import crypto
 from gateway.models import Environment
+from gateway.services.environments import SETTABLE_FIELDS
 
 KEEP_HELP = "Leave blank to keep the current value ({current})."
 
@@ -31,16 +32,7 @@ class EnvironmentForm(forms.ModelForm):
 
     class Meta:
         model = Environment
-        fields = (
-            "name",
-            "kind",
-            "base_url",
-            "rate_per_second",
-            "max_concurrent",
-            "weekly_budget",
-            "background_share",
-            "is_active",
-        )
+        fields = SETTABLE_FIELDS
         labels = {
             "base_url": "Base URL",
             "rate_per_second": "Requests per second",

@@ -12,7 +12,7 @@ from django.db import transaction
 from django.db.models import F
 
 from emulator import clock
-from emulator.domain.formats import CENTS, FieldErrors, iso, money, parse_decimal
+from emulator.domain.formats import CENTS, FieldErrors, iso, money, parse_decimal, parse_uuid
 from emulator.domain.users import user_get
 from emulator.errors import resource_error
 from emulator.events import emit
@@ -65,10 +65,7 @@ def balance_payload(account: VirtualAccount) -> dict[str, Any]:
 
 
 def account_get(*, client: ApiClient, environment: str, account_id: str) -> VirtualAccount:
-    try:
-        key = uuid.UUID(str(account_id))
-    except ValueError:
-        key = None
+    key = parse_uuid(account_id)
     account = (
         VirtualAccount.objects.filter(id=key, client=client, environment=environment).first()
         if key
@@ -174,10 +171,7 @@ def deposit_simulate(*, account_id: Any, amount: Any) -> dict[str, Any]:
         raise resource_error(
             400, "validation_error", "Invalid amount", [("amount", "a positive amount in cents")]
         )
-    try:
-        key = uuid.UUID(str(account_id))
-    except ValueError:
-        key = None
+    key = parse_uuid(account_id)
     now = clock.now()
     with transaction.atomic():
         account = VirtualAccount.objects.select_for_update().filter(id=key).first() if key else None
@@ -226,10 +220,7 @@ def account_set_status(*, account_id: Any, status: Any) -> VirtualAccount:
 
     No event is emitted: neither document names one for these states.
     """
-    try:
-        key: uuid.UUID | None = uuid.UUID(str(account_id))
-    except ValueError:
-        key = None
+    key = parse_uuid(account_id)
     with transaction.atomic():
         account = VirtualAccount.objects.select_for_update().filter(id=key).first() if key else None
         if account is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
@@ -23,6 +24,14 @@ def iso(moment: datetime | None) -> str | None:
         return None
     utc = moment.astimezone(UTC)
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+
+
+def parse_uuid(value: Any) -> uuid.UUID | None:
+    """`value` as a UUID, or None when it is not one (a lookup by it then finds nothing)."""
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        return None
 
 
 def money(value: Decimal) -> str:

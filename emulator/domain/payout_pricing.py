@@ -10,7 +10,7 @@ from typing import Any
 from emulator.domain.formats import CENTS
 from emulator.errors import EmulatorError, resource_error
 from emulator.models import ApiClient, Quote, Recipient
-from emulator.pricing import ClientMarkup, price
+from emulator.pricing import ClientMarkup, Pricing, price
 from emulator.quotes import client_markup_of
 
 
@@ -29,32 +29,31 @@ class PayoutPricing:
         return self.amount + self.total_fees
 
 
-def _fees_json(
-    *,
-    base: tuple[Decimal, Decimal, Decimal],
-    client: tuple[Decimal, Decimal, Decimal],
-    network_fee: Decimal,
-    penalty: Decimal,
-    total: Decimal,
-    network: bool,
-) -> dict[str, Any]:
+def _payout_pricing(amount: Decimal, source: Pricing | Quote, *, network: bool) -> PayoutPricing:
+    """The payout's figures from a fresh price or a reserved quote: both carry the same fees."""
     fees: dict[str, Any] = {
         "base_fees": {
-            "fixed_fee": float(base[0]),
-            "percentage_fee": float(base[1]),
-            "fx_markup": float(base[2]),
+            "fixed_fee": float(source.base_fixed_fee),
+            "percentage_fee": float(source.base_percentage_fee),
+            "fx_markup": float(source.base_fx_markup),
         },
         "client_markup": {
-            "fixed_fee": float(client[0]),
-            "percentage_fee": float(client[1]),
-            "fx_markup": float(client[2]),
+            "fixed_fee": float(source.client_fixed_fee),
+            "percentage_fee": float(source.client_percentage_fee),
+            "fx_markup": float(source.client_fx_markup),
         },
-        "penalty_markup": float(penalty),
-        "total_fees": float(total),
+        "penalty_markup": float(source.penalty_markup),
+        "total_fees": float(source.total_fees),
     }
     if network:
-        fees["network_fee"] = float(network_fee)
-    return fees
+        fees["network_fee"] = float(source.network_fee)
+    return PayoutPricing(
+        amount=amount,
+        total_fees=source.total_fees,
+        service_rate=source.service_rate,
+        recipient_amount=_recipient_amount(amount, source.service_rate),
+        fees=fees,
+    )
 
 
 def _recipient_amount(amount: Decimal, service_rate: Decimal) -> Decimal:
@@ -92,38 +91,8 @@ def price_payout(
         )
     except EmulatorError as exc:
         raise as_resource_error(exc) from None
-    return PayoutPricing(
-        amount=amount,
-        total_fees=pricing.total_fees,
-        service_rate=pricing.service_rate,
-        recipient_amount=_recipient_amount(amount, pricing.service_rate),
-        fees=_fees_json(
-            base=(pricing.base_fixed_fee, pricing.base_percentage_fee, pricing.base_fx_markup),
-            client=(
-                pricing.client_fixed_fee,
-                pricing.client_percentage_fee,
-                pricing.client_fx_markup,
-            ),
-            network_fee=pricing.network_fee,
-            penalty=pricing.penalty_markup,
-            total=pricing.total_fees,
-            network=stablecoin is not None,
-        ),
-    )
+    return _payout_pricing(amount, pricing, network=stablecoin is not None)
 
 
 def pricing_from_quote(quote: Quote, amount: Decimal) -> PayoutPricing:
-    return PayoutPricing(
-        amount=amount,
-        total_fees=quote.total_fees,
-        service_rate=quote.service_rate,
-        recipient_amount=_recipient_amount(amount, quote.service_rate),
-        fees=_fees_json(
-            base=(quote.base_fixed_fee, quote.base_percentage_fee, quote.base_fx_markup),
-            client=(quote.client_fixed_fee, quote.client_percentage_fee, quote.client_fx_markup),
-            network_fee=quote.network_fee,
-            penalty=quote.penalty_markup,
-            total=quote.total_fees,
-            network=bool(quote.network),
-        ),
-    )
+    return _payout_pricing(amount, quote, network=bool(quote.network))

@@ -12,7 +12,7 @@ from django.db.models import F
 
 from emulator import clock
 from emulator.domain import payout_states as states
-from emulator.domain.formats import FieldErrors, iso, money, parse_payout_amount
+from emulator.domain.formats import FieldErrors, iso, money, parse_payout_amount, parse_uuid
 from emulator.domain.otp import otp_consume
 from emulator.domain.payout_pricing import (
     as_resource_error,
@@ -292,10 +292,7 @@ def payout_payload(payout: Payout) -> dict[str, Any]:
 
 def payout_for_client(*, client: ApiClient, environment: str, payout_id: str) -> Payout:
     """404 when unknown (or in the other environment), 403 when another client's."""
-    try:
-        key = uuid.UUID(str(payout_id))
-    except ValueError:
-        key = None
+    key = parse_uuid(payout_id)
     payout = Payout.objects.filter(payout_id=key, environment=environment).first() if key else None
     if payout is None:
         raise resource_error(404, "PAYOUT_NOT_FOUND", "Payout not found")

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import re
-import uuid
 from typing import Any
 
 from django.db import transaction
 
 from emulator import clock
-from emulator.domain.formats import EMAIL_RE, FieldErrors, iso, optional_str
+from emulator.domain.formats import EMAIL_RE, FieldErrors, iso, optional_str, parse_uuid
 from emulator.domain.users import user_get
 from emulator.errors import resource_error
 from emulator.models import ApiClient, Recipient
@@ -54,10 +53,7 @@ def recipient_payload(recipient: Recipient) -> dict[str, Any]:
 
 
 def recipient_get(*, client: ApiClient, environment: str, recipient_id: Any) -> Recipient:
-    try:
-        key = uuid.UUID(str(recipient_id))
-    except ValueError:
-        key = None
+    key = parse_uuid(recipient_id)
     recipient = (
         Recipient.objects.filter(recipient_id=key, client=client, environment=environment).first()
         if key

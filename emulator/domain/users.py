@@ -9,7 +9,14 @@ from typing import Any
 from django.db import transaction
 
 from emulator import clock
-from emulator.domain.formats import EMAIL_RE, FieldErrors, iso, optional_str, validation_error
+from emulator.domain.formats import (
+    EMAIL_RE,
+    FieldErrors,
+    iso,
+    optional_str,
+    parse_uuid,
+    validation_error,
+)
 from emulator.errors import resource_error
 from emulator.events import emit
 from emulator.models import ApiClient, EmulatedUser
@@ -43,6 +50,18 @@ def user_payload(user: EmulatedUser) -> dict[str, Any]:
     }
 
 
+def _event_user_fields(user: EmulatedUser) -> dict[str, Any]:
+    """The fields every user.created / user.updated event opens with."""
+    return {
+        "user_id": str(user.user_id),
+        "type": user.type,
+        "email": user.email,
+        "phone": user.phone,
+        "status": user.status,
+        "verification_status": user.verification_status,
+    }
+
+
 def _check_fields(body: dict[str, Any], names: tuple[str, ...], errors: FieldErrors) -> dict:
     values: dict[str, str] = {}
     for name in names:
@@ -58,10 +77,7 @@ def _check_fields(body: dict[str, Any], names: tuple[str, ...], errors: FieldErr
 
 
 def user_get(*, client: ApiClient, environment: str, user_id: str) -> EmulatedUser:
-    try:
-        key = uuid.UUID(str(user_id))
-    except ValueError:
-        key = None
+    key = parse_uuid(user_id)
     user = (
         EmulatedUser.objects.filter(user_id=key, client=client, environment=environment).first()
         if key
@@ -104,12 +120,7 @@ def user_create(*, client: ApiClient, environment: str, body: dict[str, Any]) ->
             environment=environment,
             event="user.created",
             data={
-                "user_id": str(user.user_id),
-                "type": user.type,
-                "email": user.email,
-                "phone": user.phone,
-                "status": user.status,
-                "verification_status": user.verification_status,
+                **_event_user_fields(user),
                 "verification_mode": user.verification_mode,
                 "created_at": iso(now),
                 "verification_triggered": True,
@@ -154,12 +165,7 @@ def user_update(
             environment=environment,
             event="user.updated",
             data={
-                "user_id": str(user.user_id),
-                "type": user.type,
-                "email": user.email,
-                "phone": user.phone,
-                "status": user.status,
-                "verification_status": user.verification_status,
+                **_event_user_fields(user),
                 "updated_at": iso(user.updated_at),
                 "updated_fields": changed,
                 "requires_reverification": user.requires_reverification,

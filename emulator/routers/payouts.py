@@ -24,8 +24,8 @@ from emulator.domain.payouts import (
     payout_recipient,
 )
 from emulator.domain.selectors import payouts_page
-from emulator.errors import EmulatorError, resource_error
-from emulator.idempotency import idempotent
+from emulator.errors import EmulatorError
+from emulator.idempotency import idempotent, required_key
 from emulator.models import IdempotencyRecord, OtpCode
 from emulator.routers.respond import caller, respond
 
@@ -40,14 +40,7 @@ def initiate_payout(request: HttpRequest, *, environment: str, account_id: str) 
     roll the count back; it is consumed inside that transaction, with the payout.
     """
     client = caller(request)
-    key = (request.headers.get("idempotency-key") or "").strip()
-    if not key:
-        raise resource_error(
-            400,
-            "IDEMPOTENCY_KEY_REQUIRED",
-            "idempotency-key header is required",
-            errors=[("idempotency-key", "required")],
-        )
+    key = required_key(request)
     account = account_get(client=client, environment=environment, account_id=account_id)
     scope = f"payout:{account.id}"
     stored = IdempotencyRecord.objects.filter(

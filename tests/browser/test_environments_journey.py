@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Callable, Iterator
 
-import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -15,6 +11,7 @@ from emulator.clients import client_create
 from gateway.models import Environment, EnvironmentKind
 from gateway.services.environments import environment_create
 from staff.models import StaffUser
+from tests.servers import serve_in_thread
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -22,34 +19,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 @pytest.fixture
 def emulator_url(transactional_db: None) -> Iterator[str]:
     """The real emulator (its own ASGI app) served by uvicorn on a free port."""
-    import uvicorn
-
     from emulator.asgi import application
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = int(probe.getsockname()[1])
-    server = uvicorn.Server(
-        uvicorn.Config(
-            application, host="127.0.0.1", port=port, lifespan="off", log_level="warning"
-        )
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            raise RuntimeError("the emulator did not start")
-        time.sleep(0.05)
-    yield url
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serve_in_thread(application, lifespan="off") as url:
+        yield url
 
 
 def test_admin_adds_tests_and_switches_environments(

@@ -93,25 +93,22 @@ def test_emulator_refuses_production_without_control_token(tmp_path):
         "PAYOPS_ENCRYPTION_KEYS": "dGVzdC1lbmNyeXB0aW9uLWtleS1ub3Qtc2VjcmV0ISE=",
         "EMULATOR_CONTROL_TOKEN": "",
     }
-    result = subprocess.run(
-        [sys.executable, "-c", "import emulator.asgi"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=str(__import__("django.conf").conf.settings.BASE_DIR),
-    )
+
+    def import_emulator() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", "import emulator.asgi"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=str(__import__("django.conf").conf.settings.BASE_DIR),
+        )
+
+    result = import_emulator()
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     assert "emulator: The emulator refuses to start" in result.stderr
     assert "EMULATOR_CONTROL_TOKEN" in result.stderr
     env["EMULATOR_CONTROL_TOKEN"] = "set-in-production"
-    allowed = subprocess.run(
-        [sys.executable, "-c", "import emulator.asgi"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=str(__import__("django.conf").conf.settings.BASE_DIR),
-    )
+    allowed = import_emulator()
     assert allowed.returncode == 0, allowed.stderr

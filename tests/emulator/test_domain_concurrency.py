@@ -8,7 +8,32 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
+from tests.servers import serve_in_thread
+
 pytestmark = pytest.mark.django_db(transaction=True)
+
+# What the webhook receiver sees once a new user's account has been activated.
+ACTIVATION_EVENTS = [
+    "user.created",
+    "user.verification.accepted",
+    "virtual_account.created",
+    "virtual_account.activated",
+]
+
+
+def activation_due_with_webhooks(sandbox, receiver, api_client) -> str:
+    """Registers the receiver, creates a user and an account, and moves past its activation."""
+    sandbox.post(
+        "/webhooks/register",
+        {"webhook_url": receiver.url, "secret": "s", "client_uuid": api_client.client_id},
+    )
+    user = sandbox.create_user()
+    account_id = sandbox.post(
+        "/v1/virtual-accounts",
+        {"user_id": user["user_id"], "type": "US_BANK", "bank": "slovak_savings_bank"},
+    ).json()["data"]["id"]
+    sandbox.advance(5)
+    return account_id
 
 
 def test_concurrent_duplicate_payouts_create_one_payout(sandbox, live_url):
@@ -40,72 +65,31 @@ def test_periodic_jobs_activate_accounts_and_deliver_webhooks(sandbox, receiver,
     from emulator.webhooks import delivery_tick
 
     assert tick_job in PERIODIC_JOBS and delivery_tick in PERIODIC_JOBS
-    sandbox.post(
-        "/webhooks/register",
-        {"webhook_url": receiver.url, "secret": "s", "client_uuid": api_client.client_id},
-    )
-    user = sandbox.create_user()
-    account_id = sandbox.post(
-        "/v1/virtual-accounts",
-        {"user_id": user["user_id"], "type": "US_BANK", "bank": "slovak_savings_bank"},
-    ).json()["data"]["id"]
-    sandbox.advance(5)
+    account_id = activation_due_with_webhooks(sandbox, receiver, api_client)
     for job in PERIODIC_JOBS:
         job()
     assert sandbox.get(f"/v1/virtual-accounts/{account_id}").json()["data"]["status"] == "active"
     received = [json.loads(r["body"])["event"] for r in receiver.requests]
-    assert received == [
-        "user.created",
-        "user.verification.accepted",
-        "virtual_account.created",
-        "virtual_account.activated",
-    ]
+    assert received == ACTIVATION_EVENTS
 
 
 def test_lifespan_loop_activates_and_delivers_without_control_calls(
     sandbox, receiver, api_client, settings
 ):
     """A second, real uvicorn server with lifespan on: its loop runs tick and delivery by itself."""
-    import socket
-    import threading
     import time
-
-    import uvicorn
 
     from emulator.asgi import application
 
     settings.EMULATOR_LOOP_INTERVAL = 0.2
-    sandbox.post(
-        "/webhooks/register",
-        {"webhook_url": receiver.url, "secret": "s", "client_uuid": api_client.client_id},
-    )
-    user = sandbox.create_user()
-    account_id = sandbox.post(
-        "/v1/virtual-accounts",
-        {"user_id": user["user_id"], "type": "US_BANK", "bank": "slovak_savings_bank"},
-    ).json()["data"]["id"]
-    sandbox.advance(5)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(application, lifespan="on", log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
+    account_id = activation_due_with_webhooks(sandbox, receiver, api_client)
+    with serve_in_thread(application, lifespan="on"):
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and len(receiver.requests) < 4:
             time.sleep(0.1)
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
     assert sandbox.get(f"/v1/virtual-accounts/{account_id}").json()["data"]["status"] == "active"
     received = [json.loads(r["body"])["event"] for r in receiver.requests]
-    assert received == [
-        "user.created",
-        "user.verification.accepted",
-        "virtual_account.created",
-        "virtual_account.activated",
-    ]
+    assert received == ACTIVATION_EVENTS
 
 
 def test_retry_after_a_dropped_response_replays_the_payout(sandbox, control):

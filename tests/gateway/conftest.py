@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ import pytest
 from django.conf import settings
 
 from gateway.models import Environment, EnvironmentKind
+from tests.servers import serve_in_thread
 
 CONTROL_HEADERS = {"X-Emulator-Token": "test-emulator-token"}
 
@@ -103,12 +103,6 @@ class WitnessApp:
             spy._witness_add(record)  # a dropped response never started one
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @dataclass
 class LiveEmulator:
     url: str
@@ -134,7 +128,6 @@ class LiveEmulator:
 @pytest.fixture
 def live_emulator(transactional_db: None) -> Iterator[LiveEmulator]:
     """The emulator's ASGI app served by uvicorn in a thread, over real HTTP, on a free port."""
-    import uvicorn
     from django.core.cache import cache
 
     from emulator import limits
@@ -143,36 +136,12 @@ def live_emulator(transactional_db: None) -> Iterator[LiveEmulator]:
     limits.LIMITER.reset()
     cache.clear()
     witness = Witness()
-    port = _free_port()
-    config = uvicorn.Config(
-        WitnessApp(application, witness),
-        host="127.0.0.1",
-        port=port,
-        lifespan="off",
-        log_level="warning",
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while True:
+    with serve_in_thread(WitnessApp(application, witness), lifespan="off") as url:
         try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            raise RuntimeError("the emulator did not start")
-        time.sleep(0.05)
-    emulator = LiveEmulator(url=url, witness=witness)
-    try:
-        yield emulator
-    finally:
-        with contextlib.suppress(httpx.HTTPError):
-            httpx.delete(f"{url}/_control/faults", headers=CONTROL_HEADERS, timeout=5)
-        server.should_exit = True
-        thread.join(timeout=10)
+            yield LiveEmulator(url=url, witness=witness)
+        finally:
+            with contextlib.suppress(httpx.HTTPError):
+                httpx.delete(f"{url}/_control/faults", headers=CONTROL_HEADERS, timeout=5)
 
 
 @pytest.fixture(autouse=True)

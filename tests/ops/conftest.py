@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import socket
-import threading
-import time
 from collections.abc import Iterator
 
-import httpx
 import pytest
-import uvicorn
+
+from tests.servers import serve_in_thread
 
 
 def free_port() -> int:
@@ -23,28 +21,8 @@ def emulator_url() -> Iterator[str]:
     """The emulator's ASGI application served by uvicorn on a free port in a background thread."""
     from emulator.asgi import application
 
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(application, lifespan="on", log_level="warning")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        if time.monotonic() > deadline:
-            raise RuntimeError("the emulator did not answer /healthz")
-        time.sleep(0.05)
-    yield url
-    server.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
+    with serve_in_thread(application, lifespan="on") as url:
+        yield url
 
 
 @pytest.fixture

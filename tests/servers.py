@@ -1,0 +1,41 @@
+"""An ASGI application served by uvicorn on a free port in a background thread, for live tests."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import uvicorn
+
+
+@contextlib.contextmanager
+def serve_in_thread(application: Any, *, lifespan: str) -> Iterator[str]:
+    """Yields the URL once /healthz answers 200; stops the server when the block ends."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(application, lifespan=lifespan, log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("the emulator did not answer /healthz")
+            time.sleep(0.05)
+        yield url
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
