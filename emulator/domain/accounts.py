@@ -13,6 +13,7 @@ from django.db.models import F
 
 from emulator import clock
 from emulator.domain.formats import CENTS, FieldErrors, iso, money, parse_decimal, parse_uuid
+from emulator.domain.lookup import owned_or_404
 from emulator.domain.users import user_get
 from emulator.errors import resource_error
 from emulator.events import emit
@@ -55,6 +56,15 @@ def account_payload(account: VirtualAccount) -> dict[str, Any]:
     }
 
 
+def _locked_account(account_id: Any) -> VirtualAccount:
+    """The account, row-locked for the caller's transaction (control calls: any client)."""
+    key = parse_uuid(account_id)
+    account = VirtualAccount.objects.select_for_update().filter(id=key).first() if key else None
+    if account is None:
+        raise resource_error(404, "VIRTUAL_ACCOUNT_NOT_FOUND", "Virtual account not found")
+    return account
+
+
 def balance_payload(account: VirtualAccount) -> dict[str, Any]:
     return {
         "virtual_account_id": str(account.id),
@@ -65,20 +75,16 @@ def balance_payload(account: VirtualAccount) -> dict[str, Any]:
 
 
 def account_get(*, client: ApiClient, environment: str, account_id: str) -> VirtualAccount:
-    key = parse_uuid(account_id)
-    account = (
-        VirtualAccount.objects.filter(id=key, client=client, environment=environment).first()
-        if key
-        else None
+    return owned_or_404(
+        VirtualAccount,
+        id_field="id",
+        raw_id=account_id,
+        client=client,
+        environment=environment,
+        code="VIRTUAL_ACCOUNT_NOT_FOUND",
+        message="Virtual account not found",
+        error_field="virtual_account_id",
     )
-    if account is None:
-        raise resource_error(
-            404,
-            "VIRTUAL_ACCOUNT_NOT_FOUND",
-            "Virtual account not found",
-            [("virtual_account_id", "not found")],
-        )
-    return account
 
 
 def account_create(*, client: ApiClient, environment: str, body: dict[str, Any]) -> VirtualAccount:
@@ -171,12 +177,9 @@ def deposit_simulate(*, account_id: Any, amount: Any) -> dict[str, Any]:
         raise resource_error(
             400, "validation_error", "Invalid amount", [("amount", "a positive amount in cents")]
         )
-    key = parse_uuid(account_id)
     now = clock.now()
     with transaction.atomic():
-        account = VirtualAccount.objects.select_for_update().filter(id=key).first() if key else None
-        if account is None:
-            raise resource_error(404, "VIRTUAL_ACCOUNT_NOT_FOUND", "Virtual account not found")
+        account = _locked_account(account_id)
         if account.status != "active":
             raise resource_error(
                 400,
@@ -220,11 +223,8 @@ def account_set_status(*, account_id: Any, status: Any) -> VirtualAccount:
 
     No event is emitted: neither document names one for these states.
     """
-    key = parse_uuid(account_id)
     with transaction.atomic():
-        account = VirtualAccount.objects.select_for_update().filter(id=key).first() if key else None
-        if account is None:
-            raise resource_error(404, "VIRTUAL_ACCOUNT_NOT_FOUND", "Virtual account not found")
+        account = _locked_account(account_id)
         allowed = STATUS_MOVES.get(account.status, ())
         if status not in allowed:
             raise resource_error(

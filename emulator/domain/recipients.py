@@ -8,9 +8,9 @@ from typing import Any
 from django.db import transaction
 
 from emulator import clock
-from emulator.domain.formats import EMAIL_RE, FieldErrors, iso, optional_str, parse_uuid
+from emulator.domain.formats import EMAIL_RE, FieldErrors, iso, optional_str
+from emulator.domain.lookup import owned_or_404
 from emulator.domain.users import user_get
-from emulator.errors import resource_error
 from emulator.models import ApiClient, Recipient
 
 # Account types and the currency each pays out in; payouts need WIRE or SWIFT (interface.md 4.4).
@@ -53,17 +53,16 @@ def recipient_payload(recipient: Recipient) -> dict[str, Any]:
 
 
 def recipient_get(*, client: ApiClient, environment: str, recipient_id: Any) -> Recipient:
-    key = parse_uuid(recipient_id)
-    recipient = (
-        Recipient.objects.filter(recipient_id=key, client=client, environment=environment).first()
-        if key
-        else None
+    return owned_or_404(
+        Recipient,
+        id_field="recipient_id",
+        raw_id=recipient_id,
+        client=client,
+        environment=environment,
+        code="RECIPIENT_NOT_FOUND",
+        message="Recipient not found",
+        error_field="recipient_id",
     )
-    if recipient is None:
-        raise resource_error(
-            404, "RECIPIENT_NOT_FOUND", "Recipient not found", [("recipient_id", "not found")]
-        )
-    return recipient
 
 
 def recipient_create(*, client: ApiClient, environment: str, body: dict[str, Any]) -> Recipient:

@@ -14,9 +14,9 @@ from emulator.domain.formats import (
     FieldErrors,
     iso,
     optional_str,
-    parse_uuid,
     validation_error,
 )
+from emulator.domain.lookup import owned_or_404
 from emulator.errors import resource_error
 from emulator.events import emit
 from emulator.models import ApiClient, EmulatedUser
@@ -77,15 +77,16 @@ def _check_fields(body: dict[str, Any], names: tuple[str, ...], errors: FieldErr
 
 
 def user_get(*, client: ApiClient, environment: str, user_id: str) -> EmulatedUser:
-    key = parse_uuid(user_id)
-    user = (
-        EmulatedUser.objects.filter(user_id=key, client=client, environment=environment).first()
-        if key
-        else None
+    return owned_or_404(
+        EmulatedUser,
+        id_field="user_id",
+        raw_id=user_id,
+        client=client,
+        environment=environment,
+        code="USER_NOT_FOUND",
+        message="User not found",
+        error_field="user_id",
     )
-    if user is None:
-        raise resource_error(404, "USER_NOT_FOUND", "User not found", [("user_id", "not found")])
-    return user
 
 
 def user_create(*, client: ApiClient, environment: str, body: dict[str, Any]) -> EmulatedUser:
