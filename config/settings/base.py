@@ -28,6 +28,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_htmx",
+    # Serves Swagger UI from ninja's own static files (no CDN, no inline script: CSP stays strict).
+    "ninja",
     "django_q",
     "axes",
     "staff",

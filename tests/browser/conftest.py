@@ -85,6 +85,10 @@ def page(browser: Browser, live_server, console_errors: list[str]) -> Iterator[P
         yield page
     finally:
         context.close()
+    # Every journey fails on a Content-Security-Policy violation, whether or not it checks.
+    violations = [e for e in console_errors if "Content Security Policy" in e]
+    if violations:
+        pytest.fail(f"CSP violations: {violations}", pytrace=False)
 
 
 @pytest.fixture
