@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from staff.consumers import StaffEventsConsumer
+from console.consumers import StaffEventsConsumer
 
 websocket_urlpatterns = [
     path("ws/events/", StaffEventsConsumer.as_asgi()),

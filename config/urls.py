@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from config.api import api
-from staff import health
+from console import health
 
 admin.site.site_header = "PayOps administration"
 admin.site.site_title = "PayOps admin"
@@ -17,8 +17,9 @@ urlpatterns = [
     path("api/v1/", api.urls),
     path("gateway/", include("gateway.urls")),
     path("", include("staff.urls")),
+    path("", include("console.urls")),
 ]
 
-handler403 = "staff.views.permission_denied"
-handler404 = "staff.views.page_not_found"
-handler500 = "staff.views.server_error"
+handler403 = "console.views.permission_denied"
+handler404 = "console.views.page_not_found"
+handler500 = "console.views.server_error"

@@ -8,10 +8,10 @@ class GatewayConfig(AppConfig):
     verbose_name = "Upstream gateway"
 
     def ready(self) -> None:
+        from console.dashboard import DashboardPanel, register_panel
         from gateway.bootstrap import ensure_emulator_sandbox
         from gateway.views import quota_panel_context
         from staff.bootstrap import register_step
-        from staff.dashboard import DashboardPanel, register_panel
         from staff.roles import ENVIRONMENTS_MANAGE
 
         register_step("gateway.emulator_sandbox", ensure_emulator_sandbox)
@@ -26,7 +26,7 @@ class GatewayConfig(AppConfig):
 
         from django.conf import settings
 
-        from staff.schedules import register_schedule
+        from console.schedules import register_schedule
 
         # Renew tokens ahead of expiry so staff calls never wait on /auth.
         register_schedule(

@@ -134,7 +134,7 @@ def environment_switch_view(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def quota_panel_context(request: HttpRequest) -> dict[str, Any]:
-    """Context of the dashboard's quota panel (staff.dashboard checks the permission)."""
+    """Context of the dashboard's quota panel (console.dashboard checks the permission)."""
     return {"gauges": selectors.quota_gauges(now=timezone.now())}
 
 

@@ -92,16 +92,3 @@ class AuditEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor or 'system'} {self.action}"
-
-
-class WorkerHeartbeat(models.Model):
-    """When a task worker (qcluster) last ran the heartbeat task; /readyz reads it."""
-
-    cluster = models.CharField(max_length=100, unique=True)
-    beat_at = models.DateTimeField()
-
-    class Meta:
-        verbose_name = "worker heartbeat"
-
-    def __str__(self) -> str:
-        return f"{self.cluster} at {self.beat_at:%Y-%m-%d %H:%M:%S}"

@@ -1,11 +1,14 @@
-"""Shared fixtures: tests that need PostgreSQL or Redis declare it with a marker."""
+"""Shared fixtures: service markers (PostgreSQL, Redis) and staff users with their roles."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from django.conf import settings
+from django.test import Client
 
 REQUIRE_SERVICES = os.environ.get("PAYOPS_REQUIRE_SERVICES") == "1"
 
@@ -24,3 +27,50 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         _missing_service("PostgreSQL", "DATABASE_URL does not point at PostgreSQL")
     if item.get_closest_marker("redis") and not settings.REDIS_URL:
         _missing_service("Redis", "REDIS_URL is not set")
+
+
+@pytest.fixture
+def demo_staff(db: None) -> dict[str, Any]:
+    """One demo user per role, keyed by role key, made the way payops_bootstrap makes them."""
+    from staff.bootstrap import seed_demo_staff
+    from staff.roles import roles_sync
+
+    roles_sync()
+    return {user.groups.get().name: user for user in seed_demo_staff()}
+
+
+@pytest.fixture
+def client_for(demo_staff: dict[str, Any]) -> Callable[[str], Client]:
+    """A client signed in as the demo user of a role."""
+
+    def make(role_key: str) -> Client:
+        client = Client()
+        client.force_login(demo_staff[role_key])
+        return client
+
+    return make
+
+
+@pytest.fixture
+def roles_synced(transactional_db: None) -> None:
+    from staff.roles import roles_sync
+
+    roles_sync()
+
+
+@pytest.fixture
+def maker(roles_synced: None):  # type: ignore[no-untyped-def]
+    from django.contrib.auth.models import Group
+
+    from staff.models import StaffUser
+
+    user = StaffUser.objects.create_user("maker-ops@example.test", "pw-ops-12345")
+    user.groups.add(Group.objects.get(name="finance_maker"))
+    return user
+
+
+@pytest.fixture
+def roleless(transactional_db: None):  # type: ignore[no-untyped-def]
+    from staff.models import StaffUser
+
+    return StaffUser.objects.create_user("nobody-ops@example.test", "pw-ops-12345")

@@ -33,6 +33,7 @@ INSTALLED_APPS = [
     "django_q",
     "axes",
     "staff",
+    "console",
     "gateway",
     "emulator",
     "users",
@@ -71,7 +72,7 @@ TEMPLATES = [
                 "django.template.context_processors.csp",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "staff.context_processors.navigation",
+                "console.context_processors.navigation",
                 "gateway.context_processors.current_environment",
             ],
         },
@@ -180,7 +181,7 @@ AUTHENTICATION_BACKENDS = [
     "django.contrib.auth.backends.ModelBackend",
 ]
 LOGIN_URL = "staff:login"
-LOGIN_REDIRECT_URL = "staff:dashboard"
+LOGIN_REDIRECT_URL = "console:dashboard"
 LOGOUT_REDIRECT_URL = "staff:login"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

@@ -17,22 +17,6 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name="WorkerHeartbeat",
-            fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("cluster", models.CharField(max_length=100, unique=True)),
-                ("beat_at", models.DateTimeField()),
-            ],
-            options={
-                "verbose_name": "worker heartbeat",
-            },
-        ),
-        migrations.CreateModel(
             name="StaffUser",
             fields=[
                 (

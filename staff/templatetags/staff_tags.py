@@ -1,4 +1,4 @@
-"""Template helpers for staff pages: durations in words and the time a lockout ends."""
+"""Template helpers for the sign-in pages: durations in words and the time a lockout ends."""
 
 from __future__ import annotations
 
@@ -31,22 +31,3 @@ def ends_at(value: timedelta | None) -> datetime | None:
     if value is None:
         return None
     return timezone.now() + value
-
-
-_STATUS_CLASSES = {
-    "ok": "ok",
-    "up": "ok",
-    "healthy": "ok",
-    "ready": "ok",
-    "warning": "warning",
-    "degraded": "warning",
-    "stale": "warning",
-    "skipped": "muted",
-    "unknown": "muted",
-}
-
-
-@register.filter
-def status_class(value: object) -> str:
-    """The badge modifier for a status word: ok, warning, muted, or error for anything else."""
-    return _STATUS_CLASSES.get(str(value).lower(), "error")

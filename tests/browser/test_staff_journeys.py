@@ -7,8 +7,8 @@ from collections.abc import Callable
 import pytest
 from playwright.sync_api import Page, expect
 
+from console.navigation import ITEMS_BY_KEY
 from staff.models import StaffUser
-from staff.navigation import ITEMS_BY_KEY
 
 pytestmark = pytest.mark.browser
 

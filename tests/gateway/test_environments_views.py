@@ -157,11 +157,11 @@ def test_switch_changes_the_badge_on_every_page(admin_client: Client) -> None:
 
     response = admin_client.post(
         reverse("gateway:environment_switch", args=[production.pk]),
-        {"next": reverse("staff:dashboard")},
+        {"next": reverse("console:dashboard")},
     )
     assert response.status_code == 302
-    assert response["Location"] == reverse("staff:dashboard")
-    page = admin_client.get(reverse("staff:dashboard")).content.decode()
+    assert response["Location"] == reverse("console:dashboard")
+    page = admin_client.get(reverse("console:dashboard")).content.decode()
     assert "env-production" in page and "PRODUCTION" in page
     assert 'class="is-production"' in page
     assert sandbox.name not in page.split('data-testid="env-badge"')[1].split("</span>")[0]
@@ -197,11 +197,11 @@ def test_dashboard_shows_the_quota_gauge_to_admins_only(
     UpstreamCall.objects.create(
         environment=env, operation="auth", method="POST", path="/auth", status=200
     )
-    html = admin_client.get(reverse("staff:dashboard")).content.decode()
+    html = admin_client.get(reverse("console:dashboard")).content.decode()
     assert "Upstream budget this ISO week" in html
     assert '<strong class="quota-used">1</strong> of 10000' in html
     assert "<svg" in html
-    assert "Upstream budget" not in maker_client.get(reverse("staff:dashboard")).content.decode()
+    assert "Upstream budget" not in maker_client.get(reverse("console:dashboard")).content.decode()
 
 
 def test_call_log_filters_and_paginates(admin_client: Client) -> None:
@@ -310,7 +310,7 @@ def test_quota_page_and_its_htmx_fragment(admin_client: Client) -> None:
 
 def test_every_page_links_the_badge_to_the_environment_choice(maker_client: Client) -> None:
     _environment()
-    page = maker_client.get(reverse("staff:dashboard")).content.decode()
+    page = maker_client.get(reverse("console:dashboard")).content.decode()
     assert 'data-testid="env-switch"' in page
     assert reverse("gateway:environment_choose") in page
 

@@ -52,7 +52,7 @@ def test_refresh_task_renews_only_what_is_due(
 
 
 def test_refresh_schedule_is_registered() -> None:
-    from staff.schedules import SCHEDULES
+    from console.schedules import SCHEDULES
 
     spec = SCHEDULES["gateway.refresh_tokens"]
     assert spec.func == "gateway.tasks.refresh_upstream_tokens"

@@ -7,9 +7,9 @@ import re
 import pytest
 from django.test import Client, RequestFactory
 
+from console.navigation import ITEMS_BY_KEY
+from console.views import server_error
 from staff.models import StaffUser
-from staff.navigation import ITEMS_BY_KEY
-from staff.views import server_error
 
 pytestmark = pytest.mark.django_db
 
@@ -157,7 +157,7 @@ def test_the_500_handler_renders_without_request_context() -> None:
     assert "Traceback" not in html
 
 
-@pytest.mark.urls("tests.staff.boom_urls")
+@pytest.mark.urls("tests.console.boom_urls")
 def test_an_exception_in_a_view_renders_our_500_page(db: None) -> None:
     response = Client(raise_request_exception=False).get("/boom/")
     assert response.status_code == 500

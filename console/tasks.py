@@ -7,7 +7,7 @@ from datetime import datetime
 from django.conf import settings
 from django.utils import timezone
 
-from staff.models import WorkerHeartbeat
+from console.models import WorkerHeartbeat
 
 
 def heartbeat() -> str:

@@ -1,4 +1,4 @@
-"""Websocket consumer streaming staff events (see staff.broadcast) to logged-in staff pages."""
+"""Websocket consumer streaming staff events (see console.broadcast) to logged-in staff pages."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
-from staff.broadcast import STAFF_EVENTS_GROUP, role_group
+from console.broadcast import STAFF_EVENTS_GROUP, role_group
 from staff.roles import has_staff_role, user_roles
 
 # Close codes in the application range (4000-4999), mirroring HTTP 401 and 403.

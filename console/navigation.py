@@ -41,7 +41,7 @@ class NavItem:
 
     @property
     def url(self) -> str:
-        return self._resolved() or reverse("staff:coming_soon", kwargs={"feature": self.key})
+        return self._resolved() or reverse("console:coming_soon", kwargs={"feature": self.key})
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ class NavSection:
     items: tuple[NavItem, ...]
 
 
-DASHBOARD = NavItem("dashboard", "Dashboard", "staff:dashboard")
+DASHBOARD = NavItem("dashboard", "Dashboard", "console:dashboard")
 NAV_SECTIONS: tuple[NavSection, ...] = (
     NavSection(
         "Finance",
@@ -110,7 +110,7 @@ NAV_SECTIONS: tuple[NavSection, ...] = (
             NavItem(
                 "system-health",
                 "System health",
-                "staff:system_health",
+                "console:system_health",
                 roles.SYSTEM_HEALTH_VIEW,
                 description="Database, cache, worker and upstream checks.",
             ),

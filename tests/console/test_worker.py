@@ -15,7 +15,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from staff.models import WorkerHeartbeat
+from console.models import WorkerHeartbeat
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -68,4 +68,4 @@ def test_a_running_qcluster_records_the_heartbeat() -> None:
 
     beat = WorkerHeartbeat.objects.get(cluster=cluster)
     assert beat.beat_at is not None
-    assert b"staff.tasks.heartbeat" in output
+    assert b"console.tasks.heartbeat" in output

@@ -8,8 +8,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from staff.models import WorkerHeartbeat
-from staff.tasks import heartbeat
+from console.models import WorkerHeartbeat
+from console.tasks import heartbeat
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -100,7 +100,7 @@ def test_heartbeat_task_records_the_time_once_per_cluster(settings) -> None:
 
 
 async def test_a_hanging_check_fails_with_a_timeout_instead_of_blocking(monkeypatch) -> None:
-    from staff import health
+    from console import health
 
     async def hangs() -> dict:
         await asyncio.sleep(3600)
@@ -114,7 +114,7 @@ async def test_a_hanging_check_fails_with_a_timeout_instead_of_blocking(monkeypa
 
 
 async def test_a_raising_check_is_reported_not_raised() -> None:
-    from staff import health
+    from console import health
 
     async def breaks() -> dict:
         raise ConnectionError("refused")

@@ -9,8 +9,8 @@ import pytest
 from django.template.loader import render_to_string
 from django.test import Client
 
-from staff import dashboard
-from staff.dashboard import DashboardPanel, register_panel
+from console import dashboard
+from console.dashboard import DashboardPanel, register_panel
 
 pytestmark = pytest.mark.django_db
 

@@ -15,8 +15,8 @@ from django.db import transaction
 from django.test import Client
 
 from config.asgi import application
-from staff.broadcast import abroadcast_event, broadcast_event, broadcast_event_on_commit
-from staff.consumers import CLOSE_FORBIDDEN, CLOSE_UNAUTHENTICATED
+from console.broadcast import abroadcast_event, broadcast_event, broadcast_event_on_commit
+from console.consumers import CLOSE_FORBIDDEN, CLOSE_UNAUTHENTICATED
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ROOT = Path(__file__).resolve().parents[2]
@@ -99,7 +99,7 @@ async def test_a_broadcast_from_another_process_arrives_over_redis(maker) -> Non
     assert (await communicator.connect())[0]
     code = (
         "import django; django.setup(); "
-        "from staff.broadcast import broadcast_event; "
+        "from console.broadcast import broadcast_event; "
         "broadcast_event('from.elsewhere', {'pid': __import__('os').getpid()})"
     )
 

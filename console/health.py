@@ -17,7 +17,7 @@ from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
 
-from staff.models import WorkerHeartbeat
+from console.models import WorkerHeartbeat
 
 CheckResult = dict[str, Any]
 

@@ -9,4 +9,4 @@ def boom(request: HttpRequest) -> HttpResponse:
 
 
 urlpatterns = [path("boom/", boom)]
-handler500 = "staff.views.server_error"
+handler500 = "console.views.server_error"

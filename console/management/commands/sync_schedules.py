@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from staff.schedules import schedules_sync
+from console.schedules import schedules_sync
 
 
 class Command(BaseCommand):

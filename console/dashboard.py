@@ -2,7 +2,7 @@
 
 From an AppConfig.ready():
 
-    from staff.dashboard import DashboardPanel, register_panel
+    from console.dashboard import DashboardPanel, register_panel
     register_panel(DashboardPanel("gateway.quota", "gateway/includes/quota_gauge.html",
                                   permission="staff.manage_environments", context=quota_context))
 

@@ -2,7 +2,7 @@
 
 How to add a schedule from another app: in its AppConfig.ready(),
 
-    from staff.schedules import register_schedule
+    from console.schedules import register_schedule
     register_schedule("gateway.refresh_tokens", "gateway.tasks.refresh_tokens", minutes=5)
 
 The name is stored with the `payops:` prefix, which marks the django_q Schedule rows this registry
@@ -153,4 +153,4 @@ def schedules_sync(*, specs: dict[str, ScheduleSpec] | None = None) -> SyncResul
 
 
 # The worker's heartbeat: proves to /readyz that a qcluster is running tasks.
-register_schedule("staff.heartbeat", "staff.tasks.heartbeat", minutes=1)
+register_schedule("console.heartbeat", "console.tasks.heartbeat", minutes=1)

@@ -2,7 +2,7 @@
 
 from django.http import HttpRequest
 
-from staff.navigation import DASHBOARD, navigation_for
+from console.navigation import DASHBOARD, navigation_for
 from staff.roles import user_roles
 
 

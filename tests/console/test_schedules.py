@@ -9,8 +9,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django_q.models import Schedule
 
-from staff import schedules
-from staff.schedules import SCHEDULES, register_schedule, schedules_sync
+from console import schedules
+from console.schedules import SCHEDULES, register_schedule, schedules_sync
 
 pytestmark = pytest.mark.django_db
 
@@ -24,8 +24,8 @@ def registry(monkeypatch: pytest.MonkeyPatch) -> dict[str, schedules.ScheduleSpe
 
 
 def test_the_heartbeat_is_declared_every_minute() -> None:
-    spec = SCHEDULES["staff.heartbeat"]
-    assert spec.func == "staff.tasks.heartbeat"
+    spec = SCHEDULES["console.heartbeat"]
+    assert spec.func == "console.tasks.heartbeat"
     assert spec.schedule_type == Schedule.MINUTES
     assert spec.minutes == 1
 
@@ -34,13 +34,13 @@ def test_sync_schedules_command_creates_each_declared_schedule() -> None:
     out = StringIO()
     call_command("sync_schedules", stdout=out)
 
-    row = Schedule.objects.get(name="payops:staff.heartbeat")
-    assert row.func == "staff.tasks.heartbeat"
+    row = Schedule.objects.get(name="payops:console.heartbeat")
+    assert row.func == "console.tasks.heartbeat"
     assert row.schedule_type == Schedule.MINUTES
     assert row.minutes == 1
     assert row.repeats == -1
     assert row.next_run is not None
-    assert "created   payops:staff.heartbeat" in out.getvalue()
+    assert "created   payops:console.heartbeat" in out.getvalue()
 
 
 def test_sync_is_idempotent() -> None:
@@ -48,16 +48,16 @@ def test_sync_is_idempotent() -> None:
     result = schedules_sync()
 
     assert result.created == result.updated == result.deleted == []
-    assert "payops:staff.heartbeat" in result.unchanged
-    assert Schedule.objects.filter(name="payops:staff.heartbeat").count() == 1
+    assert "payops:console.heartbeat" in result.unchanged
+    assert Schedule.objects.filter(name="payops:console.heartbeat").count() == 1
 
 
 def test_sync_updates_a_changed_declaration_and_keeps_the_row(registry) -> None:
-    register_schedule("ops.test", "staff.tasks.heartbeat", minutes=5, kwargs={"a": 1})
+    register_schedule("ops.test", "console.tasks.heartbeat", minutes=5, kwargs={"a": 1})
     schedules_sync()
     row_id = Schedule.objects.get(name="payops:ops.test").pk
 
-    register_schedule("ops.test", "staff.tasks.heartbeat", every="hourly", args=(1, "x"))
+    register_schedule("ops.test", "console.tasks.heartbeat", every="hourly", args=(1, "x"))
     result = schedules_sync()
 
     row = Schedule.objects.get(name="payops:ops.test")
@@ -70,10 +70,10 @@ def test_sync_updates_a_changed_declaration_and_keeps_the_row(registry) -> None:
 
 
 def test_sync_deletes_owned_schedules_no_longer_declared_but_not_foreign_ones(registry) -> None:
-    register_schedule("ops.gone", "staff.tasks.heartbeat", minutes=10)
+    register_schedule("ops.gone", "console.tasks.heartbeat", minutes=10)
     schedules_sync()
     Schedule.objects.create(
-        name="made by hand", func="staff.tasks.heartbeat", schedule_type=Schedule.DAILY
+        name="made by hand", func="console.tasks.heartbeat", schedule_type=Schedule.DAILY
     )
     del registry["ops.gone"]
 
@@ -87,12 +87,12 @@ def test_sync_deletes_owned_schedules_no_longer_declared_but_not_foreign_ones(re
 @pytest.mark.parametrize(
     ("name", "func", "options"),
     [
-        ("payops:x", "staff.tasks.heartbeat", {"minutes": 1}),
+        ("payops:x", "console.tasks.heartbeat", {"minutes": 1}),
         ("x", "heartbeat", {"minutes": 1}),
-        ("x", "staff.tasks.heartbeat", {}),
-        ("x", "staff.tasks.heartbeat", {"minutes": 1, "every": "daily"}),
-        ("x", "staff.tasks.heartbeat", {"minutes": 0}),
-        ("x", "staff.tasks.heartbeat", {"every": "fortnightly"}),
+        ("x", "console.tasks.heartbeat", {}),
+        ("x", "console.tasks.heartbeat", {"minutes": 1, "every": "daily"}),
+        ("x", "console.tasks.heartbeat", {"minutes": 0}),
+        ("x", "console.tasks.heartbeat", {"every": "fortnightly"}),
     ],
 )
 def test_invalid_declarations_are_refused(registry, name, func, options) -> None:
