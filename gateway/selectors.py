@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from django.db.models import Count, Q, QuerySet
 
 from gateway.models import Environment, EnvironmentKind, StaffEnvironmentChoice, UpstreamCall
+from staff.roles import ENVIRONMENTS_MANAGE
 
 if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
@@ -23,6 +24,17 @@ def environment_list() -> QuerySet[Environment]:
 
 def environment_active_list() -> QuerySet[Environment]:
     return Environment.objects.filter(is_active=True).order_by("kind", "name")
+
+
+def environment_choices(*, user: AbstractBaseUser | AnonymousUser) -> QuerySet[Environment]:
+    """
+    The environments `user` is offered to work in: the verified active ones; an admin (who can
+    test connections) also sees the unverified ones, marked, so they know what to test.
+    """
+    environments = environment_active_list()
+    if user.has_perm(ENVIRONMENTS_MANAGE):  # type: ignore[union-attr]
+        return environments
+    return environments.filter(verified_at__isnull=False)
 
 
 def environment_default() -> Environment | None:

@@ -18,7 +18,8 @@ from gateway import selectors
 from gateway.forms import CallLogFilterForm, EnvironmentForm
 from gateway.models import Environment
 from gateway.services.environments import (
-    EnvironmentNotActive,
+    EnvironmentSwitchRefused,
+    ProductionNotConfirmed,
     environment_create,
     environment_switch,
     environment_test_connection,
@@ -91,40 +92,60 @@ def environment_edit(request: HttpRequest, pk: int) -> HttpResponse:
 def environment_test(request: HttpRequest, pk: int) -> HttpResponse:
     """Authenticate against the environment through the gateway; the result replaces a fragment."""
     environment = get_object_or_404(Environment, pk=pk)
-    result = environment_test_connection(environment=environment)
-    context = {"environment": environment, "result": result}
+    result = environment_test_connection(
+        environment=environment,
+        by=request.user,  # type: ignore[arg-type]
+    )
+    environment.refresh_from_db()
+    # The row is re-rendered: the test may have verified (or un-verified) the environment.
+    context = {"env": environment, "result": result, "tested_pk": environment.pk}
     if request.htmx:  # type: ignore[attr-defined]
-        return render(request, "gateway/environment_list.html#connection_result", context)
+        return render(request, "gateway/environment_list.html#row", context)
     context["environments"] = selectors.environment_list()
-    context["tested_pk"] = environment.pk
     return render(request, "gateway/environment_list.html", context)
 
 
 @login_required
 def environment_choose(request: HttpRequest) -> HttpResponse:
-    """Any staff member picks the environment they work in among the active ones."""
+    """Any staff member picks the environment they work in: verified ones (admins see all)."""
     return render(
         request,
         "gateway/environment_choose.html",
-        {"environments": selectors.environment_active_list()},
+        {"environments": selectors.environment_choices(user=request.user)},
     )
 
 
-@require_POST
-@login_required
-def environment_switch_view(request: HttpRequest, pk: int) -> HttpResponse:
-    environment = get_object_or_404(Environment, pk=pk)
-    try:
-        environment_switch(user=request.user, environment=environment)  # type: ignore[arg-type]
-    except EnvironmentNotActive as exc:
-        messages.error(request, str(exc))
-    else:
-        messages.success(request, f"You now work in {environment.name}.")
+def _next_url(request: HttpRequest) -> str:
     target = request.POST.get("next") or reverse("gateway:environment_choose")
     if not url_has_allowed_host_and_scheme(
         target, allowed_hosts={request.get_host()}, require_https=request.is_secure()
     ):
         target = reverse("gateway:environment_choose")
+    return target
+
+
+@require_POST
+@login_required
+def environment_switch_view(request: HttpRequest, pk: int) -> HttpResponse:
+    """Switch; a switch to production first shows a confirmation page that posts back here."""
+    environment = get_object_or_404(Environment, pk=pk)
+    target = _next_url(request)
+    try:
+        environment_switch(
+            user=request.user,  # type: ignore[arg-type]
+            environment=environment,
+            confirmed=request.POST.get("confirm") == "yes",
+        )
+    except ProductionNotConfirmed:
+        return render(
+            request,
+            "gateway/environment_switch_confirm.html",
+            {"environment": environment, "next": target},
+        )
+    except EnvironmentSwitchRefused as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"You now work in {environment.name}.")
     if request.htmx:  # type: ignore[attr-defined]
         # The badge lives in the page shell: reload the whole page rather than swap a fragment.
         response = HttpResponse(status=204)
@@ -152,7 +173,12 @@ def quota(request: HttpRequest) -> HttpResponse:
 @permission_required(CALL_LOG_VIEW, raise_exception=True)
 def call_log(request: HttpRequest) -> HttpResponse:
     form = CallLogFilterForm(request.GET or None)
-    filters = form.cleaned_data if form.is_valid() else {}
+    # A bad filter is shown on its field (the filter bar renders the errors); the valid ones
+    # still apply, so the page never pretends to filter by something it ignored.
+    filters: dict[str, Any] = {}
+    if form.is_bound:
+        form.is_valid()  # cleaned_data then holds the valid filters only
+        filters = form.cleaned_data
     calls = selectors.call_log_list(
         environment=filters.get("environment"),
         status_class=filters.get("status_class") or "",

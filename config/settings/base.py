@@ -55,6 +55,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "console.middleware.method_not_allowed_middleware",
     "axes.middleware.AxesMiddleware",
 ]
 
@@ -222,6 +223,8 @@ SECURE_CSP = {
 # --- i18n, static -------------------------------------------------------------------------------
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
+# Datetimes Django formats (the admin's lists and detail pages) name their zone: config/formats.
+FORMAT_MODULE_PATH = ["config.formats"]
 USE_I18N = True
 USE_TZ = True
 
@@ -245,10 +248,14 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    # A refused request (403, 400) is logged as one line, without the traceback of its exception.
+    "filters": {"one_line_4xx": {"()": "console.log_filters.OneLineClientErrors"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env("PAYOPS_LOG_LEVEL", default="INFO")},
     "loggers": {
         "django.db.backends": {"level": "WARNING"},
+        "django.request": {"filters": ["one_line_4xx"]},
+        "django.security": {"filters": ["one_line_4xx"]},
         "httpx": {"level": "WARNING"},
         "httpcore": {"level": "WARNING"},
         # axes announces itself at INFO on every start, drowning management command output.

@@ -2,11 +2,33 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator
 from django.db import models
 from django.utils import timezone
 
 from gateway import crypto
+
+# The upstream is HTTP(S); Django's URLField would also take ftp:// and ftps://.
+validate_http_url = URLValidator(
+    schemes=["http", "https"], message="Enter an http:// or https:// URL."
+)
+
+
+def validate_no_sandbox_suffix(value: str) -> None:
+    """The gateway adds /sandbox itself: a base URL that already ends in it doubles the prefix."""
+    path = urlsplit(value).path.rstrip("/")
+    if path.lower().endswith("/sandbox"):
+        root = value.rstrip("/")[: -len("/sandbox")]
+        raise ValidationError(
+            "Leave out /sandbox: PayOps adds it to a sandbox environment's calls, so this URL "
+            "would send them to …/sandbox/sandbox/…. Enter the service root (%(root)s).",
+            code="sandbox_suffix",
+            params={"root": root or value},
+        )
 
 
 class EnvironmentKind(models.TextChoices):
@@ -26,7 +48,10 @@ class Environment(models.Model):
 
     name = models.CharField(max_length=100, unique=True)
     kind = models.CharField(max_length=20, choices=EnvironmentKind.choices)
-    base_url = models.URLField(help_text="Service root without the /sandbox prefix.")
+    base_url = models.URLField(
+        help_text="Service root (http or https) without the /sandbox prefix.",
+        validators=[validate_http_url, validate_no_sandbox_suffix],
+    )
     client_id_encrypted = models.TextField(blank=True)
     password_encrypted = models.TextField(blank=True)
     api_key_encrypted = models.TextField(blank=True)
@@ -43,6 +68,9 @@ class Environment(models.Model):
         help_text="Share of the weekly budget that background work may use before it stops.",
     )
     is_active = models.BooleanField(default=True)
+    # When a connection test last authenticated with the current URL and credentials; changing
+    # either clears it. Only verified environments may be switched to.
+    verified_at = models.DateTimeField(null=True, blank=True, editable=False)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -65,6 +93,10 @@ class Environment(models.Model):
     @property
     def is_production(self) -> bool:
         return self.kind == EnvironmentKind.PRODUCTION
+
+    @property
+    def is_verified(self) -> bool:
+        return self.verified_at is not None
 
     @property
     def api_root(self) -> str:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import socket
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import transaction
@@ -32,6 +34,8 @@ SETTABLE_FIELDS = (
     "is_active",
 )
 CREDENTIAL_FIELDS = ("client_id", "password", "api_key")
+# What a connection test proves besides the credentials: changing one needs a new test.
+VERIFIED_FIELDS = {"base_url", "kind"}
 
 
 def _public_fields(environment: Environment) -> dict[str, Any]:
@@ -107,9 +111,16 @@ def environment_update(
             client_id=client_id or None, password=password or None, api_key=api_key or None
         )
         environment.full_clean()
-        environment.save()
         after = _public_fields(environment)
         changed = {k: {"from": before[k], "to": after[k]} for k in after if before[k] != after[k]}
+        credentials_replaced = bool(client_id or password or api_key)
+        # A connection test proved the old URL and credentials, not these: test again first.
+        unverified = environment.verified_at is not None and (
+            credentials_replaced or set(changed) & VERIFIED_FIELDS
+        )
+        if unverified:
+            environment.verified_at = None
+        environment.save()
         audit_record(
             actor=by,
             action="environment.updated",
@@ -124,19 +135,46 @@ def environment_update(
                     )
                     if value
                 ],
+                "verification_cleared": bool(unverified),
             },
         )
     return environment
 
 
-class EnvironmentNotActive(Exception):
+class EnvironmentSwitchRefused(Exception):
+    """A staff member may not (yet) work in this environment; the message says why."""
+
+
+class EnvironmentNotActive(EnvironmentSwitchRefused):
     """A staff member tried to switch to an inactive environment."""
 
 
-def environment_switch(*, user: StaffUser, environment: Environment) -> StaffEnvironmentChoice:
-    """Make `environment` the one `user` works in (shown as the badge on every page)."""
+class EnvironmentNotVerified(EnvironmentSwitchRefused):
+    """The environment's credentials have not passed a connection test."""
+
+
+class ProductionNotConfirmed(EnvironmentSwitchRefused):
+    """Switching to production needs an explicit confirmation (real money moves there)."""
+
+
+def environment_switch(
+    *, user: StaffUser, environment: Environment, confirmed: bool = False
+) -> StaffEnvironmentChoice:
+    """
+    Make `environment` the one `user` works in (shown as the badge on every page). Only an
+    active environment whose credentials passed a connection test; production only `confirmed`.
+    """
     if not environment.is_active:
         raise EnvironmentNotActive(f"{environment.name} is not active.")
+    if not environment.is_verified:
+        raise EnvironmentNotVerified(
+            f"{environment.name} has not passed a connection test with its current URL and "
+            "credentials: an admin must test it first."
+        )
+    if environment.is_production and not confirmed:
+        raise ProductionNotConfirmed(
+            f"{environment.name} is production: confirm the switch to work with real money."
+        )
     with transaction.atomic():
         choice, _ = StaffEnvironmentChoice.objects.update_or_create(
             user=user, defaults={"environment": environment, "chosen_at": timezone.now()}
@@ -145,9 +183,37 @@ def environment_switch(*, user: StaffUser, environment: Environment) -> StaffEnv
             actor=user,
             action="environment.switched",
             target=environment,
-            details={"environment": environment.name, "kind": environment.kind},
+            details={
+                "environment": environment.name,
+                "kind": environment.kind,
+                "confirmed": confirmed,
+            },
         )
     return choice
+
+
+def environment_verification_record(
+    *, environment: Environment, by: StaffUser | None, verified: bool, reason: str
+) -> Environment:
+    """
+    Record the outcome of a connection test: verified (authenticated just now), or not (the
+    upstream refused the credentials). Audited when the state changes; the dev bootstrap may
+    call it for credentials the emulator has just issued.
+    """
+    with transaction.atomic():
+        locked = Environment.objects.select_for_update().get(pk=environment.pk)
+        was_verified = locked.is_verified
+        locked.verified_at = timezone.now() if verified else None
+        locked.save(update_fields=["verified_at", "updated_at"])
+        if was_verified != verified:
+            audit_record(
+                actor=by,
+                action="environment.verified" if verified else "environment.unverified",
+                target=locked,
+                details={"reason": reason},
+            )
+    environment.verified_at = locked.verified_at
+    return environment
 
 
 @dataclass(frozen=True)
@@ -187,21 +253,63 @@ def _describe_failure(exc: errors.UpstreamError, url: str) -> str:
     return f"Rejected: HTTP {exc.status}: {exc.message}" if exc.status else f"Failed: {exc}"
 
 
-def environment_test_connection(*, environment: Environment) -> ConnectionResult:
+def _unreachable(url: str) -> str:
+    """
+    Why a TCP connection to `url`'s host cannot be opened, or "" when it can. Checked before the
+    test call so that a connection that never reaches the upstream costs no call of the weekly
+    budget (and no retries of one): the upstream counts requests, not refused connections.
+    """
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return f"the URL's port is not a number ({url})"
+    timeout = float(settings.GATEWAY_CONNECT_TIMEOUT)
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return ""
+    except socket.gaierror:
+        return f"unknown host {host}"
+    except ConnectionRefusedError:
+        return f"connection refused at {host}:{port}"
+    except TimeoutError:
+        return f"no connection within {timeout:g} seconds to {host}:{port}"
+    except OSError as exc:
+        return f"cannot connect to {host}:{port} ({exc.strerror or type(exc).__name__})"
+
+
+def environment_test_connection(
+    *, environment: Environment, by: StaffUser | None = None
+) -> ConnectionResult:
     """
     Authenticate with the environment's credentials through the gateway (limiter, retries, call
-    log) and say what happened in words. The token is not cached: this proves the credentials,
-    it does not replace the token other callers use.
+    log) and say what happened in words; a success verifies the environment (it may then be
+    switched to), a refusal of the credentials un-verifies it. The token is not cached: this
+    proves the credentials, it does not replace the token other callers use.
     """
     url = join_url(environment.api_root, "auth")
     if not environment.has_credentials:
         return ConnectionResult(False, "Not tested: this environment has no credentials yet")
+    unreachable = _unreachable(url)
+    if unreachable:
+        return ConnectionResult(
+            False, f"Unreachable: {unreachable} ({url}); nothing was sent, no call counted"
+        )
     try:
         token = call_sync(upstream(environment).auth.token)
     except SecretDecryptionError:
         return ConnectionResult(
             False, "Not tested: the stored credentials cannot be decrypted with the current keys"
         )
+    except errors.AuthenticationError as exc:
+        environment_verification_record(
+            environment=environment, by=by, verified=False, reason=exc.message
+        )
+        return ConnectionResult(False, _describe_failure(exc, url))
     except errors.UpstreamError as exc:
         return ConnectionResult(False, _describe_failure(exc, url))
+    environment_verification_record(
+        environment=environment, by=by, verified=True, reason="connection test authenticated"
+    )
     return ConnectionResult(True, f"Connected: token valid for {_duration(token.expires_in)}")

@@ -9,10 +9,13 @@ import pytest
 from django.contrib.auth.models import Group
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
+from gateway import limiter
 from gateway.models import Environment, UpstreamCall
+from gateway.selectors import quota_gauges
 from gateway.services.environments import environment_test_connection, environment_update
-from staff.models import StaffUser
+from staff.models import AuditEntry, StaffUser
 from staff.roles import roles_sync
 from tests.gateway.conftest import LiveEmulator
 
@@ -56,21 +59,55 @@ def test_rejected_with_a_wrong_password(live_emulator: LiveEmulator, sandbox: En
     assert result.message == "Rejected: invalid client ID or password"
 
 
-def test_unreachable_when_nothing_listens(
-    live_emulator: LiveEmulator, sandbox: Environment, settings
-) -> None:  # type: ignore[no-untyped-def]
-    settings.GATEWAY_MAX_ATTEMPTS = 2
+def test_unreachable_when_nothing_listens_spends_no_call_of_the_budget(
+    live_emulator: LiveEmulator, sandbox: Environment
+) -> None:
     port = _closed_port()
     environment_update(environment=sandbox, by=None, base_url=f"http://127.0.0.1:{port}")
-    result = environment_test_connection(environment=Environment.objects.get(pk=sandbox.pk))
+    environment = Environment.objects.get(pk=sandbox.pk)
+    result = environment_test_connection(environment=environment)
     assert not result.ok
     assert result.message == (
-        f"Unreachable: connection refused or unknown host at http://127.0.0.1:{port}/sandbox/auth"
+        f"Unreachable: connection refused at 127.0.0.1:{port} "
+        f"(http://127.0.0.1:{port}/sandbox/auth); nothing was sent, no call counted"
     )
-    # Each attempt is logged, with no status (no response).
-    assert list(
-        UpstreamCall.objects.filter(environment=sandbox).values_list("status", flat=True)
-    ) == [None, None]
+    # The connection never reached the upstream: no call in the log, none in the quota gauge,
+    # none in the limiter's weekly count (it used to be four: one per retried attempt).
+    assert not UpstreamCall.objects.filter(environment=sandbox).exists()
+    (gauge,) = quota_gauges(now=timezone.now(), environments=[environment])
+    assert gauge.used == 0
+    assert limiter.usage(environment).week_count == 0
+
+
+def test_a_reachable_upstream_is_tested_with_one_counted_call(
+    live_emulator: LiveEmulator, sandbox: Environment
+) -> None:
+    result = environment_test_connection(environment=sandbox)
+    assert result.ok
+    assert UpstreamCall.objects.filter(environment=sandbox).count() == 1
+    assert limiter.usage(sandbox).week_count == 1
+
+
+def test_a_passed_test_verifies_and_a_refused_one_unverifies(
+    live_emulator: LiveEmulator, sandbox: Environment
+) -> None:
+    Environment.objects.filter(pk=sandbox.pk).update(verified_at=None)
+    sandbox.refresh_from_db()
+    assert environment_test_connection(environment=sandbox).ok
+    sandbox.refresh_from_db()
+    assert sandbox.is_verified
+    assert AuditEntry.objects.filter(action="environment.verified").count() == 1
+
+    # Replacing a credential clears the verification; a refusal keeps it cleared.
+    environment_update(environment=sandbox, by=None, api_key="emk_not-a-real-key-000000")
+    sandbox.refresh_from_db()
+    assert not sandbox.is_verified
+    Environment.objects.filter(pk=sandbox.pk).update(verified_at=timezone.now())
+    sandbox.refresh_from_db()
+    assert not environment_test_connection(environment=sandbox).ok
+    sandbox.refresh_from_db()
+    assert not sandbox.is_verified
+    assert AuditEntry.objects.filter(action="environment.unverified").count() == 1
 
 
 def test_htmx_test_connection_swaps_in_the_result(
@@ -89,3 +126,6 @@ def test_htmx_test_connection_swaps_in_the_result(
     assert "Connected: token valid for 24 hours" in html
     assert "message-success" in html
     assert "<html" not in html
+    # The whole row comes back, now showing the environment as verified.
+    assert html.lstrip().startswith(f'<tr id="environment-{sandbox.pk}"')
+    assert 'data-testid="verified"' in html

@@ -16,6 +16,7 @@ from gateway.services.environments import (
     environment_create,
     environment_switch,
     environment_update,
+    environment_verification_record,
 )
 from gateway.templatetags.gateway_tags import masked
 from staff.models import AuditEntry, StaffUser
@@ -140,7 +141,10 @@ def test_current_environment_defaults_to_first_active_sandbox_then_follows_switc
     assert environment_current(user=admin_user) == first
 
     production = Environment.objects.get(name="Production")
-    environment_switch(user=admin_user, environment=production)
+    environment_verification_record(
+        environment=production, by=admin_user, verified=True, reason="test"
+    )
+    environment_switch(user=admin_user, environment=production, confirmed=True)
     assert environment_current(user=admin_user) == production
     assert StaffEnvironmentChoice.objects.filter(user=admin_user).count() == 1
     assert AuditEntry.objects.filter(action="environment.switched", actor=admin_user).exists()

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from gateway.models import Environment, EnvironmentKind, UpstreamCall
-from gateway.services.environments import environment_create
+from gateway.services.environments import environment_create, environment_verification_record
 from staff.models import AuditEntry, StaffUser
 from staff.roles import roles_sync
 
@@ -49,8 +49,11 @@ def maker_client(maker: StaffUser) -> Client:
     return client
 
 
-def _environment(name: str = "Sandbox A", kind: str = EnvironmentKind.SANDBOX) -> Environment:
-    return environment_create(
+def _environment(
+    name: str = "Sandbox A", kind: str = EnvironmentKind.SANDBOX, *, verified: bool = True
+) -> Environment:
+    """An environment; verified (as after a passed connection test) unless told otherwise."""
+    environment = environment_create(
         by=None,
         name=name,
         kind=kind,
@@ -59,6 +62,11 @@ def _environment(name: str = "Sandbox A", kind: str = EnvironmentKind.SANDBOX) -
         password=SECRET_PASSWORD,
         api_key=SECRET_API_KEY,
     )
+    if verified:
+        environment_verification_record(
+            environment=environment, by=None, verified=True, reason="test fixture"
+        )
+    return environment
 
 
 def _form_data(**overrides: object) -> dict[str, object]:
@@ -157,7 +165,7 @@ def test_switch_changes_the_badge_on_every_page(admin_client: Client) -> None:
 
     response = admin_client.post(
         reverse("gateway:environment_switch", args=[production.pk]),
-        {"next": reverse("console:dashboard")},
+        {"next": reverse("console:dashboard"), "confirm": "yes"},
     )
     assert response.status_code == 302
     assert response["Location"] == reverse("console:dashboard")
@@ -199,7 +207,7 @@ def test_dashboard_shows_the_quota_gauge_to_admins_only(
     )
     html = admin_client.get(reverse("console:dashboard")).content.decode()
     assert "Upstream budget this ISO week" in html
-    assert '<strong class="quota-used">1</strong> of 10000' in html
+    assert '<strong class="quota-used">1</strong> of 10,000' in html
     assert "<svg" in html
     assert "Upstream budget" not in maker_client.get(reverse("console:dashboard")).content.decode()
 
@@ -303,7 +311,7 @@ def test_quota_page_and_its_htmx_fragment(admin_client: Client) -> None:
     )
     full = admin_client.get(reverse("gateway:quota")).content.decode()
     assert "<html" in full and "Gauge env" in full and "quotation_create" in full
-    assert "Background: 1 (capped at 5000)" in full
+    assert "Background: 1 (capped at 5,000)" in full
     fragment = admin_client.get(reverse("gateway:quota"), HTTP_HX_REQUEST="true").content.decode()
     assert fragment.lstrip().startswith('<div id="quota-gauges-list"')
 

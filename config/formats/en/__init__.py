@@ -1,0 +1,1 @@
+"""English formats of the project (see config/formats)."""

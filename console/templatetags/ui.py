@@ -1,0 +1,154 @@
+"""The back office's formatting filters: money, counts, times with their zone, countdowns, badges.
+
+`{% load ui %}` then `{{ amount|money:currency }}`, `{{ calls|count }}`, `{{ moment|when }}`,
+`{{ check.status|status_tone }}`. The components under templates/includes/ use them; docs/ui.md
+lists both.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+
+from django import template
+from django.utils import timezone
+
+register = template.Library()
+
+# Money is shown as the upstream rounds it: half-up to 2 decimals (decisions.md, Pricing).
+CENTS = Decimal("0.01")
+MISSING = "—"
+
+
+def as_decimal(value: object) -> Decimal | None:
+    """An amount as an exact Decimal: Decimals, ints and strings as they are; a float by its
+    shortest repr (never its binary expansion); None, "" or anything unreadable as None."""
+    if value is None or value == "" or isinstance(value, bool):
+        return None
+    if isinstance(value, Decimal):
+        return value if value.is_finite() else None
+    try:
+        number = Decimal(repr(value) if isinstance(value, float) else str(value).strip())
+    except (InvalidOperation, ValueError):
+        return None
+    return number if number.is_finite() else None
+
+
+def group_thousands(digits: str) -> str:
+    """'1234567' -> '1,234,567' (ASCII digits only, no locale: one look in every browser)."""
+    head = len(digits) % 3 or 3
+    groups = [digits[:head]] + [digits[i : i + 3] for i in range(head, len(digits), 3)]
+    return ",".join(groups)
+
+
+@register.filter
+def money(value: object, currency: object = "") -> str:
+    """`{{ amount|money:"USD" }}` -> `1,234.56 USD`: exact, half-up to cents, currency always."""
+    amount = as_decimal(value)
+    if amount is None:
+        return MISSING
+    code = str(currency or "").strip().upper() or "(no currency)"
+    cents = amount.quantize(CENTS, rounding=ROUND_HALF_UP)
+    sign = "-" if cents < 0 else ""
+    whole, _, fraction = f"{abs(cents):f}".partition(".")
+    return f"{sign}{group_thousands(whole)}.{fraction} {code}"
+
+
+@register.filter
+def is_negative(value: object) -> bool:
+    amount = as_decimal(value)
+    return amount is not None and amount < 0
+
+
+@register.filter
+def count(value: object) -> str:
+    """`{{ 12345|count }}` -> `12,345`: whole numbers with thousands separators."""
+    number = as_decimal(value)
+    if number is None:
+        return MISSING
+    whole = number.to_integral_value(rounding=ROUND_HALF_UP)
+    sign = "-" if whole < 0 else ""
+    return sign + group_thousands(f"{abs(whole):f}")
+
+
+@register.filter
+def when(value: datetime | date | None, precision: str = "minutes") -> str:
+    """`{{ moment|when }}` -> `2026-11-23 17:26 UTC`, in the active time zone, which is named;
+    `{{ moment|when:"seconds" }}` adds seconds. A naive datetime is taken as UTC (USE_TZ)."""
+    if value is None or value == "":
+        return MISSING
+    if not isinstance(value, datetime):
+        return value.isoformat() if isinstance(value, date) else str(value)
+    if timezone.is_naive(value):
+        value = timezone.make_aware(value, UTC)
+    local = timezone.localtime(value)
+    pattern = "%Y-%m-%d %H:%M:%S" if precision == "seconds" else "%Y-%m-%d %H:%M"
+    return f"{local.strftime(pattern)} {local.tzname() or timezone.get_current_timezone_name()}"
+
+
+@register.filter
+def iso(value: datetime | None) -> str:
+    """The ISO 8601 form for `<time datetime>` and scripts (UTC offset included)."""
+    if not isinstance(value, datetime):
+        return ""
+    if timezone.is_naive(value):
+        value = timezone.make_aware(value, UTC)
+    return value.isoformat()
+
+
+@register.filter
+def remaining_seconds(value: datetime | None) -> int:
+    """Whole seconds from now until `value` (0 once past)."""
+    if not isinstance(value, datetime):
+        return 0
+    if timezone.is_naive(value):
+        value = timezone.make_aware(value, UTC)
+    return max(0, int((value - timezone.now()).total_seconds()))
+
+
+def countdown_words(seconds: int, expired_text: str = "expired") -> str:
+    """12:05 (minutes:seconds), 1:02:03 past an hour: the text static/js/countdown.js writes."""
+    if seconds <= 0:
+        return expired_text
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+@register.filter
+def countdown_text(value: datetime | None, expired_text: object = None) -> str:
+    return countdown_words(remaining_seconds(value), str(expired_text or "expired"))
+
+
+# One tone per status word, for every badge in the back office; anything unknown reads as error
+# so that a new failure state is never shown calm.
+STATUS_TONES = {
+    "ok": "ok",
+    "up": "ok",
+    "healthy": "ok",
+    "ready": "ok",
+    "active": "ok",
+    "verified": "ok",
+    "connected": "ok",
+    "completed": "ok",
+    "approved": "ok",
+    "warning": "warning",
+    "degraded": "warning",
+    "stale": "warning",
+    "pending": "warning",
+    "unverified": "warning",
+    "not verified": "warning",
+    "skipped": "muted",
+    "unknown": "muted",
+    "inactive": "muted",
+    "soon": "muted",
+    "current": "info",
+    "sandbox": "info",
+    "production": "warning",
+}
+
+
+@register.filter
+def status_tone(value: object) -> str:
+    """The badge tone of a status word: ok, warning, muted, info, or error for anything else."""
+    return STATUS_TONES.get(str(value).strip().lower(), "error")
