@@ -9,7 +9,10 @@ from playwright.sync_api import Page, expect
 
 from emulator.clients import client_create
 from gateway.models import Environment, EnvironmentKind
-from gateway.services.environments import environment_create
+from gateway.services.environments import (
+    environment_create,
+    environment_verification_record,
+)
 from staff.models import StaffUser
 from tests.servers import serve_in_thread
 
@@ -42,7 +45,7 @@ def test_admin_adds_tests_and_switches_environments(
         password="p",
         api_key="k",
     )
-    environment_create(
+    live = environment_create(
         by=None,
         name="Live payments",
         kind=EnvironmentKind.PRODUCTION,
@@ -51,6 +54,8 @@ def test_admin_adds_tests_and_switches_environments(
         password="p",
         api_key="k",
     )
+    # As if its connection test had passed (its credentials are not real ones here).
+    environment_verification_record(environment=live, by=None, verified=True, reason="journey")
     sign_in(page, demo_staff["admin"].email)
     badge = page.get_by_test_id("env-badge")
     expect(badge).to_have_text("Default sandbox")
@@ -66,6 +71,9 @@ def test_admin_adds_tests_and_switches_environments(
     expect(page.locator(".message-success")).to_contain_text("Journey emulator added")
 
     row = page.locator("tr[data-name='Journey emulator']")
+    # Not verified yet: nobody may switch to it before its connection test passes.
+    expect(row.get_by_test_id("unverified")).to_be_visible()
+    expect(row.get_by_role("button", name="Switch to")).to_have_count(0)
     row.get_by_role("button", name="Test connection").click()
     expect(row.get_by_test_id("connection-result")).to_have_text(
         "Connected: token valid for 24 hours"
@@ -78,7 +86,12 @@ def test_admin_adds_tests_and_switches_environments(
     expect(badge).to_have_text("Journey emulator")
     expect(badge).to_have_class("badge env-badge env-sandbox")
 
+    expect(row.get_by_test_id("verified")).to_be_visible()
     page.locator("tr[data-name='Live payments']").get_by_role("button", name="Switch to").click()
+    # Production asks first; nothing changed until the switch is confirmed.
+    expect(page.get_by_test_id("production-warning")).to_be_visible()
+    expect(badge).to_have_text("Journey emulator")
+    page.get_by_role("button", name="Yes, work in production").click()
     expect(badge).to_contain_text("PRODUCTION")
     expect(badge).to_have_class("badge env-badge env-production")
     expect(page.locator("body")).to_have_class("is-production")
