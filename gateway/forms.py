@@ -51,14 +51,12 @@ class EnvironmentForm(forms.ModelForm):
             MinValueValidator(0),
             MaxValueValidator(1),
         ]
-        self.unreadable: list[str] = []
         for name in CREDENTIALS:
             field = self.fields[name]
             if not self.is_edit:
                 field.required = True
             elif not self.instance.credential_readable(name):
                 # Its key was rotated away: keeping "the current value" is no longer possible.
-                self.unreadable.append(name)
                 field.required = True
                 field.help_text = UNREADABLE_HELP
                 field.error_messages["required"] = UNREADABLE_REQUIRED
