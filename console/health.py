@@ -1,4 +1,4 @@
-"""Liveness (/healthz) and readiness (/readyz) probes: each check has a timeout and never raises."""
+"""Liveness (/healthz) and readiness (/readyz): a registry of checks, each bounded, none raising."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from asgiref.sync import sync_to_async
@@ -76,35 +77,40 @@ async def _worker() -> CheckResult:
     return result
 
 
-async def _upstream() -> CheckResult:
-    # The one door to the upstream is the gateway; this module never speaks HTTP itself.
-    from gateway.health import upstream_reachable
+@dataclass(frozen=True)
+class ReadinessCheck:
+    """One named check of /readyz: an async callable returning a CheckResult, and its time limit."""
 
-    reachable, detail = await upstream_reachable()
-    return {"status": "ok" if reachable else "fail", "detail": detail}
-
-
-CHECKS: dict[str, Callable[[], Awaitable[CheckResult]]] = {
-    "database": _database,
-    "cache": _cache,
-    "channel_layer": _channel_layer,
-    "worker": _worker,
-    "upstream": _upstream,
-}
+    name: str
+    run: Callable[[], Awaitable[CheckResult]]
+    timeout: float | None = None  # None: CHECK_TIMEOUT, read when the check runs
 
 
-def _timeout(name: str) -> float:
-    # The gateway's probe has its own timeout; ours must not cut its clearer answer short.
-    if name == "upstream":
-        return float(settings.GATEWAY_HEALTH_TIMEOUT) + 1.0
-    return CHECK_TIMEOUT
+CHECKS: dict[str, ReadinessCheck] = {}
 
 
-async def _run(name: str, check: Callable[[], Awaitable[CheckResult]]) -> CheckResult:
+def register_check(
+    name: str, run: Callable[[], Awaitable[CheckResult]], *, timeout: float | None = None
+) -> None:
+    """Add (or replace, by name) a readiness check; call it from an AppConfig.ready().
+
+    `run` returns a dict with at least "status" ("ok" or "fail"); other keys are shown as details.
+    It may raise or hang: the probe turns either into a failed check, never into a failed probe.
+    """
+    CHECKS[name] = ReadinessCheck(name, run, timeout)
+
+
+register_check("database", _database)
+register_check("cache", _cache)
+register_check("channel_layer", _channel_layer)
+register_check("worker", _worker)
+
+
+async def _run(check: ReadinessCheck) -> CheckResult:
     started = time.monotonic()
-    timeout = _timeout(name)
+    timeout = check.timeout if check.timeout is not None else CHECK_TIMEOUT
     try:
-        result = await asyncio.wait_for(check(), timeout=timeout)
+        result = await asyncio.wait_for(check.run(), timeout=timeout)
     except TimeoutError:
         result = {"status": "fail", "detail": f"timed out after {timeout} s"}
     except Exception as exc:  # a probe reports failures, it never raises them
@@ -115,14 +121,15 @@ async def _run(name: str, check: Callable[[], Awaitable[CheckResult]]) -> CheckR
 
 async def readiness() -> dict[str, Any]:
     """Run every check concurrently and sum them up: ok only when each one is ok."""
-    results = await asyncio.gather(*(_run(name, check) for name, check in CHECKS.items()))
-    checks = dict(zip(CHECKS, results, strict=True))
+    checks_now = list(CHECKS.values())
+    results = await asyncio.gather(*(_run(check) for check in checks_now))
+    checks = {check.name: result for check, result in zip(checks_now, results, strict=True)}
     status = "ok" if all(r["status"] == "ok" for r in checks.values()) else "fail"
     return {"status": status, "checks": checks}
 
 
 @never_cache
 async def readyz(request: HttpRequest) -> JsonResponse:
-    """Ready to serve: database, cache, channel layer, a live worker and the upstream all answer."""
+    """Ready to serve: every registered check answers (database, cache, channels, worker, ...)."""
     report = await readiness()
     return JsonResponse(report, status=200 if report["status"] == "ok" else 503)

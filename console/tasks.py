@@ -1,13 +1,17 @@
-"""Background tasks of the staff app, run by the django-q2 worker (qcluster)."""
+"""Background work of the console, run by the django-q2 worker (qcluster): the heartbeat."""
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
 
 from console.models import WorkerHeartbeat
+
+logger = logging.getLogger(__name__)
 
 
 def heartbeat() -> str:
@@ -16,3 +20,14 @@ def heartbeat() -> str:
     cluster = str(settings.Q_CLUSTER.get("name", "payops"))
     WorkerHeartbeat.objects.update_or_create(cluster=cluster, defaults={"beat_at": beat_at})
     return beat_at.isoformat()
+
+
+def heartbeat_on_worker_start(sender: object, proc_name: str = "", **kwargs: Any) -> None:
+    """
+    django-q2's post_spawn receiver: a worker process that is ready for work beats at once, so
+    /readyz is green as soon as the worker is up instead of after the first scheduled beat.
+    """
+    try:
+        heartbeat()
+    except Exception:  # a worker that cannot write its heartbeat still runs tasks; /readyz tells
+        logger.exception("worker %s could not record its start-up heartbeat", proc_name)

@@ -8,17 +8,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
-from gateway import crypto
 from gateway.models import Environment, StaffEnvironmentChoice, UpstreamCall
-
-
-def _masked(environment: Environment, name: str) -> str:
-    if not getattr(environment, f"{name}_encrypted"):
-        return "—"
-    try:
-        return crypto.mask(getattr(environment, name))
-    except crypto.SecretDecryptionError:
-        return "unreadable (key missing)"
 
 
 @admin.register(Environment)
@@ -60,15 +50,15 @@ class EnvironmentAdmin(admin.ModelAdmin):
 
     @admin.display(description="Client ID")
     def masked_client_id(self, obj: Environment) -> str:
-        return _masked(obj, "client_id")
+        return obj.credential_masked("client_id")
 
     @admin.display(description="Password")
     def masked_password(self, obj: Environment) -> str:
-        return _masked(obj, "password")
+        return obj.credential_masked("password")
 
     @admin.display(description="API key")
     def masked_api_key(self, obj: Environment) -> str:
-        return _masked(obj, "api_key")
+        return obj.credential_masked("api_key")
 
     @admin.display(description="Edit")
     def edit_link(self, obj: Environment) -> SafeString:

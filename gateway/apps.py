@@ -1,4 +1,4 @@
-"""App configuration for gateway."""
+"""App configuration for gateway: what it adds to the console (checks, panels, schedules, steps)."""
 
 from django.apps import AppConfig
 
@@ -8,10 +8,15 @@ class GatewayConfig(AppConfig):
     verbose_name = "Upstream gateway"
 
     def ready(self) -> None:
+        from django.conf import settings
+
+        from console.bootstrap import register_step
         from console.dashboard import DashboardPanel, register_panel
+        from console.health import register_check
+        from console.schedules import register_schedule
         from gateway.bootstrap import ensure_emulator_sandbox
+        from gateway.health import upstream_check
         from gateway.views import quota_panel_context
-        from staff.bootstrap import register_step
         from staff.roles import ENVIRONMENTS_MANAGE
 
         register_step("gateway.emulator_sandbox", ensure_emulator_sandbox)
@@ -23,11 +28,10 @@ class GatewayConfig(AppConfig):
                 context=quota_panel_context,
             )
         )
-
-        from django.conf import settings
-
-        from console.schedules import register_schedule
-
+        # Its own httpx timeout bounds each probe; the console's limit must not cut it shorter.
+        register_check(
+            "upstream", upstream_check, timeout=float(settings.GATEWAY_HEALTH_TIMEOUT) + 1.0
+        )
         # Renew tokens ahead of expiry so staff calls never wait on /auth.
         register_schedule(
             "gateway.refresh_tokens",

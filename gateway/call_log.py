@@ -12,7 +12,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from gateway.models import UpstreamCall
-from gateway.redaction import redact
+from staff.redaction import redact
 
 logger = logging.getLogger(__name__)
 

@@ -54,12 +54,3 @@ def reencrypt(ciphertext: str) -> str:
         raise SecretDecryptionError(
             "A stored secret could not be decrypted with any configured key."
         ) from exc
-
-
-def mask(secret: str, *, visible: int = 4) -> str:
-    """What a person may see of a secret: its last few characters at most."""
-    if not secret:
-        return ""
-    if len(secret) <= visible * 2:
-        return "•" * 8
-    return "•" * 8 + secret[-visible:]

@@ -7,11 +7,13 @@ from typing import Any
 from django import forms
 from django.core.validators import MaxValueValidator, MinValueValidator
 
-from gateway import crypto
 from gateway.models import Environment
+from gateway.models.environment import CREDENTIALS
 from gateway.services.environments import SETTABLE_FIELDS
 
 KEEP_HELP = "Leave blank to keep the current value ({current})."
+UNREADABLE_HELP = "Unreadable: the key it was encrypted with was removed. Enter it again."
+UNREADABLE_REQUIRED = "The stored value can no longer be decrypted: enter it again."
 
 
 class EnvironmentForm(forms.ModelForm):
@@ -49,21 +51,23 @@ class EnvironmentForm(forms.ModelForm):
             MinValueValidator(0),
             MaxValueValidator(1),
         ]
-        for name in ("client_id", "password", "api_key"):
+        for name in CREDENTIALS:
             field = self.fields[name]
-            if self.is_edit:
-                stored = getattr(self.instance, f"{name}_encrypted")
-                current = crypto.mask(getattr(self.instance, name)) if stored else "none set"
-                field.help_text = KEEP_HELP.format(current=current)
-            else:
+            if not self.is_edit:
                 field.required = True
+            elif not self.instance.credential_readable(name):
+                # Its key was rotated away: keeping "the current value" is no longer possible.
+                field.required = True
+                field.help_text = UNREADABLE_HELP
+                field.error_messages["required"] = UNREADABLE_REQUIRED
+            else:
+                current = self.instance.credential_masked(name)
+                field.help_text = KEEP_HELP.format(current=current)
 
     def credentials(self) -> dict[str, str]:
         """The credentials typed in; blank ones are left out (on edit: keep the stored value)."""
         return {
-            name: self.cleaned_data[name]
-            for name in ("client_id", "password", "api_key")
-            if self.cleaned_data.get(name)
+            name: self.cleaned_data[name] for name in CREDENTIALS if self.cleaned_data.get(name)
         }
 
     def settings_values(self) -> dict[str, Any]:

@@ -1,40 +1,53 @@
-"""Readiness of the upstream: does the active environment's API root (or the emulator) answer?"""
+"""Readiness of the upstream: do the API roots of the environments in use answer at all?"""
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 import httpx
+from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from gateway.models import Environment
+from gateway.selectors import environment_in_use_list
+
+# Gateway pages the upstream's own load balancer answers with when the service behind it is down.
+_UNAVAILABLE = (502, 503, 504)
 
 
-async def _probe_url() -> str:
-    """The URL to probe: the first active environment's API root, else the emulator's /healthz."""
-    environment = await Environment.objects.filter(is_active=True).order_by("kind", "name").afirst()
-    if environment is not None:
-        return environment.api_root
-    return settings.EMULATOR_URL.rstrip("/") + "/healthz"
-
-
-async def upstream_reachable() -> tuple[bool, str]:
-    """
-    (True, detail) when the upstream answers HTTP at all. Any status counts as reachable: an
-    unauthenticated GET of the API root may well be 401/404, which still proves the service is up;
-    only connection errors and timeouts (and gateway 5xx pages) mean unreachable. This check spends
-    no API budget worth counting: it sends no API key, so the upstream does not bill it to ours.
-    """
+async def _probe(client: httpx.AsyncClient, environment: Environment) -> tuple[bool, str]:
+    """(reachable, one line naming the environment and saying what was checked and found)."""
+    url = environment.api_root
+    where = f"{environment.name}: API root {url}"
     try:
-        url = await _probe_url()
-    except Exception as exc:  # the database itself may be what is down
-        return False, f"cannot read environments: {type(exc).__name__}"
-    timeout = httpx.Timeout(settings.GATEWAY_HEALTH_TIMEOUT)
-    try:
-        async with httpx.AsyncClient(timeout=timeout) as client:
-            response = await client.get(url)
+        response = await client.get(url)
     except httpx.TimeoutException:
-        return False, f"{url}: timed out"
+        return False, f"{where} timed out after {settings.GATEWAY_HEALTH_TIMEOUT} s (unreachable)"
     except httpx.HTTPError as exc:
-        return False, f"{url}: {type(exc).__name__}"
-    if response.status_code in (502, 503, 504):
-        return False, f"{url}: HTTP {response.status_code}"
-    return True, f"{url}: HTTP {response.status_code}"
+        return False, f"{where} did not answer: {type(exc).__name__} (unreachable)"
+    code = response.status_code
+    if code in _UNAVAILABLE:
+        return False, f"{where} answered {code} (upstream unavailable)"
+    return True, f"{where} answered {code} (reachable)"
+
+
+async def upstream_check() -> dict[str, Any]:
+    """
+    The "upstream" readiness check: probe the API root of each environment in use (the ones staff
+    have chosen, and the default), concurrently, and fail only if one of them is unreachable. An
+    active environment nobody works in is not probed: a mistyped spare must not take the whole
+    service out of rotation.
+
+    Any HTTP answer counts as reachable: an unauthenticated GET of the API root may well be 401 or
+    404, which still proves the service is up; only connection errors, timeouts and gateway 5xx
+    pages mean unreachable. The probe sends no API key, so the upstream bills none of it to us.
+    """
+    environments = await sync_to_async(lambda: list(environment_in_use_list()))()
+    if not environments:
+        return {"status": "ok", "detail": "no environment in use: nothing to probe"}
+    timeout = httpx.Timeout(settings.GATEWAY_HEALTH_TIMEOUT)
+    async with httpx.AsyncClient(timeout=timeout) as client:
+        outcomes = await asyncio.gather(*(_probe(client, env) for env in environments))
+    status = "ok" if all(reachable for reachable, _ in outcomes) else "fail"
+    return {"status": status, "detail": "; ".join(line for _, line in outcomes)}

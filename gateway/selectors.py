@@ -59,6 +59,22 @@ def environment_current(*, user: AbstractBaseUser | AnonymousUser) -> Environmen
     return environment_default()
 
 
+def environment_in_use_list() -> list[Environment]:
+    """The environments staff work in now: every active one a staff member chose, and the default.
+
+    Ordered by name; each appears once. Readiness probes these and only these.
+    """
+    chosen = Environment.objects.filter(
+        is_active=True,
+        pk__in=StaffEnvironmentChoice.objects.values("environment_id"),
+    )
+    in_use = {environment.pk: environment for environment in chosen}
+    default = environment_default()
+    if default is not None:
+        in_use.setdefault(default.pk, default)
+    return sorted(in_use.values(), key=lambda environment: environment.name)
+
+
 # --- Quota gauge ------------------------------------------------------------------------------
 
 # The pace of the forecast is measured over this trailing window (clipped to the ISO week), so a

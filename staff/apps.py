@@ -1,4 +1,4 @@
-"""App configuration for staff: audit signals, roles after migrate, the core bootstrap steps."""
+"""App configuration for staff: audit signals on sign-in, roles synced after migrate."""
 
 from django.apps import AppConfig
 from django.db.models.signals import post_migrate
@@ -9,8 +9,7 @@ class StaffConfig(AppConfig):
     verbose_name = "Staff"
 
     def ready(self) -> None:
-        # Importing bootstrap registers the staff steps before any other app adds its own.
-        from staff import bootstrap, signals  # noqa: F401
+        from staff import signals
 
         signals.connect()
         post_migrate.connect(signals.on_post_migrate, sender=self, dispatch_uid="staff.roles")

@@ -1,20 +1,9 @@
-"""Steps of `manage.py payops_bootstrap`: roles, demo staff, and whatever other apps register.
+"""Staff's bootstrap steps: sync the roles, seed one demo login per role where allowed.
 
-How to add a step from another app: in its AppConfig.ready(),
-
-    from staff.bootstrap import register_step
-    register_step("gateway.sandbox", create_sandbox_environment)
-
-A step is a callable taking no arguments and returning one line saying what it did (or did not
-do, and why). Steps run in registration order (roles and demo staff first, because staff's app
-comes first in INSTALLED_APPS), each must be idempotent, and each decides for itself whether it
-applies in the current settings (e.g. local only). Registering a name twice replaces the step.
+The console runs them first (console.bootstrap); they are idempotent like every step.
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
-from dataclasses import dataclass
 
 from django.conf import settings
 from django.contrib.auth.models import Group
@@ -31,24 +20,6 @@ DEMO_PASSWORD = "payops-demo"
 
 class DemoSeedingRefused(RuntimeError):
     """Demo staff were requested where settings.PAYOPS_SEED_DEMO_STAFF is false."""
-
-
-@dataclass(frozen=True)
-class BootstrapStep:
-    name: str
-    run: Callable[[], str]
-
-
-BOOTSTRAP_STEPS: list[BootstrapStep] = []
-
-
-def register_step(name: str, run: Callable[[], str]) -> None:
-    """Add (or replace, by name) a bootstrap step; call it from an AppConfig.ready()."""
-    for index, step in enumerate(BOOTSTRAP_STEPS):
-        if step.name == name:
-            BOOTSTRAP_STEPS[index] = BootstrapStep(name, run)
-            return
-    BOOTSTRAP_STEPS.append(BootstrapStep(name, run))
 
 
 def demo_logins() -> list[tuple[Role, str]]:
@@ -91,18 +62,14 @@ def seed_demo_staff() -> list[StaffUser]:
     return users
 
 
-def _step_roles() -> str:
+def step_roles() -> str:
     groups = roles_sync()
     return "roles synced: " + ", ".join(group.name for group in groups)
 
 
-def _step_demo_staff() -> str:
+def step_demo_staff() -> str:
     if not settings.PAYOPS_SEED_DEMO_STAFF:
         return "demo staff not seeded: PAYOPS_SEED_DEMO_STAFF is off in these settings"
     users = seed_demo_staff()
     logins = ", ".join(user.email for user in users)
     return f"demo staff ready ({logins}), password {DEMO_PASSWORD!r} (set when first created)"
-
-
-register_step("staff.roles", _step_roles)
-register_step("staff.demo_staff", _step_demo_staff)

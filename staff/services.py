@@ -9,23 +9,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models
 
 from staff.models import AuditEntry, StaffUser
-
-REDACTED = "[redacted]"
-# Keys whose values never reach the audit trail, whatever the caller passes.
-_SECRET_MARKERS = ("password", "secret", "token", "api_key", "apikey", "authorization", "otp")
-
-
-def _redact(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {
-            key: REDACTED
-            if any(marker in str(key).lower() for marker in _SECRET_MARKERS)
-            else _redact(item)
-            for key, item in value.items()
-        }
-    if isinstance(value, list | tuple):
-        return [_redact(item) for item in value]
-    return value
+from staff.redaction import scrub
 
 
 def audit_record(
@@ -42,7 +26,7 @@ def audit_record(
     """
     if actor is not None and not getattr(actor, "is_authenticated", False):
         actor = None  # AnonymousUser and friends are "the system" here
-    safe_details = json.loads(json.dumps(_redact(details or {}), cls=DjangoJSONEncoder))
+    safe_details = json.loads(json.dumps(scrub(details or {}), cls=DjangoJSONEncoder))
     target_type = target_id = ""
     if target is not None:
         target_type = target._meta.label_lower

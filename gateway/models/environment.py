@@ -11,6 +11,12 @@ from django.db import models
 from django.utils import timezone
 
 from gateway import crypto
+from staff.redaction import mask
+
+# The credentials staff type in; each is stored encrypted in `<name>_encrypted`.
+CREDENTIALS = ("client_id", "password", "api_key")
+NOT_SET = "not set"
+UNREADABLE = "unreadable: its encryption key was removed; enter it again"
 
 # The upstream is HTTP(S); Django's URLField would also take ftp:// and ftps://.
 validate_http_url = URLValidator(
@@ -143,6 +149,23 @@ class Environment(models.Model):
             self.password_encrypted = crypto.encrypt(password)
         if api_key is not None:
             self.api_key_encrypted = crypto.encrypt(api_key)
+
+    def credential_readable(self, name: str) -> bool:
+        """False when a stored credential can no longer be decrypted (its key rotated away)."""
+        try:
+            getattr(self, name)
+        except crypto.SecretDecryptionError:
+            return False
+        return True
+
+    def credential_masked(self, name: str) -> str:
+        """What a person may see of a credential: not set, its last characters, or unreadable."""
+        if name not in CREDENTIALS or not getattr(self, f"{name}_encrypted"):
+            return NOT_SET
+        try:
+            return mask(getattr(self, name))
+        except crypto.SecretDecryptionError:
+            return UNREADABLE
 
     @property
     def has_credentials(self) -> bool:

@@ -1,4 +1,4 @@
-"""/healthz and /readyz: ready only when database, cache, channels, worker and upstream answer."""
+"""/healthz and /readyz: ready only when every registered check (database ... upstream) answers."""
 
 from __future__ import annotations
 
@@ -10,8 +10,14 @@ from django.utils import timezone
 
 from console.models import WorkerHeartbeat
 from console.tasks import heartbeat
+from gateway.models import Environment, EnvironmentKind
 
 pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def sandbox_at(url: str, name: str = "Sandbox") -> Environment:
+    """The default environment (the first active sandbox), pointing at url."""
+    return Environment.objects.create(name=name, kind=EnvironmentKind.SANDBOX, base_url=url)
 
 
 async def test_healthz_answers_ok_without_touching_anything(async_client) -> None:
@@ -23,7 +29,7 @@ async def test_healthz_answers_ok_without_touching_anything(async_client) -> Non
 def test_readyz_is_ok_with_a_fresh_heartbeat_and_a_live_emulator(
     client, settings, emulator_url
 ) -> None:
-    settings.EMULATOR_URL = emulator_url
+    sandbox_at(emulator_url)
     heartbeat()
 
     response = client.get("/readyz")
@@ -34,13 +40,15 @@ def test_readyz_is_ok_with_a_fresh_heartbeat_and_a_live_emulator(
     assert set(body["checks"]) == {"database", "cache", "channel_layer", "worker", "upstream"}
     assert all(check["status"] == "ok" for check in body["checks"].values())
     assert body["checks"]["worker"]["age_seconds"] < settings.PAYOPS_HEARTBEAT_MAX_AGE
-    assert emulator_url in body["checks"]["upstream"]["detail"]
+    assert body["checks"]["upstream"]["detail"] == (
+        f"Sandbox: API root {emulator_url}/sandbox answered 404 (reachable)"
+    )
 
 
 def test_readyz_fails_naming_the_worker_when_the_heartbeat_is_stale(
     client, settings, emulator_url
 ) -> None:
-    settings.EMULATOR_URL = emulator_url
+    sandbox_at(emulator_url)
     heartbeat()
     stale = timezone.now() - timedelta(seconds=settings.PAYOPS_HEARTBEAT_MAX_AGE + 60)
     WorkerHeartbeat.objects.update(beat_at=stale)
@@ -57,7 +65,7 @@ def test_readyz_fails_naming_the_worker_when_the_heartbeat_is_stale(
 
 
 def test_readyz_fails_when_no_worker_ever_beat(client, settings, emulator_url) -> None:
-    settings.EMULATOR_URL = emulator_url
+    sandbox_at(emulator_url)
 
     body = client.get("/readyz").json()
 
@@ -73,7 +81,7 @@ def test_readyz_fails_when_no_worker_ever_beat(client, settings, emulator_url) -
 def test_readyz_fails_naming_the_upstream_when_it_is_unreachable(
     client, settings, closed_port_url
 ) -> None:
-    settings.EMULATOR_URL = closed_port_url
+    sandbox_at(closed_port_url)
     heartbeat()
 
     response = client.get("/readyz")
@@ -81,7 +89,9 @@ def test_readyz_fails_naming_the_upstream_when_it_is_unreachable(
     body = response.json()
     assert response.status_code == 503
     assert body["checks"]["upstream"]["status"] == "fail"
-    assert closed_port_url in body["checks"]["upstream"]["detail"]
+    assert body["checks"]["upstream"]["detail"] == (
+        f"Sandbox: API root {closed_port_url}/sandbox did not answer: ConnectError (unreachable)"
+    )
     assert body["checks"]["worker"]["status"] == "ok"
     assert body["checks"]["database"]["status"] == "ok"
 
@@ -107,7 +117,7 @@ async def test_a_hanging_check_fails_with_a_timeout_instead_of_blocking(monkeypa
         return {"status": "ok"}
 
     monkeypatch.setattr(health, "CHECK_TIMEOUT", 0.05)
-    result = await health._run("cache", hangs)
+    result = await health._run(health.ReadinessCheck("cache", hangs))
 
     assert result["status"] == "fail"
     assert result["detail"] == "timed out after 0.05 s"
@@ -119,7 +129,7 @@ async def test_a_raising_check_is_reported_not_raised() -> None:
     async def breaks() -> dict:
         raise ConnectionError("refused")
 
-    result = await health._run("database", breaks)
+    result = await health._run(health.ReadinessCheck("database", breaks))
 
     assert result["status"] == "fail"
     assert result["detail"] == "ConnectionError: refused"
@@ -128,7 +138,7 @@ async def test_a_raising_check_is_reported_not_raised() -> None:
 def test_readyz_names_every_failing_check_when_the_channel_layer_is_down(
     client, settings, emulator_url
 ) -> None:
-    settings.EMULATOR_URL = emulator_url
+    sandbox_at(emulator_url)
     settings.CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
@@ -143,3 +153,69 @@ def test_readyz_names_every_failing_check_when_the_channel_layer_is_down(
     assert response.status_code == 503
     assert body["checks"]["channel_layer"]["status"] == "fail"
     assert body["checks"]["database"]["status"] == "ok"
+
+
+def test_the_gateway_adds_its_upstream_check_to_the_registry() -> None:
+    from console.health import CHECKS
+    from gateway.health import upstream_check
+
+    assert CHECKS["upstream"].run is upstream_check
+
+
+def test_a_broken_environment_nobody_uses_leaves_readyz_green(
+    client, emulator_url, closed_port_url
+) -> None:
+    sandbox_at(emulator_url, "Sandbox")  # the oldest active sandbox: everyone's default
+    sandbox_at(closed_port_url, "Mistyped spare")
+    heartbeat()
+
+    response = client.get("/readyz")
+
+    body = response.json()
+    assert response.status_code == 200, body
+    assert "Mistyped spare" not in body["checks"]["upstream"]["detail"]
+    assert body["checks"]["upstream"]["detail"].startswith("Sandbox: API root")
+
+
+def test_readyz_probes_the_environment_a_staff_member_chose_and_names_it(
+    client, emulator_url, closed_port_url, roleless
+) -> None:
+    from gateway.models import StaffEnvironmentChoice
+
+    sandbox_at(emulator_url, "Sandbox")
+    chosen = sandbox_at(closed_port_url, "Typo")
+    StaffEnvironmentChoice.objects.create(user=roleless, environment=chosen)
+    heartbeat()
+
+    response = client.get("/readyz")
+
+    upstream = response.json()["checks"]["upstream"]
+    assert response.status_code == 503
+    assert upstream["status"] == "fail"
+    assert upstream["detail"] == (
+        f"Sandbox: API root {emulator_url}/sandbox answered 404 (reachable); "
+        f"Typo: API root {closed_port_url}/sandbox did not answer: ConnectError (unreachable)"
+    )
+
+
+def test_an_inactive_choice_is_not_probed(client, emulator_url, closed_port_url, roleless) -> None:
+    from gateway.models import StaffEnvironmentChoice
+
+    sandbox_at(emulator_url, "Sandbox")
+    retired = sandbox_at(closed_port_url, "Retired")
+    StaffEnvironmentChoice.objects.create(user=roleless, environment=retired)
+    Environment.objects.filter(pk=retired.pk).update(is_active=False)
+    heartbeat()
+
+    assert client.get("/readyz").status_code == 200
+
+
+def test_readyz_without_any_environment_says_there_was_nothing_to_probe(client) -> None:
+    heartbeat()
+
+    response = client.get("/readyz")
+
+    upstream = response.json()["checks"]["upstream"]
+    assert response.status_code == 200
+    assert upstream["status"] == "ok"
+    assert upstream["detail"] == "no environment in use: nothing to probe"

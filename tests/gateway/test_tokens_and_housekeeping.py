@@ -15,7 +15,6 @@ from django.utils import timezone
 
 from gateway import idempotency, limiter
 from gateway.client import call_sync, upstream
-from gateway.health import upstream_reachable
 from gateway.limiter.backends import DatabaseStore, RedisStore
 from gateway.limiter.policy import Priority
 from gateway.models import Environment, IdempotencyKey, LimiterRow, UpstreamCall
@@ -56,26 +55,6 @@ def test_refresh_schedule_is_registered() -> None:
 
     spec = SCHEDULES["gateway.refresh_tokens"]
     assert spec.func == "gateway.tasks.refresh_upstream_tokens"
-
-
-async def test_health_probe_reaches_the_active_environment(
-    live_emulator: LiveEmulator, sandbox: Environment
-) -> None:
-    ok, detail = await upstream_reachable()
-    assert ok, detail
-    assert detail.startswith(f"{live_emulator.url}/sandbox")
-
-
-@pytest.mark.django_db(transaction=True)
-async def test_health_probe_without_environment_uses_emulator_url(settings: Any) -> None:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    settings.EMULATOR_URL = f"http://127.0.0.1:{port}"  # nothing listens there
-    ok, detail = await upstream_reachable()
-    assert not ok and detail.startswith(f"http://127.0.0.1:{port}/healthz")
 
 
 @pytest.mark.django_db

@@ -9,7 +9,8 @@ import pytest
 from django.contrib.auth.models import AnonymousUser
 
 from staff.models import AuditEntry, StaffUser
-from staff.services import REDACTED, audit_record
+from staff.redaction import REDACTED
+from staff.services import audit_record
 
 pytestmark = pytest.mark.django_db
 

@@ -1,10 +1,14 @@
-"""Redaction: secrets, tokens, OTPs and document contents never reach a log or the call log."""
+"""One redaction policy: no secret, token, OTP or document reaches the audit trail or call log."""
 
 from __future__ import annotations
 
 import json
 
-from gateway.redaction import REDACTED, redact, redact_headers
+import pytest
+
+from staff.models import AuditEntry
+from staff.redaction import REDACTED, is_secret_key, mask, redact, redact_headers
+from staff.services import audit_record
 
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJjbGllbnRfaWQiOiJ4In0.c2lnbmF0dXJl"
 
@@ -55,3 +59,49 @@ def test_headers() -> None:
         "X-Validation-Header": REDACTED,
         "A": "b",
     }
+
+
+SECRET_KEYS = [
+    "password",
+    "client_secret",
+    "webhook_secret",
+    "access_token",
+    "refresh_token",
+    "api_key",
+    "X-Api-Key",
+    "apiKey",
+    "Authorization",
+    "otp",
+    "otp_code",
+    "verification_code",
+    "x-validation-header",
+    "file",
+]
+PLAIN_KEYS = ["client_id", "name", "footprint", "file_name", "amount", "expires_in"]
+
+
+@pytest.mark.parametrize("key", SECRET_KEYS)
+def test_the_audit_trail_and_the_call_log_hide_the_same_keys(key: str, db: None) -> None:
+    entry = audit_record(actor=None, action="tests.redaction", details={"nested": {key: "s3cr3t"}})
+    entry.refresh_from_db()
+
+    assert AuditEntry.objects.get(pk=entry.pk).details == {"nested": {key: REDACTED}}
+    assert json.loads(redact({"nested": {key: "s3cr3t"}})) == {"nested": {key: REDACTED}}
+
+
+@pytest.mark.parametrize("key", PLAIN_KEYS)
+def test_keys_that_only_contain_a_marker_inside_a_word_are_kept(key: str) -> None:
+    assert not is_secret_key(key)
+
+
+def test_the_audit_trail_also_hides_tokens_inside_free_text(db: None) -> None:
+    entry = audit_record(actor=None, action="tests.redaction", details={"note": f"got {JWT}"})
+    entry.refresh_from_db()
+
+    assert entry.details == {"note": f"got {REDACTED}"}
+
+
+def test_mask_shows_at_most_the_last_four_characters() -> None:
+    assert mask("sk_test_0123456789") == "••••••••6789"
+    assert mask("short") == "••••••••"  # too short to show any of it
+    assert mask("") == ""

@@ -9,8 +9,8 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from pytest_django.fixtures import Settings as SettingsWrapper
 
-from staff import bootstrap
-from staff.bootstrap import DEMO_PASSWORD, DemoSeedingRefused, seed_demo_staff
+from console import bootstrap
+from staff.bootstrap import DEMO_PASSWORD, DemoSeedingRefused, demo_logins, seed_demo_staff
 from staff.models import AuditEntry, StaffUser
 from staff.roles import ROLES
 
@@ -77,7 +77,7 @@ def test_bootstrap_refuses_to_seed_demo_staff_in_production(settings: SettingsWr
     assert not StaffUser.objects.filter(email__in=DEMO_EMAILS).exists()
     with pytest.raises(DemoSeedingRefused):
         seed_demo_staff()
-    assert bootstrap.demo_logins() == []
+    assert demo_logins() == []
 
 
 def test_a_step_that_refuses_makes_the_command_fail() -> None:

@@ -1,10 +1,11 @@
-"""`manage.py payops_bootstrap`: run every registered bootstrap step (see staff.bootstrap)."""
+"""`manage.py payops_bootstrap`: run every registered bootstrap step (see console.bootstrap)."""
 
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from staff.bootstrap import BOOTSTRAP_STEPS, DemoSeedingRefused
+from console.bootstrap import BOOTSTRAP_STEPS
+from staff.bootstrap import DemoSeedingRefused
 
 
 class Command(BaseCommand):
