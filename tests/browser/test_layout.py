@@ -88,3 +88,32 @@ def test_countdown_ticks_and_announces_expiry(page: Page) -> None:
     expect(page.locator("#soon")).to_have_text("quote expired", timeout=5_000)
     expect(page.locator("#soon")).to_have_class("countdown-expired")
     assert page.evaluate("window.expired") == ["soon"]
+
+
+def test_call_log_filter_bar_swaps_the_results_and_keeps_the_url(
+    page: Page, demo_staff: dict[str, StaffUser], sign_in: Callable[..., None]
+) -> None:
+    environment = environment_create(
+        by=None,
+        name="Filtered",
+        kind="sandbox",
+        base_url="https://api.example.test",
+        client_id="c",
+        password="p",
+        api_key="k",
+    )
+    UpstreamCall.objects.bulk_create(
+        UpstreamCall(environment=environment, method="GET", path=path, status=200)
+        for path in ("/v1/quotations/1", "/v1/users/2")
+    )
+    sign_in(page, demo_staff["admin"].email)
+    page.goto("/gateway/calls/")
+    expect(page.locator("#call-log-results tbody tr")).to_have_count(2)
+    page.get_by_label("Path contains").fill("users")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.locator("#call-log-results tbody tr")).to_have_count(1)
+    expect(page.locator("#call-log-results tbody")).to_contain_text("/v1/users/2")
+    assert "path=users" in page.url
+    # Swapped in place: one filter bar, one results block.
+    expect(page.locator("form.filter-bar")).to_have_count(1)
+    expect(page.locator("#call-log-results")).to_have_count(1)
