@@ -41,6 +41,7 @@ test: install  ## The whole test suite (DATABASE_URL / REDIS_URL used when set)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 check: install  ## ruff, ruff format --check, mypy, manage.py check, makemigrations --check
+	@mkdir -p var
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy .
