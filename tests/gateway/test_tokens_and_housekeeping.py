@@ -20,6 +20,7 @@ from gateway.limiter.backends import DatabaseStore, RedisStore
 from gateway.limiter.policy import Priority
 from gateway.models import Environment, IdempotencyKey, LimiterRow, UpstreamCall
 from gateway.services.token_refresh import refresh_tokens
+from gateway.target import resolve
 from gateway.tasks import refresh_upstream_tokens
 from tests.gateway.conftest import LiveEmulator
 
@@ -111,7 +112,7 @@ async def test_a_cancelled_call_frees_its_concurrency_slot(settings: Any) -> Non
     entered = asyncio.Event()
 
     async def hold() -> None:
-        async with limiter.slot(environment, Priority.STAFF):
+        async with limiter.slot(resolve(environment), Priority.STAFF):
             entered.set()
             await asyncio.sleep(60)
 
@@ -120,10 +121,10 @@ async def test_a_cancelled_call_frees_its_concurrency_slot(settings: Any) -> Non
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    state = await sync_to_async(limiter.usage)(environment)
+    state = (await sync_to_async(limiter.states)([environment.pk]))[environment.pk]
     assert state.leases == {}
     settings.GATEWAY_LIMITER_WAIT = 1
-    async with limiter.slot(environment, Priority.STAFF):
+    async with limiter.slot(resolve(environment), Priority.STAFF):
         pass
 
 
