@@ -64,24 +64,28 @@ def _resolve(
     )
 
 
-def resolve(environment: Environment) -> Target:
-    """
-    The environment's target. Cached per process by the stored ciphertexts and limits, so the
-    credentials are decrypted once per change, not once per attempt; an edit (new ciphertext, new
-    limits) resolves afresh.
-    """
-    limits = Limits(
+def limits_of(environment: Environment) -> Limits:
+    """The environment's configured limits (what the upstream teaches may lower them)."""
+    return Limits(
         rate_per_second=int(environment.rate_per_second),
         max_concurrent=int(environment.max_concurrent),
         weekly_budget=int(environment.weekly_budget),
         background_share=float(str(environment.background_share)),
         window_margin=float(settings.GATEWAY_RATE_WINDOW_MARGIN),
     )
+
+
+def resolve(environment: Environment) -> Target:
+    """
+    The environment's target. Cached per process by the stored ciphertexts and limits, so the
+    credentials are decrypted once per change, not once per attempt; an edit (new ciphertext, new
+    limits) resolves afresh.
+    """
     return _resolve(
         int(environment.pk),
         environment.api_root,
         environment.client_id_encrypted,
         environment.password_encrypted,
         environment.api_key_encrypted,
-        limits,
+        limits_of(environment),
     )

@@ -35,7 +35,7 @@ def environment_list(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "gateway/environment_list.html",
-        {"environments": selectors.environment_list()},
+        {"rows": selectors.environment_rows()},
     )
 
 
@@ -95,7 +95,7 @@ def environment_test(request: HttpRequest, pk: int) -> HttpResponse:
     context = {"environment": environment, "result": result}
     if request.htmx:  # type: ignore[attr-defined]
         return render(request, "gateway/environment_list.html#connection_result", context)
-    context["environments"] = selectors.environment_list()
+    context["rows"] = selectors.environment_rows()
     context["tested_pk"] = environment.pk
     return render(request, "gateway/environment_list.html", context)
 
