@@ -56,6 +56,12 @@ def open_row(record: CallRecord) -> int | None:
     return int(row.pk)
 
 
+def drop_row(row_id: int | None) -> None:
+    """Remove the row of an attempt that was never sent (our limiter refused it)."""
+    if row_id is not None:
+        UpstreamCall.objects.filter(pk=row_id).delete()
+
+
 def close_row(
     row_id: int | None, *, status: int | None, duration_ms: int, error_code: str, response_body: Any
 ) -> None:

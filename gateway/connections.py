@@ -10,6 +10,7 @@ import logging
 import os
 import ssl
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Mapping
 from functools import cache
@@ -26,6 +27,9 @@ from django.conf import settings
 # where they did (in the caller's thread and transaction).
 
 logger = logging.getLogger("gateway")
+
+# Set on every response: the wall-clock time its answer arrived (the limiter stamps calls with it).
+ANSWERED_AT = "payops.answered_at"
 
 _MAX_CLIENTS = 16  # bounded: environments come and go (tests start an emulator per test)
 
@@ -172,7 +176,7 @@ async def send(
         try:
             if reuse:
                 client = io.client(pool_key)
-                return await client.request(
+                response = await client.request(
                     method,
                     url,
                     content=content,
@@ -180,10 +184,13 @@ async def send(
                     headers=headers,
                     timeout=request_timeout,
                 )
-            async with httpx.AsyncClient(timeout=request_timeout, verify=_ssl_context()) as own:
-                return await own.request(
-                    method, url, content=content, params=params, headers=headers
-                )
+            else:
+                async with httpx.AsyncClient(timeout=request_timeout, verify=_ssl_context()) as own:
+                    response = await own.request(
+                        method, url, content=content, params=params, headers=headers
+                    )
+            response.extensions[ANSWERED_AT] = time.time()
+            return response
         finally:
             if renewer is not None:
                 renewer.cancel()

@@ -106,6 +106,8 @@ class _Attempt:
         answer = limiter.finish(
             self.held,
             sent=not not_sent,
+            # When the answer arrived, not when this bookkeeping got the store's lock.
+            ended_at=response.extensions.get(connections.ANSWERED_AT) if response else None,
             status=response.status_code if response is not None else None,
             headers=response.headers if response is not None else None,
         )
@@ -168,7 +170,25 @@ async def request(
     attempt = 0
     while True:
         attempt += 1
-        held = await limiter.acquire(target, priority)
+        # The row is committed before the request (and before the wait for a slot, which keeps
+        # the write out of the slot's time: the rate window counts from each call's end).
+        row_id = await sync_to_async(call_log.open_row)(
+            call_log.CallRecord(
+                environment_id=target.environment_id,
+                operation=operation,
+                method=method,
+                path=log_path,
+                attempt=attempt,
+                idempotency_key=idempotency_key or "",
+                priority=str(priority),
+                request_body=json,
+            )
+        )
+        try:
+            held = await limiter.acquire(target, priority)
+        except BaseException:
+            await asyncio.shield(sync_to_async(call_log.drop_row)(row_id))  # nothing was sent
+            raise
         token = ""
         if authenticated:
             # The token is read when the slot is granted, never before the wait: a caller that
@@ -177,8 +197,12 @@ async def request(
             if cached is None:
                 # /auth needs a slot of its own: give this one back while the token is fetched.
                 await limiter.give_back(held)
-                fresh = await tokens.get_token(target, authenticate)
-                held = await limiter.acquire(target, priority)
+                try:
+                    fresh = await tokens.get_token(target, authenticate)
+                    held = await limiter.acquire(target, priority)
+                except BaseException:
+                    await asyncio.shield(sync_to_async(call_log.drop_row)(row_id))
+                    raise
                 cached = await tokens.current(target) or fresh
             token = cached
         send_headers = {"X-Api-Version": settings.GATEWAY_API_VERSION, "x-api-key": target.api_key}
@@ -190,22 +214,6 @@ async def request(
             send_headers["idempotency-key"] = idempotency_key
         send_headers.update(headers or {})
 
-        try:
-            row_id = await sync_to_async(call_log.open_row)(
-                call_log.CallRecord(
-                    environment_id=target.environment_id,
-                    operation=operation,
-                    method=method,
-                    path=log_path,
-                    attempt=attempt,
-                    idempotency_key=idempotency_key or "",
-                    priority=str(priority),
-                    request_body=json,
-                )
-            )
-        except BaseException:
-            await asyncio.shield(limiter.give_back(held))
-            raise
         this = _Attempt(held, row_id, time.monotonic())
         response: httpx.Response | None = None
         error: BaseException | None = None

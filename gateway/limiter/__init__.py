@@ -115,7 +115,12 @@ def keep_alive(held: Slot) -> None:
 
 
 def finish(
-    held: Slot, *, sent: bool, status: int | None = None, headers: Mapping[str, str] | None = None
+    held: Slot,
+    *,
+    sent: bool,
+    status: int | None = None,
+    headers: Mapping[str, str] | None = None,
+    ended_at: float | None = None,
 ) -> Answer | None:
     """
     End a call in one write: free its slot (after `GATEWAY_LEASE_LINGER`), or give it back
@@ -129,10 +134,11 @@ def finish(
 
     def change(state: LimiterState) -> None:
         now = time.time()
+        end = min(now, ended_at) if ended_at is not None else now
         if not sent:
             cancel(state, caller=held.caller, priority=held.priority)
             return
-        release(state, caller=held.caller, now=now, linger=linger)
+        release(state, caller=held.caller, now=end, linger=linger)
         if answer is not None:
             observe(state, answer, now=now, in_flight=held.in_flight, learn_for=learn_for)
 
