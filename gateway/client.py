@@ -64,7 +64,8 @@ class _Resource:
 
 
 def _path(template: str, *params: str) -> str:
-    return transport.join_url("", template, *params).lstrip("/")
+    """A path with its parameters filled; the call joins it onto the API root, once."""
+    return transport.fill(template, *params)
 
 
 class Auth(_Resource):

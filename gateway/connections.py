@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import concurrent.futures
+import contextlib
+import logging
 import os
 import ssl
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from functools import cache
 from typing import Any
 
@@ -21,6 +25,11 @@ from django.conf import settings
 # The request itself is handed to one long-lived loop thread per process, which owns every
 # client; the caller's loop only awaits the answer, so tokens, limiter and call log keep running
 # where they did (in the caller's thread and transaction).
+
+logger = logging.getLogger("gateway")
+
+# Set on every response: the wall-clock time its answer arrived (the limiter stamps calls with it).
+ANSWERED_AT = "payops.answered_at"
 
 _MAX_CLIENTS = 16  # bounded: environments come and go (tests start an emulator per test)
 
@@ -52,8 +61,8 @@ class _IoLoop:
             self.clients.move_to_end(key)
         return client
 
-    def run(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Future[Any]:
-        return asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coro, self.loop))
+    def run(self, coro: Coroutine[Any, Any, Any]) -> concurrent.futures.Future[Any]:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
     def close(self) -> None:
         async def close_all() -> None:
@@ -110,8 +119,27 @@ def pooled() -> int:
     return len(_io.clients) if _io is not None and _io.pid == os.getpid() else 0
 
 
-def timeout() -> httpx.Timeout:
-    return httpx.Timeout(settings.GATEWAY_READ_TIMEOUT, connect=settings.GATEWAY_CONNECT_TIMEOUT)
+def _close_db_after(work: Callable[[], None]) -> None:
+    """Run bookkeeping in a thread of its own, giving back the database connection it opened."""
+    from django.db import connections as databases
+
+    try:
+        work()
+    except Exception:
+        logger.exception("gateway bookkeeping failed in the background")
+    finally:
+        databases.close_all()
+
+
+class LeftInFlight(httpx.ReadTimeout):
+    """The caller stopped waiting; the request is still in flight and `on_late` will end it."""
+
+
+async def _renewing(renew: Callable[[], None]) -> None:
+    interval = max(0.05, float(settings.GATEWAY_LEASE_SECONDS) / 3)
+    while True:
+        await asyncio.sleep(interval)
+        await asyncio.to_thread(_close_db_after, renew)
 
 
 async def send(
@@ -122,23 +150,92 @@ async def send(
     content: bytes | None,
     params: Mapping[str, Any] | None,
     headers: Mapping[str, str],
+    renew: Callable[[], None] | None = None,
+    on_late: Callable[[httpx.Response | None, BaseException | None], object] | None = None,
 ) -> httpx.Response:
     """
     Send one HTTP request on the kept-alive client of `pool_key` (an environment's API root and
-    id) and return the fully read response. Cancelling the caller cancels the request.
-    With `GATEWAY_CONNECTION_REUSE = False` every request opens its own client, as before.
+    id) and return the fully read response, or raise the transport error.
+
+    The caller waits at most `GATEWAY_READ_TIMEOUT` (then httpx.ReadTimeout). The request itself
+    is not abandoned then: the upstream is still working on it and counts it in flight, so it lives
+    on on the I/O loop until the upstream answers or `GATEWAY_UPSTREAM_MAX_SECONDS` have passed
+    since it was sent (then it is presumed done). While it lives, `renew()` runs every third of
+    `GATEWAY_LEASE_SECONDS`; when it ends after the caller left (a timeout or a cancellation),
+    `on_late(response, error)` runs once in a thread of its own, to free the slot then and log
+    the late answer. `GATEWAY_CONNECTION_REUSE = False` opens a client per request instead.
     """
-    request_timeout = timeout()
-    if not getattr(settings, "GATEWAY_CONNECTION_REUSE", True):
-        async with httpx.AsyncClient(timeout=request_timeout, verify=_ssl_context()) as client:
-            return await client.request(
-                method, url, content=content, params=params, headers=headers
-            )
+    reuse = getattr(settings, "GATEWAY_CONNECTION_REUSE", True)
+    request_timeout = httpx.Timeout(
+        float(settings.GATEWAY_UPSTREAM_MAX_SECONDS), connect=settings.GATEWAY_CONNECT_TIMEOUT
+    )
     io = _io_loop()
 
     async def on_io_loop() -> httpx.Response:
-        return await io.client(pool_key).request(
-            method, url, content=content, params=params, headers=headers, timeout=request_timeout
-        )
+        renewer = asyncio.create_task(_renewing(renew)) if renew is not None else None
+        try:
+            if reuse:
+                client = io.client(pool_key)
+                response = await client.request(
+                    method,
+                    url,
+                    content=content,
+                    params=params,
+                    headers=headers,
+                    timeout=request_timeout,
+                )
+            else:
+                async with httpx.AsyncClient(timeout=request_timeout, verify=_ssl_context()) as own:
+                    response = await own.request(
+                        method, url, content=content, params=params, headers=headers
+                    )
+            response.extensions[ANSWERED_AT] = time.time()
+            return response
+        finally:
+            if renewer is not None:
+                renewer.cancel()
 
-    return await io.run(on_io_loop())
+    future = io.run(on_io_loop())
+    loop = asyncio.get_running_loop()
+    waiter: asyncio.Future[None] = loop.create_future()
+
+    def wake(_: concurrent.futures.Future[Any]) -> None:
+        def settle() -> None:
+            if not waiter.done():
+                waiter.set_result(None)
+
+        # The caller's loop may be gone (its call_sync returned after a timeout): nothing to wake.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(settle)
+
+    future.add_done_callback(wake)
+    try:
+        await asyncio.wait_for(waiter, float(settings.GATEWAY_READ_TIMEOUT))
+    except (TimeoutError, asyncio.CancelledError) as left:
+        if on_late is not None:
+            future.add_done_callback(lambda done: _hand_over(done, on_late))
+        if isinstance(left, asyncio.CancelledError):
+            raise
+        raise LeftInFlight(
+            f"no answer within {settings.GATEWAY_READ_TIMEOUT:g}s (the request lives on)"
+        ) from None
+    return future.result()
+
+
+def _hand_over(
+    done: concurrent.futures.Future[Any],
+    on_late: Callable[[httpx.Response | None, BaseException | None], object],
+) -> None:
+    response: httpx.Response | None = None
+    error: BaseException | None = None
+    try:
+        response = done.result()
+    except BaseException as exc:
+        error = exc
+
+    threading.Thread(
+        target=_close_db_after,
+        args=(lambda: on_late(response, error),),
+        name="gateway-late-answer",
+        daemon=True,
+    ).start()

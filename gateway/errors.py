@@ -108,7 +108,18 @@ class ServerError(TemporaryError):
 
 class BudgetExhausted(UpstreamError):
     """Our own limiter refused: the weekly budget (or the background share) is spent, or no
-    rate slot came free in time. Nothing was sent upstream."""
+    rate slot came free in time; or the upstream said its weekly quota is spent (a 429 whose
+    Retry-After is longer than anyone would wait). Nothing more is sent upstream."""
+
+
+class CalledInTransaction(RuntimeError):
+    """
+    A programming error, not an upstream failure (so no `except UpstreamError` hides it): the
+    gateway was called, or an idempotency key asked for, inside `transaction.atomic()`. The key
+    and the call log must be committed before the request whatever the caller does next; inside
+    a transaction they would roll back with it, and a re-run would send a new key (two upstream
+    objects). Call the upstream outside the block: see docs/gateway.md "Transactions".
+    """
 
 
 @dataclass

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from asgiref.sync import sync_to_async
 from django.db import IntegrityError, models, transaction
 
 from gateway.models import IdempotencyKey
+from gateway.transport import outside_transaction
 
 
 def _identity(obj: models.Model) -> tuple[str, str]:
@@ -16,12 +16,18 @@ def key_for(*, scope: str, obj: models.Model) -> str:
     """
     The idempotency key of `scope` (e.g. "payout_initiate") for `obj`: created and committed on
     first use, the same key on every later call (a retry, a re-run task after a crash).
+
+    Refuses to run inside the caller's `transaction.atomic()` (CalledInTransaction): a key
+    created there would roll back with the caller, and the re-run would send a new key. Ask for
+    the key, and call the upstream, outside the block; record the result in a transaction after.
     """
     if obj.pk is None:
         raise ValueError("save the business object before asking for its idempotency key")
+    outside_transaction()
     object_type, object_id = _identity(obj)
     try:
-        with transaction.atomic():
+        # durable: Django itself refuses a nested block, and guarantees the commit at its end.
+        with transaction.atomic(durable=True):
             record, _ = IdempotencyKey.objects.get_or_create(
                 scope=scope, object_type=object_type, object_id=object_id
             )
@@ -30,10 +36,6 @@ def key_for(*, scope: str, obj: models.Model) -> str:
             scope=scope, object_type=object_type, object_id=object_id
         )
     return str(record.key)
-
-
-async def akey_for(*, scope: str, obj: models.Model) -> str:
-    return await sync_to_async(key_for)(scope=scope, obj=obj)
 
 
 def forget(*, scope: str, obj: models.Model) -> None:

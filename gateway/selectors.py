@@ -75,12 +75,82 @@ def environment_in_use_list() -> list[Environment]:
     return sorted(in_use.values(), key=lambda environment: environment.name)
 
 
+# --- What the upstream taught the limiter -----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UpstreamLimits:
+    """
+    What the upstream's own answers told the shared limiter about one environment, and the limits
+    the gateway therefore keeps (`effective_*`: the configured ones, lowered, never raised).
+    """
+
+    rate_per_second: int | None  # RateLimit-Limit over the 1-second window (None: not heard yet)
+    rate_heard_at: datetime | None
+    max_concurrent: int | None  # inferred from a concurrency refusal, while it holds
+    max_concurrent_until: datetime | None
+    quota_limit: int | None  # RateLimit-Limit over the week, when the upstream sent it
+    quota_remaining: int | None
+    quota_spent_until: datetime | None  # the upstream said its weekly quota is spent
+    effective_rate: int
+    effective_concurrent: int
+
+    @property
+    def lowered(self) -> bool:
+        return self.effective_rate_lowered or self.effective_concurrent_lowered
+
+    effective_rate_lowered: bool = False
+    effective_concurrent_lowered: bool = False
+
+
+@dataclass(frozen=True)
+class EnvironmentRow:
+    environment: Environment
+    upstream: UpstreamLimits
+
+
+def _stamp(seconds: float) -> datetime | None:
+    return datetime.fromtimestamp(seconds, UTC) if seconds > 0 else None
+
+
+def environment_rows(*, now: float | None = None) -> list[EnvironmentRow]:
+    """Every environment with what its upstream taught the limiter: one query, one store read."""
+    from gateway import limiter
+    from gateway.target import limits_of
+
+    environments = list(environment_list())
+    states = limiter.states([e.pk for e in environments])
+    moment = now if now is not None else datetime.now(UTC).timestamp()
+    rows = []
+    for environment in environments:
+        state = states[environment.pk]
+        effective = limiter.effective(limits_of(environment), state, now=moment)
+        concurrent_holds = state.learned_concurrent > 0 and state.learned_concurrent_until > moment
+        rate, concurrent = effective.rate_per_second, effective.max_concurrent
+        upstream = UpstreamLimits(
+            rate_per_second=state.learned_rate or None,
+            rate_heard_at=_stamp(state.learned_rate_at),
+            max_concurrent=state.learned_concurrent if concurrent_holds else None,
+            max_concurrent_until=_stamp(state.learned_concurrent_until)
+            if concurrent_holds
+            else None,
+            quota_limit=state.quota_limit or None,
+            quota_remaining=state.quota_remaining if state.quota_remaining >= 0 else None,
+            quota_spent_until=_stamp(state.quota_until) if state.quota_until > moment else None,
+            effective_rate=rate,
+            effective_concurrent=concurrent,
+            effective_rate_lowered=rate < environment.rate_per_second,
+            effective_concurrent_lowered=concurrent < environment.max_concurrent,
+        )
+        rows.append(EnvironmentRow(environment, upstream))
+    return rows
+
+
 # --- Quota gauge ------------------------------------------------------------------------------
 
 # The pace of the forecast is measured over this trailing window (clipped to the ISO week), so a
 # burst this morning counts more than a quiet Monday.
 PACE_WINDOW = timedelta(hours=24)
-STAFF_PRIORITY = "staff"
 BACKGROUND_PRIORITY = "background"
 
 

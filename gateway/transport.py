@@ -1,43 +1,56 @@
-"""One upstream request: URL joining, headers, token, shared limiter, safe retries, call log."""
+"""One upstream request: headers, token, shared limiter, safe retries, call log, learned limits."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json as jsonlib
 import logging
 import random
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
 import httpx
+from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.db import connection
 
 from gateway import call_log, connections, limiter, tokens
 from gateway.errors import (
     AuthenticationError,
+    BudgetExhausted,
+    CalledInTransaction,
     PermanentError,
     RateLimited,
     UpstreamError,
     UpstreamTimeout,
     error_from_response,
 )
-from gateway.limiter import Priority
+from gateway.limiter import Priority, Refusal
+from gateway.limiter.policy import Answer
 from gateway.models import Environment
 from gateway.schemas import AccessToken
+from gateway.target import Target
+from gateway.target import resolve as target_for
 
 logger = logging.getLogger("gateway")
+
+
+def fill(path: str, *params: str) -> str:
+    """`{}` placeholders in `path` filled with `params`, each percent-encoded as one segment."""
+    return path.format(*(quote(str(p), safe="") for p in params)) if params else path
 
 
 def join_url(api_root: str, path: str, *params: str) -> str:
     """
     `api_root` + "/" + `path`, keeping every segment of the root (the `/sandbox` prefix above all):
-    never `urljoin`, which drops the root's path for a path starting with "/". `{}` placeholders
-    in `path` are filled with `params`, each percent-encoded as one segment.
+    never `urljoin`, which drops the root's path for a path starting with "/". The same join as
+    `Target.url`, the one a call makes (once).
     """
-    filled = path.format(*(quote(str(p), safe="") for p in params)) if params else path
-    return api_root.rstrip("/") + "/" + filled.lstrip("/")
+    return api_root.rstrip("/") + "/" + fill(path, *params).lstrip("/")
 
 
 def backoff_seconds(attempt: int, retry_after: float | None = None) -> float:
@@ -55,8 +68,76 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
         return None
 
 
+def outside_transaction() -> None:
+    """
+    Refuse to go on inside the caller's `transaction.atomic()` (see CalledInTransaction). Run in
+    the caller's own thread, whose database connection holds its transaction. The test-case
+    wrapper of Django's TestCase / pytest-django `db` is not the caller's and does not count.
+    """
+    blocks = getattr(connection, "atomic_blocks", [])
+    if connection.in_atomic_block and any(not b._from_testcase for b in blocks):
+        raise CalledInTransaction(
+            "the gateway refuses to run inside transaction.atomic(): its idempotency key and call "
+            "log must be committed before the request; call the upstream outside the block "
+            "(docs/gateway.md, Transactions)"
+        )
+
+
+def _prepare(environment: Environment) -> Target:
+    outside_transaction()
+    return target_for(environment)
+
+
+@dataclass
+class _Attempt:
+    """One attempt's bookkeeping, ended once: by the caller, or after it left (a late answer)."""
+
+    held: limiter.Slot
+    row_id: int | None
+    started: float
+
+    def end(
+        self, response: httpx.Response | None, error: BaseException | None
+    ) -> tuple[Answer | None, int, UpstreamError | None]:
+        """Free the slot (learning from the answer), complete the call-log row, name the failure."""
+        duration_ms = int((time.monotonic() - self.started) * 1000)
+        failure = _failure(response, error)
+        not_sent = isinstance(error, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout)
+        answer = limiter.finish(
+            self.held,
+            sent=not not_sent,
+            # When the answer arrived, not when this bookkeeping got the store's lock.
+            ended_at=response.extensions.get(connections.ANSWERED_AT) if response else None,
+            status=response.status_code if response is not None else None,
+            headers=response.headers if response is not None else None,
+        )
+        call_log.close_row(
+            self.row_id,
+            status=response.status_code if response is not None else None,
+            duration_ms=duration_ms,
+            error_code=(failure.code or type(failure).__name__) if failure else "",
+            response_body=response.text if response is not None else "",
+        )
+        return answer, duration_ms, failure
+
+
+def _failure(response: httpx.Response | None, error: BaseException | None) -> UpstreamError | None:
+    if response is not None:
+        if response.is_success:
+            return None
+        return error_from_response(
+            response.status_code, response.text, retry_after=_retry_after(response.headers)
+        )
+    if isinstance(error, httpx.TimeoutException):
+        return UpstreamTimeout("the upstream did not answer in time", code="timeout")
+    # A dropped connection is like a timeout: the request may have taken effect.
+    return UpstreamTimeout(
+        f"the connection failed ({type(error).__name__})", code="connection_error"
+    )
+
+
 async def request(
-    environment: Environment,
+    environment: Environment | Target,
     *,
     operation: str,
     method: str,
@@ -72,87 +153,100 @@ async def request(
     Send one logical call and return its parsed JSON body, or raise an UpstreamError. Retried (with
     backoff, on timeouts, 429 and 5xx) only when safe: GETs, /auth, and mutations carrying an
     idempotency key. A 429 is retried for any call: the upstream refused it before handling it,
-    so nothing can happen twice. Any 401 of an authenticated call re-authenticates once and
-    retries once.
+    so nothing can happen twice; but a 429 for the weekly quota fails at once (BudgetExhausted).
+    Any 401 of an authenticated call re-authenticates once and retries once. Refuses to run
+    inside the caller's transaction (CalledInTransaction).
     """
+    if isinstance(environment, Target):
+        target = environment
+    else:
+        target = await sync_to_async(_prepare)(environment)
     retry_safe = method == "GET" or not authenticated or idempotency_key is not None
     max_attempts = settings.GATEWAY_MAX_ATTEMPTS if retry_safe else 1
-    url = join_url(environment.api_root, path)
-    pool_key = f"{environment.pk}:{environment.api_root}"
+    url = target.url(path)
+    log_path = "/" + path.lstrip("/")
+    content = jsonlib.dumps(json).encode() if json is not None else None
     reauthenticated = False
     attempt = 0
     while True:
         attempt += 1
-        send_headers = {
-            "X-Api-Version": settings.GATEWAY_API_VERSION,
-            "x-api-key": environment.api_key,
-        }
+        # The row is committed before the request (and before the wait for a slot, which keeps
+        # the write out of the slot's time: the rate window counts from each call's end).
+        row_id = await sync_to_async(call_log.open_row)(
+            call_log.CallRecord(
+                environment_id=target.environment_id,
+                operation=operation,
+                method=method,
+                path=log_path,
+                attempt=attempt,
+                idempotency_key=idempotency_key or "",
+                priority=str(priority),
+                request_body=json,
+            )
+        )
+        try:
+            held = await limiter.acquire(target, priority)
+        except BaseException:
+            await asyncio.shield(sync_to_async(call_log.drop_row)(row_id))  # nothing was sent
+            raise
         token = ""
         if authenticated:
-            token = await tokens.get_token(environment, authenticate)
+            # The token is read when the slot is granted, never before the wait: a caller that
+            # queued through a refresh sends the new token, not the one it saw before waiting.
+            cached = await tokens.current(target)
+            if cached is None:
+                # /auth needs a slot of its own: give this one back while the token is fetched.
+                await limiter.give_back(held)
+                try:
+                    fresh = await tokens.get_token(target, authenticate)
+                    held = await limiter.acquire(target, priority)
+                except BaseException:
+                    await asyncio.shield(sync_to_async(call_log.drop_row)(row_id))
+                    raise
+                cached = await tokens.current(target) or fresh
+            token = cached
+        send_headers = {"X-Api-Version": settings.GATEWAY_API_VERSION, "x-api-key": target.api_key}
+        if token:
             send_headers["Authorization"] = f"Bearer {token}"
         if json is not None:
             send_headers["Content-Type"] = "application/json"
         if idempotency_key:
             send_headers["idempotency-key"] = idempotency_key
         send_headers.update(headers or {})
-        content = jsonlib.dumps(json).encode() if json is not None else None
 
+        this = _Attempt(held, row_id, time.monotonic())
         response: httpx.Response | None = None
-        failure: UpstreamError | None = None
-        async with limiter.slot(environment, priority):
-            started = time.monotonic()
-            try:
-                response = await connections.send(
-                    pool_key,
-                    method,
-                    url,
-                    content=content,
-                    params=params,
-                    headers=send_headers,
-                )
-            except httpx.TimeoutException:
-                failure = UpstreamTimeout("the upstream did not answer in time", code="timeout")
-            except httpx.TransportError as exc:
-                # A dropped connection is like a timeout: the request may have taken effect.
-                failure = UpstreamTimeout(
-                    f"the connection failed ({type(exc).__name__})", code="connection_error"
-                )
-            duration_ms = int((time.monotonic() - started) * 1000)
-
-        if response is not None:
-            await limiter.observe_headers(environment, response.status_code, response.headers)
-            if response.is_success:
-                failure = None
-            else:
-                failure = error_from_response(
-                    response.status_code,
-                    response.text,
-                    retry_after=_retry_after(response.headers),
-                )
-        await call_log.awrite(
-            call_log.CallRecord(
-                environment_id=environment.pk,
-                operation=operation,
-                method=method,
-                path=url.removeprefix(environment.api_root.rstrip("/")) or "/",
-                status=response.status_code if response is not None else None,
-                duration_ms=duration_ms,
-                attempt=attempt,
-                idempotency_key=idempotency_key or "",
-                error_code=(failure.code or type(failure).__name__) if failure else "",
-                priority=str(priority),
-                request_body=json,
-                response_body=response.text if response is not None else "",
+        error: BaseException | None = None
+        try:
+            response = await connections.send(
+                target.pool_key,
+                method,
+                url,
+                content=content,
+                params=params,
+                headers=send_headers,
+                renew=functools.partial(limiter.keep_alive, held),
+                on_late=this.end,
             )
-        )
-        status = response.status_code if response is not None else "-"
+        except httpx.TransportError as exc:
+            error = exc
+        answer: Answer | None = None
+        failure: UpstreamError | None
+        if isinstance(error, connections.LeftInFlight):
+            # The caller's wait ran out but the request lives on: `end` runs when it really ends,
+            # and until then the slot stays taken (the upstream still counts the request).
+            duration_ms = int((time.monotonic() - this.started) * 1000)
+            failure = _failure(None, error)
+        else:
+            answer, duration_ms, failure = await asyncio.shield(
+                sync_to_async(this.end)(response, error)
+            )
         logger.info(
             "upstream %s %s %s -> %s in %dms (attempt %d)",
-            environment.pk,
+            target.environment_id,
             method,
             operation,
-            status,
+            response.status_code if response is not None else "-",
             duration_ms,
             attempt,
         )
@@ -169,6 +263,12 @@ async def request(
                     code="invalid_body",
                 ) from exc
         assert failure is not None
+        if answer is not None and answer.refusal is not Refusal.NONE:
+            give_up = quota_refused(answer, patience=limiter.patience(priority))
+            if give_up:
+                raise BudgetExhausted(
+                    give_up, status=429, code="budget_exhausted", retry_after=answer.wait
+                )
         if (
             isinstance(failure, AuthenticationError)
             and failure.status == 401
@@ -176,7 +276,7 @@ async def request(
             and not reauthenticated
         ):
             reauthenticated = True
-            await _forget_token(environment, token)
+            await tokens.invalidate(target, token=token)
             continue
         refused_unhandled = isinstance(failure, RateLimited)
         if failure.retryable and (
@@ -188,20 +288,31 @@ async def request(
         raise failure
 
 
-async def _forget_token(environment: Environment, token: str) -> None:
-    from asgiref.sync import sync_to_async
+def quota_refused(answer: Answer, *, patience: float) -> str:
+    """
+    Why a 429 must fail at once rather than be waited out ("" when it may be waited out): the
+    weekly quota is spent, or the upstream asks for a longer wait than this caller's patience.
+    A caller never sleeps days on a Retry-After.
+    """
+    if answer.refusal is Refusal.QUOTA:
+        return f"the upstream's weekly quota is spent (Retry-After {answer.wait:.0f}s)"
+    if answer.wait > patience:
+        return f"the upstream asks to wait {answer.wait:.0f}s, longer than {patience:g}s"
+    return ""
 
-    await sync_to_async(tokens.invalidate)(environment, token=token)
 
-
-async def authenticate(environment: Environment) -> AccessToken:
+async def authenticate(environment: Environment | Target) -> AccessToken:
     """POST /auth with the environment's credentials (no cache: tokens.get_token decides)."""
+    if isinstance(environment, Target):
+        target = environment
+    else:
+        target = await sync_to_async(_prepare)(environment)
     body = await request(
-        environment,
+        target,
         operation="auth",
         method="POST",
         path="auth",
-        json={"client_id": environment.client_id, "password": environment.password},
+        json={"client_id": target.client_id, "password": target.password},
         authenticated=False,
     )
     data = body.get("data", body) if isinstance(body, dict) else body

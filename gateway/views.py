@@ -36,7 +36,7 @@ def environment_list(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "gateway/environment_list.html",
-        {"environments": selectors.environment_list()},
+        {"rows": selectors.environment_rows()},
     )
 
 
@@ -96,12 +96,14 @@ def environment_test(request: HttpRequest, pk: int) -> HttpResponse:
         environment=environment,
         by=request.user,  # type: ignore[arg-type]
     )
-    environment.refresh_from_db()
     # The row is re-rendered: the test may have verified (or un-verified) the environment.
-    context = {"env": environment, "result": result, "tested_pk": environment.pk}
+    rows = selectors.environment_rows()
+    row = next(row for row in rows if row.environment.pk == environment.pk)
+    context = {"env": row.environment, "up": row.upstream, "result": result}
+    context["tested_pk"] = environment.pk
     if request.htmx:  # type: ignore[attr-defined]
         return render(request, "gateway/environment_list.html#row", context)
-    context["environments"] = selectors.environment_list()
+    context["rows"] = rows
     return render(request, "gateway/environment_list.html", context)
 
 

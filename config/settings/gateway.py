@@ -15,7 +15,8 @@ env = environ.Env()
 # GATEWAY_TOKEN_REFRESH_MARGIN     seconds before expires_in at which a token is renewed.
 # GATEWAY_LIMITER_WAIT             seconds a staff call waits for a rate slot before giving up.
 # GATEWAY_BACKGROUND_LIMITER_WAIT  seconds a background call waits for a rate slot.
-# GATEWAY_LEASE_SECONDS            expiry of a concurrency lease (a crashed caller's slot frees).
+# GATEWAY_LEASE_SECONDS            expiry of a concurrency lease, renewed every third of it while
+#                                  the request is in flight: a killed process's slot frees as fast.
 # GATEWAY_CALL_LOG_RETENTION_DAYS  days of upstream call log kept by gateway_prune_calls.
 # GATEWAY_CALL_LOG_BODY_LIMIT      characters of each (redacted) body stored in the call log.
 GATEWAY_API_VERSION = env("GATEWAY_API_VERSION", default="2026-04-14")
@@ -28,7 +29,7 @@ GATEWAY_BACKOFF_MAX = env.float("GATEWAY_BACKOFF_MAX", default=8.0)
 GATEWAY_TOKEN_REFRESH_MARGIN = env.int("GATEWAY_TOKEN_REFRESH_MARGIN", default=300)
 GATEWAY_LIMITER_WAIT = env.float("GATEWAY_LIMITER_WAIT", default=30.0)
 GATEWAY_BACKGROUND_LIMITER_WAIT = env.float("GATEWAY_BACKGROUND_LIMITER_WAIT", default=120.0)
-GATEWAY_LEASE_SECONDS = env.float("GATEWAY_LEASE_SECONDS", default=60.0)
+GATEWAY_LEASE_SECONDS = env.float("GATEWAY_LEASE_SECONDS", default=3.0)
 GATEWAY_CALL_LOG_RETENTION_DAYS = env.int("GATEWAY_CALL_LOG_RETENTION_DAYS", default=30)
 GATEWAY_CALL_LOG_BODY_LIMIT = env.int("GATEWAY_CALL_LOG_BODY_LIMIT", default=4000)
 # GATEWAY_RATE_WINDOW_MARGIN       seconds added to the 1-second window (clock granularity).
@@ -42,3 +43,10 @@ GATEWAY_CONNECTION_REUSE = env.bool("GATEWAY_CONNECTION_REUSE", default=True)
 # GATEWAY_KEEPALIVE_EXPIRY         seconds an idle connection is kept; below the upstream's own
 #                                  keep-alive (uvicorn: 5 s) so we never reuse one it is closing.
 GATEWAY_KEEPALIVE_EXPIRY = env.float("GATEWAY_KEEPALIVE_EXPIRY", default=4.0)
+# GATEWAY_UPSTREAM_MAX_SECONDS     the longest the upstream is presumed to work on one request: a
+#                                  call whose caller timed out keeps its slot (and its connection)
+#                                  until the upstream answers or this many seconds after sending.
+GATEWAY_UPSTREAM_MAX_SECONDS = env.float("GATEWAY_UPSTREAM_MAX_SECONDS", default=60.0)
+# GATEWAY_LEARNED_LIMIT_SECONDS    how long a concurrency limit inferred from a refusal is kept
+#                                  before the configured one is tried again.
+GATEWAY_LEARNED_LIMIT_SECONDS = env.float("GATEWAY_LEARNED_LIMIT_SECONDS", default=600.0)

@@ -6,45 +6,64 @@ import asyncio
 import random
 import time
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from gateway.errors import BudgetExhausted
 from gateway.limiter.backends import store
-from gateway.limiter.policy import Decision, LimiterState, Limits, Priority, decide, pause, release
-from gateway.models import Environment
+from gateway.limiter.policy import (
+    Answer,
+    Decision,
+    LimiterState,
+    Limits,
+    Priority,
+    Refusal,
+    cancel,
+    decide,
+    effective,
+    observe,
+    release,
+    renew,
+)
+
+if TYPE_CHECKING:
+    from gateway.target import Target
 
 __all__ = [
     "LimiterState",
     "Limits",
     "Priority",
+    "Refusal",
     "Slot",
     "acquire",
-    "limits_for",
-    "observe_headers",
+    "effective",
+    "finish",
+    "give_back",
+    "keep_alive",
+    "patience",
     "slot",
-    "usage",
+    "states",
 ]
-
-
-def limits_for(environment: Environment) -> Limits:
-    return Limits(
-        rate_per_second=int(environment.rate_per_second),
-        max_concurrent=int(environment.max_concurrent),
-        weekly_budget=int(environment.weekly_budget),
-        background_share=float(str(environment.background_share)),
-        window_margin=float(settings.GATEWAY_RATE_WINDOW_MARGIN),
-    )
 
 
 @dataclass(frozen=True)
 class Slot:
     environment_id: int
     caller: str
+    priority: Priority
+    in_flight: int  # our calls in flight when it was granted, this one included
+
+
+def patience(priority: Priority) -> float:
+    """How long a caller of this priority waits for a slot (or for an upstream-imposed pause)."""
+    if priority is Priority.STAFF:
+        return float(settings.GATEWAY_LIMITER_WAIT)
+    return float(settings.GATEWAY_BACKGROUND_LIMITER_WAIT)
 
 
 def _try(environment_id: int, limits: Limits, priority: Priority, caller: str) -> Decision:
@@ -62,34 +81,23 @@ def _try(environment_id: int, limits: Limits, priority: Priority, caller: str) -
     )
 
 
-def _release(environment_id: int, caller: str) -> None:
-    linger = float(settings.GATEWAY_LEASE_LINGER)
-    store().update(
-        environment_id,
-        lambda state: release(state, caller=caller, now=time.time(), linger=linger),
-    )
-
-
-async def acquire(environment: Environment, priority: Priority) -> Slot:
+async def acquire(target: Target, priority: Priority) -> Slot:
     """Wait for a slot; raise BudgetExhausted when the budget is spent or the wait runs out."""
-    limits = limits_for(environment)
     caller = uuid.uuid4().hex
-    patience = (
-        settings.GATEWAY_LIMITER_WAIT
-        if priority is Priority.STAFF
-        else settings.GATEWAY_BACKGROUND_LIMITER_WAIT
-    )
-    deadline = time.monotonic() + float(patience)
+    wait_at_most = patience(priority)
+    deadline = time.monotonic() + wait_at_most
     while True:
-        decision = await sync_to_async(_try)(environment.pk, limits, priority, caller)
+        decision = await sync_to_async(_try)(target.environment_id, target.limits, priority, caller)
         if decision.granted:
-            return Slot(environment.pk, caller)
+            return Slot(target.environment_id, caller, priority, decision.in_flight)
         if decision.exhausted:
-            raise BudgetExhausted(decision.exhausted, code="budget_exhausted")
-        if time.monotonic() + decision.wait > deadline:
-            await sync_to_async(_release)(environment.pk, caller)
             raise BudgetExhausted(
-                f"no upstream slot within {patience:g}s (next in about {decision.wait:.0f}s)",
+                decision.exhausted, code="budget_exhausted", retry_after=decision.wait or None
+            )
+        if time.monotonic() + decision.wait > deadline:
+            await give_back(Slot(target.environment_id, caller, priority, 0))
+            raise BudgetExhausted(
+                f"no upstream slot within {wait_at_most:g}s (next in about {decision.wait:.0f}s)",
                 code="limiter_timeout",
                 retry_after=decision.wait,
             )
@@ -97,61 +105,62 @@ async def acquire(environment: Environment, priority: Priority) -> Slot:
         await asyncio.sleep(decision.wait + random.uniform(0, 0.01))  # noqa: S311
 
 
-async def give_back(slot_: Slot) -> None:
-    await sync_to_async(_release)(slot_.environment_id, slot_.caller)
+def keep_alive(held: Slot) -> None:
+    """Renew the lease of a call still in flight (sync: called from the I/O side's thread)."""
+    lease = float(settings.GATEWAY_LEASE_SECONDS)
+    store().update(
+        held.environment_id,
+        lambda state: renew(state, caller=held.caller, now=time.time(), lease_seconds=lease),
+    )
+
+
+def finish(
+    held: Slot,
+    *,
+    sent: bool,
+    status: int | None = None,
+    headers: Mapping[str, str] | None = None,
+    ended_at: float | None = None,
+) -> Answer | None:
+    """
+    End a call in one write: free its slot (after `GATEWAY_LEASE_LINGER`), or give it back
+    uncounted when nothing was sent, and learn from the answer's headers. Called when the
+    request really ended (an answer, a refused or dropped connection, or the upstream presumed
+    done), which after a caller's timeout is later than the caller's own return.
+    """
+    linger = float(settings.GATEWAY_LEASE_LINGER)
+    learn_for = float(settings.GATEWAY_LEARNED_LIMIT_SECONDS)
+    answer = Answer.from_headers(status, headers or {}) if status is not None else None
+
+    def change(state: LimiterState) -> None:
+        now = time.time()
+        end = min(now, ended_at) if ended_at is not None else now
+        if not sent:
+            cancel(state, caller=held.caller, priority=held.priority)
+            return
+        release(state, caller=held.caller, now=end, linger=linger)
+        if answer is not None:
+            observe(state, answer, now=now, in_flight=held.in_flight, learn_for=learn_for)
+
+    store().update(held.environment_id, change)
+    return answer
+
+
+async def give_back(held: Slot) -> None:
+    await sync_to_async(finish)(held, sent=False)
 
 
 @asynccontextmanager
-async def slot(environment: Environment, priority: Priority) -> AsyncIterator[Slot]:
-    """A concurrency lease for one upstream request, released even on cancellation."""
-    held = await acquire(environment, priority)
+async def slot(target: Target, priority: Priority) -> AsyncIterator[Slot]:
+    """A concurrency lease for a block, released even on cancellation."""
+    held = await acquire(target, priority)
     try:
         yield held
     finally:
         # Shielded so a cancelled caller still frees its lease; the lease's expiry covers crashes.
-        await asyncio.shield(give_back(held))
+        await asyncio.shield(sync_to_async(finish)(held, sent=True))
 
 
-def _header_float(headers: Mapping[str, str], name: str) -> float | None:
-    value = headers.get(name)
-    if value is None:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        return None
-
-
-def pause_seconds(status: int, headers: Mapping[str, str]) -> float:
-    """How long every process must hold off, per the upstream's own headers (they are the truth)."""
-    wait = 0.0
-    if status == 429:
-        wait = _header_float(headers, "retry-after") or 1.0
-    remaining = _header_float(headers, "ratelimit-remaining")
-    reset = _header_float(headers, "ratelimit-reset")
-    # Remaining 0 over a window longer than a second (the weekly quota) pauses everyone until
-    # Reset. Within the per-second window our own sliding log already holds the same line, and
-    # the upstream rounds that Reset up to a whole second, so pausing on it would halve the rate.
-    if remaining is not None and remaining <= 0 and reset is not None and reset > 1:
-        wait = max(wait, reset)
-    return wait
-
-
-async def observe_headers(
-    environment: Environment, status: int, headers: Mapping[str, str]
-) -> float:
-    """Record an upstream-imposed pause for all processes; returns its length in seconds."""
-    wait = pause_seconds(status, headers)
-    if wait > 0:
-        until = time.time() + wait
-
-        def _pause(state: LimiterState) -> None:
-            pause(state, until=until)
-
-        await sync_to_async(store().update)(environment.pk, _pause)
-    return wait
-
-
-def usage(environment: Environment) -> LimiterState:
-    """The current shared state (weekly counts etc.), for the quota gauge."""
-    return store().update(environment.pk, lambda state: LimiterState(**state.to_dict()))
+def states(environment_ids: Iterable[int]) -> dict[int, LimiterState]:
+    """The shared state of each environment, read without writing (for the environment page)."""
+    return store().read(list(environment_ids))

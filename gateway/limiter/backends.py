@@ -20,6 +20,10 @@ class StateStore(Protocol):
         """Apply `change` to the environment's state atomically across processes."""
         ...
 
+    def read(self, environment_ids: list[int]) -> dict[int, LimiterState]:
+        """The states of these environments (absent: a fresh state), without locking."""
+        ...
+
 
 class DatabaseStore:
     """
@@ -40,6 +44,16 @@ class DatabaseStore:
             row.state = state.to_dict()
             row.save(update_fields=["state"])
         return result
+
+    def read(self, environment_ids: list[int]) -> dict[int, LimiterState]:
+        from gateway.models import LimiterRow
+
+        rows = dict(
+            LimiterRow.objects.filter(environment_id__in=environment_ids).values_list(
+                "environment_id", "state"
+            )
+        )
+        return {pk: LimiterState.from_dict(rows.get(pk)) for pk in environment_ids}
 
 
 class RedisStore:
@@ -73,6 +87,15 @@ class RedisStore:
                     return result
                 except redis.WatchError:
                     continue
+
+    def read(self, environment_ids: list[int]) -> dict[int, LimiterState]:
+        if not environment_ids:
+            return {}
+        raws = self.client.mget([self.key(pk) for pk in environment_ids])
+        return {
+            pk: LimiterState.from_dict(json.loads(raw) if raw else None)
+            for pk, raw in zip(environment_ids, raws, strict=True)
+        }
 
 
 @cache

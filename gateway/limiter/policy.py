@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -44,6 +45,14 @@ class LimiterState:
     week_count: int = 0
     background_count: int = 0
     paused_until: float = 0.0
+    # What the upstream taught us (0: nothing yet). See `observe`.
+    learned_rate: int = 0
+    learned_rate_at: float = 0.0
+    learned_concurrent: int = 0
+    learned_concurrent_until: float = 0.0
+    quota_limit: int = 0
+    quota_remaining: int = -1
+    quota_until: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -54,6 +63,13 @@ class LimiterState:
             "week_count": self.week_count,
             "background_count": self.background_count,
             "paused_until": self.paused_until,
+            "learned_rate": self.learned_rate,
+            "learned_rate_at": self.learned_rate_at,
+            "learned_concurrent": self.learned_concurrent,
+            "learned_concurrent_until": self.learned_concurrent_until,
+            "quota_limit": self.quota_limit,
+            "quota_remaining": self.quota_remaining,
+            "quota_until": self.quota_until,
         }
 
     @classmethod
@@ -68,6 +84,13 @@ class LimiterState:
             week_count=int(data.get("week_count", 0)),
             background_count=int(data.get("background_count", 0)),
             paused_until=float(data.get("paused_until", 0.0)),
+            learned_rate=int(data.get("learned_rate", 0)),
+            learned_rate_at=float(data.get("learned_rate_at", 0.0)),
+            learned_concurrent=int(data.get("learned_concurrent", 0)),
+            learned_concurrent_until=float(data.get("learned_concurrent_until", 0.0)),
+            quota_limit=int(data.get("quota_limit", 0)),
+            quota_remaining=int(data.get("quota_remaining", -1)),
+            quota_until=float(data.get("quota_until", 0.0)),
         )
 
 
@@ -81,6 +104,22 @@ class Decision:
     granted: bool
     wait: float = 0.0
     exhausted: str = ""  # non-empty: the weekly budget (or the background share) is spent
+    in_flight: int = 0  # granted: our calls in flight, this one included (for `observe`)
+
+
+def effective(limits: Limits, state: LimiterState, *, now: float) -> Limits:
+    """
+    The limits to keep: the configured ones, lowered to what the upstream taught us. Never raised
+    above the configuration (an upstream saying 20/s does not license more than we were given).
+    A learned concurrency is only an inference from a refusal, so it lapses (`learned_concurrent
+    _until`) and the configured value is tried again; the learned rate is restated by every answer.
+    """
+    rate, concurrent = limits.rate_per_second, limits.max_concurrent
+    if state.learned_rate > 0:
+        rate = min(rate, state.learned_rate)
+    if state.learned_concurrent > 0 and state.learned_concurrent_until > now:
+        concurrent = min(concurrent, state.learned_concurrent)
+    return replace(limits, rate_per_second=rate, max_concurrent=concurrent)
 
 
 def decide(
@@ -93,6 +132,7 @@ def decide(
     lease_seconds: float,
 ) -> Decision:
     """Grant a slot to `caller` (mutating `state`) or say how long to wait, or that none is left."""
+    limits = effective(limits, state, now=now)
     window = 1.0 + limits.window_margin
     state.leases = {k: v for k, v in state.leases.items() if v > now}
     state.starts = {k: t for k, t in state.starts.items() if k in state.leases or now - t < window}
@@ -101,6 +141,13 @@ def decide(
     if state.week != week:
         state.week, state.week_count, state.background_count = week, 0, 0
 
+    if state.quota_until > now:
+        hours = (state.quota_until - now) / 3600
+        return Decision(
+            False,
+            wait=state.quota_until - now,
+            exhausted=f"the upstream's weekly quota is spent (resets in about {hours:.0f} h)",
+        )
     if state.week_count >= limits.weekly_budget:
         return Decision(False, exhausted=f"weekly budget of {limits.weekly_budget} calls spent")
     if priority is Priority.BACKGROUND:
@@ -131,7 +178,7 @@ def decide(
     state.week_count += 1
     if priority is Priority.BACKGROUND:
         state.background_count += 1
-    return Decision(True)
+    return Decision(True, in_flight=len(state.leases))
 
 
 def release(state: LimiterState, *, caller: str, now: float, linger: float = 0.0) -> None:
@@ -151,3 +198,130 @@ def release(state: LimiterState, *, caller: str, now: float, linger: float = 0.0
 
 def pause(state: LimiterState, *, until: float) -> None:
     state.paused_until = max(state.paused_until, until)
+
+
+def renew(state: LimiterState, *, caller: str, now: float, lease_seconds: float) -> None:
+    """
+    A call still really in flight extends its lease. Leases are short so that a killed process
+    frees its slot within `lease_seconds`; the living one renews well before that. A lease that
+    lapsed meanwhile (a stalled process) is taken again: the request is in flight whatever our
+    bookkeeping said, and counting it keeps the next grants honest.
+    """
+    state.leases[caller] = max(state.leases.get(caller, 0.0), now + lease_seconds)
+    if caller not in state.starts:
+        state.starts[caller] = now
+
+
+def cancel(state: LimiterState, *, caller: str, priority: Priority) -> None:
+    """Give back a grant that sent nothing (no token yet, connection refused): no count, no slot."""
+    if state.leases.pop(caller, None) is not None:
+        state.week_count = max(0, state.week_count - 1)
+        if priority is Priority.BACKGROUND:
+            state.background_count = max(0, state.background_count - 1)
+    state.starts.pop(caller, None)
+    state.staff_waiting.pop(caller, None)
+
+
+# --- What the upstream's answers teach ----------------------------------------------------------
+
+# interface.md section 8 knows two windows: the rate's one second and the quota's week. A window
+# whose reset lies beyond one second is the quota's.
+RATE_WINDOW_SECONDS = 1.0
+
+
+class Refusal(enum.StrEnum):
+    NONE = "none"  # not a 429
+    RATE = "rate"  # too many in the 1-second window: wait Retry-After, everyone
+    CONCURRENCY = "concurrency"  # the window had room: too many at once
+    QUOTA = "quota"  # the week's quota: nothing to wait for
+
+
+@dataclass(frozen=True)
+class Answer:
+    """The limit headers of one answer (None where absent or unreadable)."""
+
+    status: int
+    limit: int | None = None
+    remaining: int | None = None
+    reset: float | None = None
+    retry_after: float | None = None
+
+    @classmethod
+    def from_headers(cls, status: int, headers: Mapping[str, str]) -> Answer:
+        def number(name: str) -> float | None:
+            value = headers.get(name)
+            try:
+                return float(value) if value is not None else None
+            except ValueError:
+                return None
+
+        limit, remaining = number("ratelimit-limit"), number("ratelimit-remaining")
+        return cls(
+            status=status,
+            limit=int(limit) if limit is not None else None,
+            remaining=int(remaining) if remaining is not None else None,
+            reset=number("ratelimit-reset"),
+            retry_after=number("retry-after"),
+        )
+
+    @property
+    def long_window(self) -> bool:
+        """The headers speak of the quota's window, not the rate's."""
+        return self.reset is not None and self.reset > RATE_WINDOW_SECONDS
+
+    @property
+    def refusal(self) -> Refusal:
+        if self.status != 429:
+            return Refusal.NONE
+        wait = self.retry_after if self.retry_after is not None else self.reset
+        if self.long_window or (wait is not None and wait > RATE_WINDOW_SECONDS):
+            return Refusal.QUOTA
+        if self.remaining is not None and self.remaining > 0:
+            return Refusal.CONCURRENCY
+        return Refusal.RATE
+
+    @property
+    def wait(self) -> float:
+        """How long this answer asks us to hold off (0: not at all)."""
+        if self.status == 429:
+            return self.retry_after or self.reset or RATE_WINDOW_SECONDS
+        if self.long_window and self.remaining is not None and self.remaining <= 0:
+            return float(self.reset or 0.0)
+        return 0.0
+
+
+def observe(
+    state: LimiterState, answer: Answer, *, now: float, in_flight: int, learn_for: float
+) -> Refusal:
+    """
+    Learn from one answer (mutating `state`) and say what kind of refusal it was.
+
+    - `RateLimit-Limit` over the 1-second window is the upstream's real rate: kept as
+      `learned_rate` (so an environment set to 10/s against an upstream at 5/s runs at 5/s, not
+      at a fifth of it under 429 pauses). Over a longer window it is the weekly quota.
+    - A 429 while the window still had room (`Remaining` > 0) refused concurrency: with
+      `in_flight` of our calls at once (this one included) the upstream's limit is below that,
+      so `in_flight - 1` (at least 1) is kept for `learn_for` seconds, then the configured one is
+      tried again. No pause for everyone: the calls in flight are not refused.
+    - A 429 over the 1-second window pauses every process for Retry-After.
+    - The quota spent (a 429 or `Remaining: 0` over a long window) stops everyone until its reset:
+      `decide` then answers "exhausted" at once instead of letting callers sleep for days.
+    """
+    if answer.limit is not None and answer.limit > 0:
+        if answer.long_window:
+            state.quota_limit = answer.limit
+        else:
+            state.learned_rate, state.learned_rate_at = answer.limit, now
+    if answer.long_window and answer.remaining is not None:
+        state.quota_remaining = max(0, answer.remaining)
+    kind = answer.refusal
+    if kind is Refusal.CONCURRENCY:
+        state.learned_concurrent = max(1, in_flight - 1)
+        state.learned_concurrent_until = now + learn_for
+    elif kind is Refusal.RATE:
+        pause(state, until=now + answer.wait)
+    wait = answer.wait
+    if kind is Refusal.QUOTA or (answer.long_window and wait > 0):
+        state.quota_until = max(state.quota_until, now + wait)
+        state.quota_remaining = 0
+    return kind

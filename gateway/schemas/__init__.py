@@ -9,7 +9,6 @@ from gateway.schemas.parties import (
     RecipientPage,
     User,
     VirtualAccount,
-    VirtualAccountList,
 )
 from gateway.schemas.payouts import (
     DepositInstructions,
@@ -45,6 +44,5 @@ __all__ = [
     "UpstreamModel",
     "User",
     "VirtualAccount",
-    "VirtualAccountList",
     "payout_body",
 ]

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import Field
-
 from gateway.schemas.common import Money, Timestamp, UpstreamModel
 
 
@@ -53,10 +51,6 @@ class Recipient(UpstreamModel):
 class RecipientPage(UpstreamModel):
     recipients: list[Recipient]
     total: int
-
-
-class VirtualAccountList(UpstreamModel):
-    virtual_accounts: list[VirtualAccount] = Field(default_factory=list)
 
 
 class Message(UpstreamModel):

@@ -9,6 +9,7 @@ from django.conf import settings
 from gateway import tokens, transport
 from gateway.errors import UpstreamError
 from gateway.models import Environment
+from gateway.target import resolve
 
 logger = logging.getLogger(__name__)
 
@@ -21,7 +22,9 @@ async def refresh_tokens(*, within: float | None = None) -> int:
         if not environment.has_credentials:
             continue
         try:
-            if await tokens.refresh_if_due(environment, transport.authenticate, within=horizon):
+            if await tokens.refresh_if_due(
+                resolve(environment), transport.authenticate, within=horizon
+            ):
                 renewed += 1
         except (UpstreamError, TimeoutError) as exc:
             logger.warning("token renewal failed for environment %s: %s", environment.pk, exc)

@@ -35,3 +35,43 @@ def test_env_example_lists_no_variable_that_nothing_reads() -> None:
 def test_the_scan_finds_the_settings_it_must() -> None:
     # Guards the regular expression: these are read in three different styles.
     assert {"DATABASE_URL", "PAYOPS_ENCRYPTION_KEYS", "GATEWAY_READ_TIMEOUT"} <= _read_by_settings()
+
+
+# env.float("X", default=0.05): a literal default (numbers, booleans, strings) to state.
+DEFAULT = re.compile(
+    r"\benv(?:\.[a-z_]+)?\(\s*\"([A-Z][A-Z0-9_]*)\",\s*default=(-?[0-9][0-9_.]*|True|False|\"[^\"]*\")\s*\)"
+)
+EXAMPLE_VALUE = re.compile(r"^#?\s*([A-Z][A-Z0-9_]*)=(\S*)", re.MULTILINE)
+
+
+def _same(setting: str, example: str) -> bool:
+    if setting in ("True", "False"):
+        return example.lower() == setting.lower()
+    if setting.startswith('"'):
+        return example == setting.strip('"')
+    try:
+        return float(setting.replace("_", "")) == float(example.replace(",", ""))
+    except ValueError:
+        return False
+
+
+def test_env_example_states_the_settings_defaults() -> None:
+    found: dict[str, set[str]] = {}
+    for module in (ROOT / "config" / "settings").glob("*.py"):
+        for name, value in DEFAULT.findall(module.read_text()):
+            found.setdefault(name, set()).add(value)
+    # Compared where the settings agree on one default that is a value: an empty default means
+    # "unset" (the example then shows a sample such as a URL), and a default that differs by
+    # settings module (DJANGO_DEBUG) has no single value to state.
+    defaults = {name: values.pop() for name, values in found.items() if len(values) == 1}
+    defaults = {name: value for name, value in defaults.items() if value != '""'}
+    example = dict(EXAMPLE_VALUE.findall((ROOT / ".env.example").read_text()))
+    # An empty example value means "unset" (a secret, a host): nothing to compare.
+    stated = {name: value for name, value in example.items() if value and name in defaults}
+    assert {"GATEWAY_LEASE_LINGER", "GATEWAY_RATE_WINDOW_MARGIN"} <= stated.keys()
+    differing = {
+        name: (defaults[name], value)
+        for name, value in stated.items()
+        if not _same(defaults[name], value)
+    }
+    assert differing == {}

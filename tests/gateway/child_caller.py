@@ -1,4 +1,13 @@
-"""A separate process calling the upstream through the gateway (multi-process tests and bench)."""
+"""A separate process calling the upstream through the gateway (multi-process tests and bench).
+
+    child_caller.py <environment id> <action> <seconds> [background] [quote=<id>] [email=<e>]
+
+Actions: `once` (one quotation), `hammer` (create a quote, then GET it until `seconds` pass),
+`read` (GET quote=<id> until `seconds` pass), `user` (create the end user email=<e> with its
+idempotency key, then record it in a transaction; with CHILD_CRASH_IN_TRANSACTION=1 the process
+dies inside that transaction, after the call), `user_in_atomic` (asks for the key inside
+transaction.atomic(), which the gateway refuses). The last line printed is a JSON outcome.
+"""
 
 from __future__ import annotations
 
@@ -20,24 +29,74 @@ def setup() -> None:
     django.setup()
 
 
+def _user(environment: object, email: str, outcome: dict[str, object]) -> None:
+    from django.db import transaction
+
+    from gateway import idempotency
+    from gateway.client import call_sync, upstream
+    from gateway.models import Environment
+
+    assert isinstance(environment, Environment)
+    # The business object: anything saved and committed; the environment row stands in for it.
+    key = idempotency.key_for(scope=f"user_create:{email}", obj=environment)
+    user = call_sync(
+        upstream(environment).users.create,
+        idempotency_key=key,
+        email=email,
+        phone_number="+15555550100",
+        first_name="Ada",
+        last_name="Lovelace",
+        country="US",
+    )
+    outcome["user_id"] = str(user.user_id)
+    with transaction.atomic():
+        environment.save(update_fields=["updated_at"])  # the follow-up write of the task
+        if os.environ.get("CHILD_CRASH_IN_TRANSACTION") == "1":
+            os._exit(3)  # killed inside the transaction, after the upstream call
+
+
 def main() -> None:
     setup()
+    from django.db import transaction
+
+    from gateway import idempotency
     from gateway.client import call_sync, upstream
-    from gateway.errors import UpstreamError
+    from gateway.errors import CalledInTransaction, UpstreamError
     from gateway.models import Environment
 
     environment_id, action, seconds = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
-    background = len(sys.argv) > 4 and sys.argv[4] == "background"
+    options = dict(arg.split("=", 1) for arg in sys.argv[4:] if "=" in arg)
+    background = "background" in sys.argv[4:]
     environment = Environment.objects.get(pk=environment_id)
     client = upstream(environment, background=background)
-    outcome: dict[str, int] = {"ok": 0, "rate_limited": 0, "budget": 0, "other": 0}
+    outcome: dict[str, object] = {
+        "ok": 0,
+        "rate_limited": 0,
+        "budget": 0,
+        "other": 0,
+        "timeouts": 0,
+        "codes": [],
+    }
+    if action == "user":
+        _user(environment, options["email"], outcome)
+        outcome["ok"] = 1
+        print(json.dumps(outcome), flush=True)
+        return
+    if action == "user_in_atomic":
+        try:
+            with transaction.atomic():
+                idempotency.key_for(scope="user_create:refused", obj=environment)
+        except CalledInTransaction as exc:
+            outcome["refused"] = str(exc)
+        print(json.dumps(outcome), flush=True)
+        return
     deadline = time.monotonic() + seconds
-    quote_id = None
+    quote_id = options.get("quote")
     while time.monotonic() < deadline or action == "once":
         try:
             if action == "once":
                 call_sync(client.quotations.create, quote_currency="MXN", amount=100)
-                outcome["ok"] += 1
+                outcome["ok"] = 1
                 break
             if quote_id is None:
                 quote_id = call_sync(
@@ -45,12 +104,18 @@ def main() -> None:
                 ).quote_id
             else:
                 call_sync(client.quotations.get, quote_id)
-            outcome["ok"] += 1
+            outcome["ok"] = int(str(outcome["ok"])) + 1
         except UpstreamError as exc:
             key = {429: "rate_limited"}.get(exc.status or 0, "other")
             if exc.code in ("budget_exhausted", "limiter_timeout"):
                 key = "budget"
-            outcome[key] += 1
+            elif exc.code in ("timeout", "connection_error"):
+                key = "timeouts"
+            outcome[key] = int(str(outcome[key])) + 1
+            codes = outcome["codes"]
+            assert isinstance(codes, list)
+            if exc.code not in codes:
+                codes.append(exc.code)
             if key == "budget" and exc.code == "budget_exhausted":
                 break
     print(json.dumps(outcome), flush=True)

@@ -25,7 +25,17 @@ class Witness:
     """What the emulator saw, recorded outside our code: each API request's path, times, status."""
 
     requests: list[dict[str, Any]] = field(default_factory=list)
+    # Every request as it ARRIVES (the others are recorded when answered): to see one in flight.
+    arrivals: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def arrived(self, path_suffix: str, method: str | None = None) -> int:
+        with self.lock:
+            return sum(
+                1
+                for r in self.arrivals
+                if r["path"].endswith(path_suffix) and (method is None or r["method"] == method)
+            )
 
     def count(self, path_suffix: str, method: str | None = None) -> int:
         with self.lock:
@@ -50,6 +60,7 @@ class Witness:
     def clear(self) -> None:
         with self.lock:
             self.requests.clear()
+            self.arrivals.clear()
 
 
 class _SpySend:
@@ -95,6 +106,8 @@ class WitnessApp:
             "client": tuple(scope.get("client") or ()),
         }
 
+        with self.witness.lock:
+            self.witness.arrivals.append(record)
         spy = _SpySend(send, record, self.witness)
         try:
             await self.app(scope, receive, spy.send)

@@ -76,7 +76,7 @@ def test_unreachable_when_nothing_listens_spends_no_call_of_the_budget(
     assert not UpstreamCall.objects.filter(environment=sandbox).exists()
     (gauge,) = quota_gauges(now=timezone.now(), environments=[environment])
     assert gauge.used == 0
-    assert limiter.usage(environment).week_count == 0
+    assert limiter.states([environment.pk])[environment.pk].week_count == 0
 
 
 def test_a_reachable_upstream_is_tested_with_one_counted_call(
@@ -85,7 +85,7 @@ def test_a_reachable_upstream_is_tested_with_one_counted_call(
     result = environment_test_connection(environment=sandbox)
     assert result.ok
     assert UpstreamCall.objects.filter(environment=sandbox).count() == 1
-    assert limiter.usage(sandbox).week_count == 1
+    assert limiter.states([sandbox.pk])[sandbox.pk].week_count == 1
 
 
 def test_a_passed_test_verifies_and_a_refused_one_unverifies(

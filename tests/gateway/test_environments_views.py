@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group
@@ -330,3 +331,34 @@ def test_form_refuses_a_background_share_above_one(admin_client: Client) -> None
     assert response.status_code == 200
     assert "background_share" in response.context["form"].errors
     assert not Environment.objects.exists()
+
+
+def test_list_shows_the_limits_the_upstream_taught(admin_client: Client) -> None:
+    import time
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from gateway.limiter.backends import store
+    from gateway.limiter.policy import Answer, observe
+
+    environment = _environment()  # configured 10/s, 2 at once
+
+    def taught(state: Any) -> None:
+        now = time.time()
+        answer = Answer.from_headers(200, {"ratelimit-limit": "5", "ratelimit-reset": "1"})
+        observe(state, answer, now=now, in_flight=1, learn_for=600)
+        refusal = Answer.from_headers(429, {"ratelimit-remaining": "3", "ratelimit-reset": "1"})
+        observe(state, refusal, now=now, in_flight=2, learn_for=600)
+
+    store().update(environment.pk, taught)
+    with CaptureQueriesContext(connection) as one:
+        response = admin_client.get(reverse("gateway:environments"))
+    html = " ".join(response.content.decode().split())
+    assert "Upstream says: 5/s, 1 at once" in html
+    assert "Kept: 5/s, 1 at once" in html
+    for name in ("Sandbox B", "Sandbox C"):
+        _environment(name)
+    with CaptureQueriesContext(connection) as three:
+        admin_client.get(reverse("gateway:environments"))
+    assert len(three) == len(one)  # one read of the limiter's states, whatever the count

@@ -9,7 +9,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from asgiref.sync import sync_to_async
+from asgiref.sync import async_to_sync, sync_to_async
 from django.core.management import call_command
 from django.utils import timezone
 
@@ -19,6 +19,7 @@ from gateway.limiter.backends import DatabaseStore, RedisStore
 from gateway.limiter.policy import Priority
 from gateway.models import Environment, IdempotencyKey, LimiterRow, UpstreamCall
 from gateway.services.token_refresh import refresh_tokens
+from gateway.target import resolve
 from gateway.tasks import refresh_upstream_tokens
 from tests.gateway.conftest import LiveEmulator
 
@@ -90,7 +91,7 @@ async def test_a_cancelled_call_frees_its_concurrency_slot(settings: Any) -> Non
     entered = asyncio.Event()
 
     async def hold() -> None:
-        async with limiter.slot(environment, Priority.STAFF):
+        async with limiter.slot(resolve(environment), Priority.STAFF):
             entered.set()
             await asyncio.sleep(60)
 
@@ -99,10 +100,10 @@ async def test_a_cancelled_call_frees_its_concurrency_slot(settings: Any) -> Non
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    state = await sync_to_async(limiter.usage)(environment)
+    state = (await sync_to_async(limiter.states)([environment.pk]))[environment.pk]
     assert state.leases == {}
     settings.GATEWAY_LIMITER_WAIT = 1
-    async with limiter.slot(environment, Priority.STAFF):
+    async with limiter.slot(resolve(environment), Priority.STAFF):
         pass
 
 
@@ -133,3 +134,25 @@ def test_redis_store_loses_no_update(settings: Any) -> None:
     store = RedisStore(settings.REDIS_URL)
     store.client.delete(RedisStore.key(987654))
     assert _hammer_store(store, 987654) == 100
+
+
+def test_callers_queued_through_an_expiry_send_the_new_token(
+    live_emulator: LiveEmulator, sandbox: Environment
+) -> None:
+    client = upstream(sandbox)
+    quote = call_sync(client.quotations.create, quote_currency="MXN", amount=100)
+    # The upstream's clock jumps past the token's lifetime; our cache still believes in it.
+    live_emulator.advance(2 * 86400)
+    live_emulator.witness.clear()
+
+    async def eight_callers() -> None:
+        await asyncio.gather(*(client.quotations.get(quote.quote_id) for _ in range(8)))
+
+    async_to_sync(eight_callers)()
+    refused = live_emulator.witness.count("/sandbox/v1/quotations/" + quote.quote_id)
+    stale = [r for r in live_emulator.witness.api_requests() if r["status"] == 401]
+    # Only the calls already holding a slot when the token died (2 at once) send it; the six
+    # queued behind them read the cache when their slot comes and find the new token.
+    assert len(stale) <= 2, len(stale)
+    assert live_emulator.witness.count("/sandbox/auth") == 1
+    assert refused == 8 + len(stale)
