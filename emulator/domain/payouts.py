@@ -11,6 +11,7 @@ from django.db import transaction
 from django.db.models import F
 
 from emulator import clock
+from emulator.database import EMULATOR_DB
 from emulator.domain import payout_states as states
 from emulator.domain.formats import FieldErrors, iso, money, parse_payout_amount, parse_uuid
 from emulator.domain.otp import otp_consume
@@ -153,7 +154,7 @@ def payout_create(
 ) -> Payout:
     """Creates the payout in one transaction: quote used, OTP consumed, balance debited, events."""
     now = clock.now()
-    with transaction.atomic():
+    with transaction.atomic(using=EMULATOR_DB):
         account = VirtualAccount.objects.select_for_update().get(id=account_id)
         check_account_usable(account)
         recipient = payout_recipient(

@@ -8,6 +8,7 @@ from typing import Any
 from django.db import transaction
 
 from emulator import clock
+from emulator.database import EMULATOR_DB
 from emulator.domain.formats import EMAIL_RE, FieldErrors, iso, optional_str
 from emulator.domain.lookup import owned_or_404
 from emulator.domain.users import user_get
@@ -105,7 +106,7 @@ def recipient_create(*, client: ApiClient, environment: str, body: dict[str, Any
         errors.add("account.swift_code", "SWIFT needs an 8 or 11 character swift_code")
     errors.raise_if_any()
     user = user_get(client=client, environment=environment, user_id=body["user_id"])
-    with transaction.atomic():
+    with transaction.atomic(using=EMULATOR_DB):
         return Recipient.objects.create(
             client=client,
             environment=environment,
