@@ -120,6 +120,10 @@ def _apply_pricing(quote: Quote, pricing: Pricing) -> None:
         setattr(quote, field, getattr(pricing, field))
 
 
+# The `source` of a quote reserved by POST .../payout/preview with create_quote.
+PREVIEW_SOURCE = "preview"
+
+
 def quote_create(
     *,
     client: ApiClient,
@@ -141,6 +145,8 @@ def quote_create(
         amount_in_destination=request.amount_in_destination,
         at=now,
         client_markup=client_markup or client_markup_of(client),
+        # A quote reserved by a payout preview prices a payout: fees on top of the amount.
+        fees_on_top=source == PREVIEW_SOURCE,
     )
     quote = Quote(
         client=client,

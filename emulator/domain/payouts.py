@@ -25,7 +25,7 @@ from emulator.domain.recipients import PAYOUT_ACCOUNT_TYPES, recipient_get
 from emulator.errors import EmulatorError, resource_error
 from emulator.events import emit
 from emulator.models import ApiClient, OtpCode, Payout, Quote, Recipient, VirtualAccount
-from emulator.quotes import QuoteRequest, quote_create, quote_use
+from emulator.quotes import PREVIEW_SOURCE, QuoteRequest, quote_create, quote_use
 
 PREVIEW_QUOTE_LIFETIME_SECONDS = 900
 DEPOSIT_ADDRESS_LIFETIME = timedelta(minutes=60)
@@ -110,7 +110,7 @@ def payout_preview(
                     network=None,
                 ),
                 lifetime_seconds=PREVIEW_QUOTE_LIFETIME_SECONDS,
-                source="preview",
+                source=PREVIEW_SOURCE,
             )
         except EmulatorError as exc:
             raise as_resource_error(exc) from None
