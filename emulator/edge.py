@@ -56,8 +56,8 @@ class Verdict:
 
 
 def is_limited_path(path: str) -> bool:
-    """/_control/ and /healthz are outside the limits and faults; everything else is API."""
-    return not (path.startswith("/_control/") or path == "/healthz")
+    """/_control/, /healthz and the landing page (/) skip limits and faults; the rest is API."""
+    return not (path.startswith("/_control/") or path in ("/healthz", "/"))
 
 
 def _is_auth_path(path: str) -> bool:

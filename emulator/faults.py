@@ -28,7 +28,7 @@ FIELDS = ("latency_ms", "error_rate", "rate_429", "drop_webhooks", "drop_respons
 
 
 def current() -> Faults:
-    """The faults in force (E2's webhook delivery reads `drop_webhooks` from here)."""
+    """The faults in force (webhook delivery reads `drop_webhooks` from here)."""
     row = FaultSettings.objects.filter(pk=1).values(*FIELDS).first()
     return Faults(**row) if row else Faults()
 

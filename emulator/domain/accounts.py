@@ -13,11 +13,11 @@ from django.db.models import F
 
 from emulator import clock
 from emulator.database import EMULATOR_DB
+from emulator.domain.events import emit
 from emulator.domain.formats import CENTS, FieldErrors, iso, money, parse_decimal, parse_uuid
 from emulator.domain.lookup import owned_or_404
 from emulator.domain.users import user_get
 from emulator.errors import resource_error
-from emulator.events import emit
 from emulator.models import ApiClient, VirtualAccount
 
 # The only bank provider the emulator knows, in both environments (interface.md 4.8 names it).

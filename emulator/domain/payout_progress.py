@@ -11,9 +11,9 @@ from django.db import transaction
 from emulator import clock
 from emulator.database import EMULATOR_DB
 from emulator.domain import payout_states as states
+from emulator.domain.events import emit
 from emulator.domain.formats import parse_decimal
 from emulator.errors import resource_error
-from emulator.events import emit
 from emulator.models import Payout
 
 

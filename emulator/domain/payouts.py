@@ -13,6 +13,7 @@ from django.db.models import F
 from emulator import clock
 from emulator.database import EMULATOR_DB
 from emulator.domain import payout_states as states
+from emulator.domain.events import emit
 from emulator.domain.formats import FieldErrors, iso, money, parse_payout_amount, parse_uuid
 from emulator.domain.otp import otp_consume
 from emulator.domain.payout_pricing import (
@@ -21,11 +22,10 @@ from emulator.domain.payout_pricing import (
     pricing_from_quote,
 )
 from emulator.domain.payout_requests import PayoutRequest
+from emulator.domain.quotations import PREVIEW_SOURCE, QuoteRequest, quote_create, quote_use
 from emulator.domain.recipients import PAYOUT_ACCOUNT_TYPES, recipient_get
 from emulator.errors import EmulatorError, resource_error
-from emulator.events import emit
 from emulator.models import ApiClient, OtpCode, Payout, Quote, Recipient, VirtualAccount
-from emulator.quotes import PREVIEW_SOURCE, QuoteRequest, quote_create, quote_use
 
 PREVIEW_QUOTE_LIFETIME_SECONDS = 900
 DEPOSIT_ADDRESS_LIFETIME = timedelta(minutes=60)

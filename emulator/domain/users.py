@@ -10,6 +10,7 @@ from django.db import transaction
 
 from emulator import clock
 from emulator.database import EMULATOR_DB
+from emulator.domain.events import emit
 from emulator.domain.formats import (
     EMAIL_RE,
     FieldErrors,
@@ -19,7 +20,6 @@ from emulator.domain.formats import (
 )
 from emulator.domain.lookup import owned_or_404
 from emulator.errors import resource_error
-from emulator.events import emit
 from emulator.models import ApiClient, EmulatedUser
 
 USER_TYPES = ("individual", "business")

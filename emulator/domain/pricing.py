@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 
-from emulator.corridors import FEES, NETWORK_FEES, RATES, pair_enabled
+from emulator.domain.corridors import FEES, NETWORK_FEES, RATES, pair_enabled
 from emulator.errors import quote_error
 
 CENT = Decimal("0.01")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -12,11 +12,12 @@ from django.conf import settings
 from django.db import transaction
 
 from emulator import clock
-from emulator.corridors import ACCOUNT_TYPES, BASE_CURRENCIES, NETWORKS, QUOTE_CURRENCIES
 from emulator.database import EMULATOR_DB
+from emulator.domain.corridors import ACCOUNT_TYPES, BASE_CURRENCIES, NETWORKS, QUOTE_CURRENCIES
+from emulator.domain.formats import iso
+from emulator.domain.pricing import ClientMarkup, Pricing, price
 from emulator.errors import quote_error, quote_validation_error
 from emulator.models import ApiClient, Quote, QuoteStatus
-from emulator.pricing import ClientMarkup, Pricing, price
 
 MAX_AMOUNT = Decimal("999999999.99")
 
@@ -261,12 +262,6 @@ def quote_use(quote: Quote | uuid.UUID | str, client: ApiClient, environment: st
     return locked
 
 
-def iso_ms(at: datetime) -> str:
-    """ISO 8601 UTC with milliseconds and Z, as the upstream writes timestamps."""
-    text = at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.")
-    return f"{text}{at.astimezone(UTC).microsecond // 1000:03d}Z"
-
-
 def quote_json(quote: Quote) -> dict[str, Any]:
     """The quote resource of interface.md 2.2 (numbers as JSON numbers)."""
     fees: dict[str, Any] = {
@@ -292,7 +287,7 @@ def quote_json(quote: Quote) -> dict[str, Any]:
         "account_type": quote.account_type,
         "rate": float(quote.rate),
         "service_rate": float(quote.service_rate),
-        "expiration_ts": iso_ms(quote.expires_at),
+        "expiration_ts": iso(quote.expires_at),
         "status": quote.status,
         "fees": fees,
     }
