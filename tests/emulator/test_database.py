@@ -1,4 +1,4 @@
-"""The emulator's own database: its tables live only there, and a back-office lock never stalls it."""
+"""The emulator's own database: its tables live only there; a back-office lock never stalls it."""
 
 from __future__ import annotations
 
