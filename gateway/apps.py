@@ -10,16 +10,13 @@ class GatewayConfig(AppConfig):
     def ready(self) -> None:
         from django.conf import settings
 
-        from console.bootstrap import register_step
         from console.dashboard import DashboardPanel, register_panel
         from console.health import register_check
         from console.schedules import register_schedule
-        from gateway.bootstrap import ensure_emulator_sandbox
         from gateway.health import upstream_check
         from gateway.views import quota_panel_context
         from staff.roles import ENVIRONMENTS_MANAGE
 
-        register_step("gateway.emulator_sandbox", ensure_emulator_sandbox)
         register_panel(
             DashboardPanel(
                 "gateway.quota",
