@@ -16,6 +16,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
     path("gateway/", include("gateway.urls")),
+    path("profile/", include("staff.token_urls")),
     path("", include("staff.urls")),
 ]
 
