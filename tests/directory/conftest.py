@@ -59,3 +59,45 @@ def api(staff: dict[str, StaffUser]) -> dict[str, ApiClient]:
         role: ApiClient(api_token_create(user=user, name="tests").plaintext)
         for role, user in staff.items()
     }
+
+
+def emulator_events(environment: Any, *, event: str | None = None) -> list[dict[str, Any]]:
+    """The events the emulator emitted for this environment's client, oldest first."""
+    from emulator.models import WebhookEvent
+
+    rows = WebhookEvent.objects.filter(client__client_id=environment.client_id).order_by(
+        "created_at", "id"
+    )
+    if event:
+        rows = rows.filter(event=event)
+    return [{"event": row.event, "data": row.data} for row in rows]
+
+
+def user_values(email: str = "ana@example.com", **overrides: Any) -> dict[str, Any]:
+    values = {
+        "type": "individual",
+        "email": email,
+        "phone_number": "+52 55 1234 5678",
+        "first_name": "Ana",
+        "last_name": "García",
+        "country": "MX",
+    }
+    values.update(overrides)
+    return values
+
+
+WIRE_RECIPIENT = {
+    "kind": "individual",
+    "first_name": "Luis",
+    "last_name": "Pérez",
+    "email": "luis@example.com",
+    "street_name": "1 Main St",
+    "city": "Austin",
+    "state": "TX",
+    "postal_code": "78701",
+    "country": "US",
+    "account_type": "WIRE",
+    "account_number": "123456789",
+    "routing_number": "021000021",
+    "bank_name": "Chase",
+}
