@@ -1,5 +1,6 @@
 """Root URLconf of the back office (the emulator has its own: emulator.urls)."""
 
+from django.apps import apps
 from django.contrib import admin
 from django.urls import include, path
 
@@ -21,6 +22,10 @@ urlpatterns = [
     path("accounts/", include("accounts.urls")),
     path("", include("staff.urls")),
 ]
+
+if apps.is_installed("sandbox"):
+    # Dev-only staff actions on the emulator (local and test settings; never production).
+    urlpatterns.insert(0, path("sandbox/", include("sandbox.urls")))
 
 handler403 = "staff.views.permission_denied"
 handler404 = "staff.views.page_not_found"
