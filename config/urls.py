@@ -1,5 +1,6 @@
 """Root URLconf of the back office (the emulator has its own: emulator.urls)."""
 
+from django.apps import apps
 from django.contrib import admin
 from django.urls import include, path
 
@@ -16,9 +17,16 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
     path("gateway/", include("gateway.urls")),
+    path("profile/", include("staff.token_urls")),
+    path("end-users/", include("users.urls")),
+    path("accounts/", include("accounts.urls")),
     path("", include("staff.urls")),
     path("", include("console.urls")),
 ]
+
+if apps.is_installed("sandbox"):
+    # Dev-only staff actions on the emulator (local and test settings; never production).
+    urlpatterns.insert(0, path("sandbox/", include("sandbox.urls")))
 
 handler403 = "console.views.permission_denied"
 handler404 = "console.views.page_not_found"

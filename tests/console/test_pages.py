@@ -14,16 +14,18 @@ from staff.models import StaffUser
 pytestmark = pytest.mark.django_db
 
 EXPECTED_NAV = {
-    "finance_maker": {"dashboard", "quotes", "payouts"},
-    "finance_approver": {"dashboard", "quotes", "payouts"},
-    "compliance": {"dashboard", "end-users", "accounts"},
+    "finance_maker": {"dashboard", "quotes", "payouts", "end-users", "accounts", "recipients"},
+    "finance_approver": {"dashboard", "quotes", "payouts", "end-users", "accounts", "recipients"},
+    "compliance": {"dashboard", "end-users", "kyc-review", "accounts", "recipients"},
     # The demo admin is a superuser, so every item shows (see docs/staff.md).
     "admin": {
         "dashboard",
         "quotes",
         "payouts",
         "end-users",
+        "kyc-review",
         "accounts",
+        "recipients",
         "environments",
         "call-log",
         "system-health",
