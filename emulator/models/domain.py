@@ -311,6 +311,7 @@ class WebhookDelivery(models.Model):
     class Meta:
         ordering = ["next_attempt_at", "id"]
         indexes = [models.Index(fields=["status", "next_attempt_at"])]
+        verbose_name_plural = "webhook deliveries"
 
     def __str__(self) -> str:
         return f"delivery of {self.event_id} ({self.status})"
