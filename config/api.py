@@ -51,3 +51,10 @@ def me(request: HttpRequest) -> MeOut:
         full_name=user.full_name,  # type: ignore[union-attr]
         roles=[role.key for role in user_roles(user)],
     )
+
+
+from payouts.api import router as payouts_router  # noqa: E402
+from quotes.api import router as quotes_router  # noqa: E402
+
+api.add_router("/", quotes_router)
+api.add_router("/", payouts_router)

@@ -16,6 +16,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
     path("gateway/", include("gateway.urls")),
+    path("quotes/", include("quotes.urls")),
+    path("payouts/", include("payouts.urls")),
     path("", include("staff.urls")),
 ]
 
