@@ -253,7 +253,8 @@ def _apply(payout: Payout, values: DraftValues) -> dict[str, Any]:
     if values.client_markup is not None:
         for key in ("fixed_fee", "percentage_fee", "fx_markup"):
             put(f"client_markup_{key}", values.client_markup.get(key))
-    if payout.mode == PayoutMode.FIAT:
+    if payout.mode == PayoutMode.FIAT and values.payment_currency is None:
+        # Switched to a fiat account without restating instructions: they no longer apply.
         put("payment_currency", "")
         put("payment_network", "")
     return changes
