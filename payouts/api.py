@@ -11,6 +11,7 @@ from django.db.models import Model
 from django.http import HttpRequest
 from ninja import Field, File, Form, Router, Schema
 from ninja.files import UploadedFile
+from ninja.params.functions import Query as QueryParam
 
 from accounts.models import Recipient, VirtualAccount
 from gateway.models import Environment
@@ -302,13 +303,13 @@ def create_payout(request: HttpRequest, payload: DraftIn) -> tuple[int, Any]:
 def list_payouts(
     request: HttpRequest,
     status: str = "",
-    corridor: str = Field("", description="SOURCE-RAIL, e.g. USD-WIRE."),
+    corridor: str = QueryParam("", description="SOURCE-RAIL, e.g. USD-WIRE."),
     amount_min: Decimal | None = None,
     amount_max: Decimal | None = None,
     date_from: date | None = None,
     date_to: date | None = None,
-    limit: int = Field(50, ge=1, le=200),
-    offset: int = Field(0, ge=0),
+    limit: int = QueryParam(50, ge=1, le=200),
+    offset: int = QueryParam(0, ge=0),
 ) -> tuple[int, Any]:
     """Payouts of the environment, newest first, with their documents and timelines."""
     user = staff_of(request)

@@ -9,6 +9,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from ninja import Field, Router, Schema
+from ninja.params.functions import Query as QueryParam
 
 from gateway.models import Environment
 from gateway.selectors import environment_current
@@ -204,9 +205,9 @@ def create_quote(request: HttpRequest, payload: QuoteIn) -> tuple[int, Any]:
 def list_quotes(
     request: HttpRequest,
     status: str = "",
-    corridor: str = Field("", description="BASE-DEST, e.g. USD-MXN."),
-    limit: int = Field(50, ge=1, le=200),
-    offset: int = Field(0, ge=0),
+    corridor: str = QueryParam("", description="BASE-DEST, e.g. USD-MXN."),
+    limit: int = QueryParam(50, ge=1, le=200),
+    offset: int = QueryParam(0, ge=0),
 ) -> tuple[int, Any]:
     """The environment's quotes, newest first."""
     user = staff_of(request)
