@@ -18,6 +18,7 @@ urlpatterns = [
     path("gateway/", include("gateway.urls")),
     path("quotes/", include("quotes.urls")),
     path("payouts/", include("payouts.urls")),
+    path("profile/", include("staff.token_urls")),
     path("", include("staff.urls")),
 ]
 
