@@ -14,6 +14,7 @@ from ninja.files import UploadedFile
 from ninja.params.functions import Query as QueryParam
 
 from accounts.models import Recipient, VirtualAccount
+from config.api_support import ERROR_RESPONSES, ErrorOut, FieldErrorOut
 from gateway.models import Environment
 from payouts import selectors
 from payouts.models import DocumentKind, Payout
@@ -28,13 +29,13 @@ from payouts.services import (
     payout_preview,
     payout_submit,
 )
-from quotes.api import ErrorOut, FieldErrorOut, environment_of, staff_of
+from quotes.api import EnvironmentName, environment_of, staff_of
 from quotes.models import Quote
 from quotes.selectors import can_read_finance
 
 router = Router(tags=["payouts"])
 
-ERRORS = {400: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut}
+ERRORS: dict[int, Any] = {**ERROR_RESPONSES, 409: ErrorOut}
 
 
 def _error(code: str, message: str, errors: dict[str, list[str]] | None = None) -> ErrorOut:
@@ -271,35 +272,35 @@ def _values(payload: DraftIn | DraftPatch, environment: Environment | None) -> D
     return values
 
 
-def _find(request: HttpRequest, payout_id: int) -> Payout | None:
+def _find(request: HttpRequest, payout_id: int, environment: str | None) -> Payout | None:
     try:
-        return selectors.payout_detail(environment=environment_of(request), pk=payout_id)
+        return selectors.payout_detail(
+            environment=environment_of(request, environment), pk=payout_id
+        )
     except Payout.DoesNotExist:
         return None
 
 
 @router.post("/payouts", response={201: PayoutOut, **ERRORS})
-def create_payout(request: HttpRequest, payload: DraftIn) -> tuple[int, Any]:
+def create_payout(
+    request: HttpRequest, payload: DraftIn, environment: str | None = EnvironmentName
+) -> tuple[int, Any]:
     """Save a payout draft (finance makers). Nothing is sent upstream before approval."""
     user = staff_of(request)
-    environment = environment_of(request)
-    if environment is None:
-        return 400, _error("no_environment", "Choose the environment you work in first.")
+    where = environment_of(request, environment)
     try:
-        payout = payout_draft_create(
-            by=user, environment=environment, values=_values(payload, environment)
-        )
+        payout = payout_draft_create(by=user, environment=where, values=_values(payload, where))
     except _Missing as exc:
         return 400, _error("validation_error", str(exc), {exc.field: [str(exc)]})
     except PermissionDenied as exc:
         return _forbidden(exc)
     except PayoutInvalid as exc:
         return _invalid(exc)
-    found = _find(request, payout.pk)
+    found = _find(request, payout.pk, environment)
     return 201, payout_out(found or payout)
 
 
-@router.get("/payouts", response={200: list[PayoutOut], 403: ErrorOut})
+@router.get("/payouts", response={200: list[PayoutOut], **ERROR_RESPONSES})
 def list_payouts(
     request: HttpRequest,
     status: str = "",
@@ -310,13 +311,14 @@ def list_payouts(
     date_to: date | None = None,
     limit: int = QueryParam(50, ge=1, le=200),
     offset: int = QueryParam(0, ge=0),
+    environment: str | None = EnvironmentName,
 ) -> tuple[int, Any]:
     """Payouts of the environment, newest first, with their documents and timelines."""
     user = staff_of(request)
     if not can_read_finance(user):
         return 403, _error("permission_denied", "Not allowed.")
     payouts = selectors.payout_list(
-        environment=environment_of(request),
+        environment=environment_of(request, environment),
         status=status,
         corridor=corridor,
         amount_min=amount_min,
@@ -327,25 +329,32 @@ def list_payouts(
     return 200, [payout_out(p) for p in payouts[offset : offset + limit]]
 
 
-@router.get("/payouts/{payout_id}", response={200: PayoutOut, 403: ErrorOut, 404: ErrorOut})
-def get_payout(request: HttpRequest, payout_id: int) -> tuple[int, Any]:
+@router.get("/payouts/{payout_id}", response={200: PayoutOut, **ERROR_RESPONSES})
+def get_payout(
+    request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
+) -> tuple[int, Any]:
     user = staff_of(request)
     if not can_read_finance(user):
         return 403, _error("permission_denied", "Not allowed.")
-    payout = _find(request, payout_id)
+    payout = _find(request, payout_id, environment)
     return (200, payout_out(payout)) if payout else _not_found()
 
 
 @router.patch("/payouts/{payout_id}", response={200: PayoutOut, **ERRORS})
-def update_payout(request: HttpRequest, payout_id: int, payload: DraftPatch) -> tuple[int, Any]:
+def update_payout(
+    request: HttpRequest,
+    payout_id: int,
+    payload: DraftPatch,
+    environment: str | None = EnvironmentName,
+) -> tuple[int, Any]:
     """Edit a draft (its maker only); a priced change drops the stale preview."""
     user = staff_of(request)
-    payout = _find(request, payout_id)
+    payout = _find(request, payout_id, environment)
     if payout is None:
         return _not_found()
     try:
         payout_draft_update(
-            by=user, payout=payout, values=_values(payload, environment_of(request))
+            by=user, payout=payout, values=_values(payload, environment_of(request, environment))
         )
     except _Missing as exc:
         return 400, _error("validation_error", str(exc), {exc.field: [str(exc)]})
@@ -353,13 +362,15 @@ def update_payout(request: HttpRequest, payout_id: int, payload: DraftPatch) -> 
         return _forbidden(exc)
     except PayoutInvalid as exc:
         return _invalid(exc)
-    return 200, payout_out(_find(request, payout_id) or payout)
+    return 200, payout_out(_find(request, payout_id, environment) or payout)
 
 
 @router.delete("/payouts/{payout_id}", response={204: None, **ERRORS})
-def delete_payout(request: HttpRequest, payout_id: int) -> tuple[int, Any]:
+def delete_payout(
+    request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
+) -> tuple[int, Any]:
     user = staff_of(request)
-    payout = _find(request, payout_id)
+    payout = _find(request, payout_id, environment)
     if payout is None:
         return _not_found()
     try:
@@ -372,10 +383,15 @@ def delete_payout(request: HttpRequest, payout_id: int) -> tuple[int, Any]:
 
 
 @router.post("/payouts/{payout_id}/preview", response={200: PayoutOut, **ERRORS})
-def preview_payout(request: HttpRequest, payout_id: int, payload: PreviewIn) -> tuple[int, Any]:
+def preview_payout(
+    request: HttpRequest,
+    payout_id: int,
+    payload: PreviewIn,
+    environment: str | None = EnvironmentName,
+) -> tuple[int, Any]:
     """The upstream's payout preview: fees and what the recipient gets; optionally reserved."""
     user = staff_of(request)
-    payout = _find(request, payout_id)
+    payout = _find(request, payout_id, environment)
     if payout is None:
         return _not_found()
     try:
@@ -384,7 +400,7 @@ def preview_payout(request: HttpRequest, payout_id: int, payload: PreviewIn) -> 
         return _forbidden(exc)
     except PayoutInvalid as exc:
         return _invalid(exc)
-    return 200, payout_out(_find(request, payout_id) or payout)
+    return 200, payout_out(_find(request, payout_id, environment) or payout)
 
 
 @router.post("/payouts/{payout_id}/documents", response={201: DocumentOut, **ERRORS})
@@ -393,10 +409,11 @@ def add_document(
     payout_id: int,
     file: File[UploadedFile],
     kind: Form[str] = DocumentKind.INVOICE,
+    environment: str | None = EnvironmentName,
 ) -> tuple[int, Any]:
     """Upload a supporting document (multipart `file`, optional `kind`): checked by content."""
     user = staff_of(request)
-    payout = _find(request, payout_id)
+    payout = _find(request, payout_id, environment)
     if payout is None:
         return _not_found()
     try:
@@ -418,10 +435,15 @@ def add_document(
 
 
 @router.post("/payouts/{payout_id}/submit", response={200: PayoutOut, **ERRORS})
-def submit_payout(request: HttpRequest, payout_id: int, payload: SubmitIn) -> tuple[int, Any]:
+def submit_payout(
+    request: HttpRequest,
+    payout_id: int,
+    payload: SubmitIn,
+    environment: str | None = EnvironmentName,
+) -> tuple[int, Any]:
     """Send a draft for approval after every check again; says exactly what is missing."""
     user = staff_of(request)
-    payout = _find(request, payout_id)
+    payout = _find(request, payout_id, environment)
     if payout is None:
         return _not_found()
     try:
@@ -432,4 +454,4 @@ def submit_payout(request: HttpRequest, payout_id: int, payload: SubmitIn) -> tu
         return _invalid(exc)
     except PayoutInvalid as exc:
         return _invalid(exc)
-    return 200, payout_out(_find(request, payout_id) or payout)
+    return 200, payout_out(_find(request, payout_id, environment) or payout)

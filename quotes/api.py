@@ -11,8 +11,14 @@ from django.http import HttpRequest
 from ninja import Field, Router, Schema
 from ninja.params.functions import Query as QueryParam
 
+from config.api_support import (
+    ENVIRONMENT_QUERY_DESCRIPTION,
+    ERROR_RESPONSES,
+    ErrorOut,
+    FieldErrorOut,
+    api_environment,
+)
 from gateway.models import Environment
-from gateway.selectors import environment_current
 from quotes import selectors
 from quotes.errors import QuoteFieldError
 from quotes.models import Quote
@@ -22,29 +28,20 @@ from staff.models import StaffUser
 router = Router(tags=["quotes"])
 
 
-class FieldErrorOut(Schema):
-    field: str = Field(description="Request field the error concerns ('' for the request).")
-    message: str
-    choices: list[str] = Field(
-        default_factory=list,
-        description="Valid values of the field, when the upstream listed them.",
-    )
-
-
-class ErrorOut(Schema):
-    """The one error shape of the API."""
-
-    code: str
-    message: str
-    errors: list[FieldErrorOut] = Field(default_factory=list)
+EnvironmentName = QueryParam(None, description=ENVIRONMENT_QUERY_DESCRIPTION)
 
 
 def error(code: str, message: str, errors: list[QuoteFieldError] | None = None) -> ErrorOut:
+    """The one error shape; an upstream list of valid values is spelt out in the message."""
     return ErrorOut(
         code=code,
         message=message,
         errors=[
-            FieldErrorOut(field=item.field or "", message=item.message, choices=item.choices)
+            FieldErrorOut(
+                field=item.field or "",
+                message=item.message
+                + (f" Valid choices: {', '.join(item.choices)}." if item.choices else ""),
+            )
             for item in errors or []
         ],
     )
@@ -52,7 +49,11 @@ def error(code: str, message: str, errors: list[QuoteFieldError] | None = None) 
 
 def refused(exc: QuoteRefused) -> tuple[int, ErrorOut]:
     codes = {item.code for item in exc.errors if item.code}
-    status = 409 if "FEES_EXCEED_AMOUNT" in codes else 400
+    status = 400
+    if "FEES_EXCEED_AMOUNT" in codes:
+        status = 409  # as the upstream answers it
+    elif "upstream_unavailable" in codes:
+        status = 503
     return status, error(
         next(iter(codes), "validation_error"), "The quote request was refused.", exc.errors
     )
@@ -65,8 +66,9 @@ def staff_of(request: HttpRequest) -> StaffUser:
     return user
 
 
-def environment_of(request: HttpRequest) -> Environment | None:
-    return environment_current(user=request.user)
+def environment_of(request: HttpRequest, name: str | None = None) -> Environment:
+    """`?environment=NAME`, or the caller's current environment (400 when there is none)."""
+    return api_environment(request, name)
 
 
 class QuoteIn(Schema):
@@ -182,18 +184,19 @@ def quote_out(quote: Quote) -> dict[str, Any]:
     }
 
 
-ERRORS = {400: ErrorOut, 403: ErrorOut, 404: ErrorOut, 409: ErrorOut}
+ERRORS: dict[int, Any] = {**ERROR_RESPONSES, 409: ErrorOut}
 
 
 @router.post("/quotes", response={201: QuoteOut, **ERRORS})
-def create_quote(request: HttpRequest, payload: QuoteIn) -> tuple[int, Any]:
+def create_quote(
+    request: HttpRequest, payload: QuoteIn, environment: str | None = EnvironmentName
+) -> tuple[int, Any]:
     """Request a quotation from the upstream in the caller's environment (finance makers)."""
     user = staff_of(request)
-    environment = environment_of(request)
-    if environment is None:
-        return 400, error("no_environment", "Choose the environment you work in first.")
     try:
-        quote = quote_request(by=user, environment=environment, **payload.dict())
+        quote = quote_request(
+            by=user, environment=environment_of(request, environment), **payload.dict()
+        )
     except PermissionDenied as exc:
         return 403, error("permission_denied", str(exc) or "Not allowed.")
     except QuoteRefused as exc:
@@ -201,37 +204,40 @@ def create_quote(request: HttpRequest, payload: QuoteIn) -> tuple[int, Any]:
     return 201, quote_out(quote)
 
 
-@router.get("/quotes", response={200: list[QuoteOut], 403: ErrorOut})
+@router.get("/quotes", response={200: list[QuoteOut], **ERROR_RESPONSES})
 def list_quotes(
     request: HttpRequest,
     status: str = "",
     corridor: str = QueryParam("", description="BASE-DEST, e.g. USD-MXN."),
     limit: int = QueryParam(50, ge=1, le=200),
     offset: int = QueryParam(0, ge=0),
+    environment: str | None = EnvironmentName,
 ) -> tuple[int, Any]:
     """The environment's quotes, newest first."""
     user = staff_of(request)
     if not selectors.can_read_finance(user):
         return 403, error("permission_denied", "Not allowed.")
     quotes = selectors.quote_list(
-        environment=environment_of(request), status=status, corridor=corridor
+        environment=environment_of(request, environment), status=status, corridor=corridor
     )
     return 200, [quote_out(quote) for quote in quotes[offset : offset + limit]]
 
 
-def _find(request: HttpRequest, quote_id: int) -> Quote | None:
+def _find(request: HttpRequest, quote_id: int, environment: str | None) -> Quote | None:
     try:
-        return selectors.quote_detail(environment=environment_of(request), pk=quote_id)
+        return selectors.quote_detail(environment=environment_of(request, environment), pk=quote_id)
     except Quote.DoesNotExist:
         return None
 
 
-@router.get("/quotes/{quote_id}", response={200: QuoteOut, 403: ErrorOut, 404: ErrorOut})
-def get_quote(request: HttpRequest, quote_id: int) -> tuple[int, Any]:
+@router.get("/quotes/{quote_id}", response={200: QuoteOut, **ERROR_RESPONSES})
+def get_quote(
+    request: HttpRequest, quote_id: int, environment: str | None = EnvironmentName
+) -> tuple[int, Any]:
     user = staff_of(request)
     if not selectors.can_read_finance(user):
         return 403, error("permission_denied", "Not allowed.")
-    quote = _find(request, quote_id)
+    quote = _find(request, quote_id, environment)
     if quote is None:
         return 404, error("not_found", "No such quote in this environment.")
     return 200, quote_out(quote)
@@ -239,11 +245,14 @@ def get_quote(request: HttpRequest, quote_id: int) -> tuple[int, Any]:
 
 @router.patch("/quotes/{quote_id}", response={200: QuoteOut, **ERRORS})
 def change_quote_amount(
-    request: HttpRequest, quote_id: int, payload: QuoteAmountIn
+    request: HttpRequest,
+    quote_id: int,
+    payload: QuoteAmountIn,
+    environment: str | None = EnvironmentName,
 ) -> tuple[int, Any]:
     """Change an active quote's amount: the upstream re-prices it and restarts its timer."""
     user = staff_of(request)
-    quote = _find(request, quote_id)
+    quote = _find(request, quote_id, environment)
     if quote is None:
         return 404, error("not_found", "No such quote in this environment.")
     try:

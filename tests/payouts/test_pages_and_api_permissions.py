@@ -213,3 +213,32 @@ def test_filters_and_the_streamed_csv_export(environment: Environment) -> None:
     assert (
         client.get(f"/payouts/?maker={maker.pk}&corridor=USD-WIRE&status=draft").status_code == 200
     )
+
+
+def test_bearer_tokens_act_as_their_owner_with_the_same_rules(
+    environment: Environment, draft: Payout
+) -> None:
+    from staff.api_tokens import api_token_create
+
+    approver = make_staff("finance_approver")
+    environment_switch(user=approver, environment=environment)
+    environment_switch(user=draft.maker, environment=environment)
+    approver_token = api_token_create(user=approver, name="ci").plaintext
+    maker_token = api_token_create(user=draft.maker, name="ci").plaintext
+    client = Client()
+    as_approver = {"HTTP_AUTHORIZATION": f"Bearer {approver_token}"}
+    as_maker = {"HTTP_AUTHORIZATION": f"Bearer {maker_token}"}
+    listed = client.get(f"/api/v1/payouts?environment={environment.name}", **as_approver)
+    assert listed.status_code == 200 and [p["id"] for p in listed.json()] == [draft.pk]
+    refused = client.patch(
+        f"/api/v1/payouts/{draft.pk}", {"memo": "x"}, content_type="application/json", **as_approver
+    )
+    assert refused.status_code == 403
+    changed = client.patch(
+        f"/api/v1/payouts/{draft.pk}",
+        {"memo": "by token"},
+        content_type="application/json",
+        **as_maker,
+    )
+    assert changed.status_code == 200 and changed.json()["memo"] == "by token"
+    assert client.get("/api/v1/payouts").status_code == 401

@@ -117,7 +117,7 @@ def test_api_journey_draft_document_preview_submit(
     )
     assert not_ready.status_code == 400
     assert not_ready.json()["errors"] == [
-        {"field": "preview", "message": "Preview the payout so its fees are known.", "choices": []}
+        {"field": "preview", "message": "Preview the payout so its fees are known."}
     ]
     preview = client.post(
         f"/api/v1/payouts/{payout_id}/preview", {"reserve": True}, content_type="application/json"

@@ -173,7 +173,7 @@ def test_the_quotes_api_creates_reads_lists_and_reprices(
     )
     assert bad.status_code == 400
     [error] = bad.json()["errors"]
-    assert error["field"] == "account_type" and "WIRE" in error["choices"]
+    assert error["field"] == "account_type" and "Valid choices: ACH, WIRE" in error["message"]
     fees = client.post(
         "/api/v1/quotes",
         {"quote_currency": "USD", "account_type": "WIRE", "amount": "10"},
