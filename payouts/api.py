@@ -31,7 +31,6 @@ from payouts.services import (
 )
 from quotes.api import EnvironmentName, environment_of, staff_of
 from quotes.models import Quote
-from quotes.selectors import can_read_finance
 
 router = Router(tags=["payouts"])
 
@@ -315,7 +314,7 @@ def list_payouts(
 ) -> tuple[int, Any]:
     """Payouts of the environment, newest first, with their documents and timelines."""
     user = staff_of(request)
-    if not can_read_finance(user):
+    if not selectors.can_read_payouts(user):
         return 403, _error("permission_denied", "Not allowed.")
     payouts = selectors.payout_list(
         environment=environment_of(request, environment),
@@ -334,7 +333,7 @@ def get_payout(
     request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
     user = staff_of(request)
-    if not can_read_finance(user):
+    if not selectors.can_read_payouts(user):
         return 403, _error("permission_denied", "Not allowed.")
     payout = _find(request, payout_id, environment)
     return (200, payout_out(payout)) if payout else _not_found()

@@ -215,7 +215,7 @@ def list_quotes(
 ) -> tuple[int, Any]:
     """The environment's quotes, newest first."""
     user = staff_of(request)
-    if not selectors.can_read_finance(user):
+    if not selectors.can_read_quotes(user):
         return 403, error("permission_denied", "Not allowed.")
     quotes = selectors.quote_list(
         environment=environment_of(request, environment), status=status, corridor=corridor
@@ -235,7 +235,7 @@ def get_quote(
     request: HttpRequest, quote_id: int, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
     user = staff_of(request)
-    if not selectors.can_read_finance(user):
+    if not selectors.can_read_quotes(user):
         return 403, error("permission_denied", "Not allowed.")
     quote = _find(request, quote_id, environment)
     if quote is None:

@@ -182,7 +182,7 @@ def test_the_quotes_api_creates_reads_lists_and_reprices(
     assert fees.status_code == 409 and fees.json()["code"] == "FEES_EXCEED_AMOUNT"
 
 
-@pytest.mark.parametrize("role", ["finance_approver", "compliance"])
+@pytest.mark.parametrize("role", ["finance_approver"])
 def test_readers_see_quotes_but_cannot_request_or_change_them(
     working_in: Environment, maker: StaffUser, role: str
 ) -> None:
