@@ -33,7 +33,7 @@ EXPECTED_NAV = {
 FORBIDDEN_PAGE = {
     "finance_maker": "end-users",
     "finance_approver": "system-health",
-    "compliance": "payouts",
+    "compliance": "quotes",  # compliance reads payouts (issue 13), not quotes
 }
 
 
