@@ -1,5 +1,6 @@
 """Root URLconf of the back office (the emulator has its own: emulator.urls)."""
 
+from django.apps import apps
 from django.contrib import admin
 from django.urls import include, path
 
@@ -19,8 +20,14 @@ urlpatterns = [
     path("quotes/", include("quotes.urls")),
     path("payouts/", include("payouts.urls")),
     path("profile/", include("staff.token_urls")),
+    path("end-users/", include("users.urls")),
+    path("accounts/", include("accounts.urls")),
     path("", include("staff.urls")),
 ]
+
+if apps.is_installed("sandbox"):
+    # Dev-only staff actions on the emulator (local and test settings; never production).
+    urlpatterns.insert(0, path("sandbox/", include("sandbox.urls")))
 
 handler403 = "staff.views.permission_denied"
 handler404 = "staff.views.page_not_found"

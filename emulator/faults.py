@@ -8,6 +8,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import F
 
+from emulator.database import EMULATOR_DB
 from emulator.models import FaultSettings
 
 
@@ -37,7 +38,7 @@ def faults_set(**values: Any) -> Faults:
     unknown = set(values) - set(FIELDS)
     if unknown:
         raise ValueError(f"unknown fault fields: {sorted(unknown)}")
-    with transaction.atomic():
+    with transaction.atomic(using=EMULATOR_DB):
         FaultSettings.objects.get_or_create(pk=1)
         if values:
             FaultSettings.objects.filter(pk=1).update(**values)

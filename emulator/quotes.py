@@ -13,6 +13,7 @@ from django.db import transaction
 
 from emulator import clock
 from emulator.corridors import ACCOUNT_TYPES, BASE_CURRENCIES, NETWORKS, QUOTE_CURRENCIES
+from emulator.database import EMULATOR_DB
 from emulator.errors import quote_error, quote_validation_error
 from emulator.models import ApiClient, Quote, QuoteStatus
 from emulator.pricing import ClientMarkup, Pricing, price
@@ -119,6 +120,10 @@ def _apply_pricing(quote: Quote, pricing: Pricing) -> None:
         setattr(quote, field, getattr(pricing, field))
 
 
+# The `source` of a quote reserved by POST .../payout/preview with create_quote.
+PREVIEW_SOURCE = "preview"
+
+
 def quote_create(
     *,
     client: ApiClient,
@@ -140,6 +145,8 @@ def quote_create(
         amount_in_destination=request.amount_in_destination,
         at=now,
         client_markup=client_markup or client_markup_of(client),
+        # A quote reserved by a payout preview prices a payout: fees on top of the amount.
+        fees_on_top=source == PREVIEW_SOURCE,
     )
     quote = Quote(
         client=client,
@@ -157,7 +164,7 @@ def quote_create(
         expires_at=now + timedelta(seconds=lifetime),
     )
     _apply_pricing(quote, pricing)
-    with transaction.atomic():
+    with transaction.atomic(using=EMULATOR_DB):
         quote.save()
     return quote
 
@@ -218,7 +225,7 @@ def quote_update_amount(
     *, quote_id: uuid.UUID | str, client: ApiClient, environment: str, amount: Decimal
 ) -> Quote:
     """Re-prices an ACTIVE quote for a new amount (same direction) and restarts its timer."""
-    with transaction.atomic():
+    with transaction.atomic(using=EMULATOR_DB):
         quote, now = _lock_active(quote_id, client, environment)
         pricing = price(
             base_currency=quote.base_currency,
@@ -245,7 +252,7 @@ def quote_use(quote: Quote | uuid.UUID | str, client: ApiClient, environment: st
 
     Raises QUOTE_NOT_FOUND (unknown, other client or environment) or QUOTE_INVALID_STATE."""
     quote_id = quote.quote_id if isinstance(quote, Quote) else quote
-    with transaction.atomic():
+    with transaction.atomic(using=EMULATOR_DB):
         locked, now = _lock_active(quote_id, client, environment)
         locked.status = QuoteStatus.USED
         locked.used_at = now

@@ -88,6 +88,7 @@ def price_payout(
             amount_in_destination=False,
             at=at,
             client_markup=markup or client_markup_of(client),
+            fees_on_top=True,
         )
     except EmulatorError as exc:
         raise as_resource_error(exc) from None

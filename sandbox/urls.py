@@ -1,0 +1,12 @@
+"""URLs of the sandbox-only staff actions (mounted only where the sandbox app is installed)."""
+
+from django.urls import path
+
+from sandbox import directory
+
+app_name = "sandbox"
+
+urlpatterns = [
+    path("end-users/<int:pk>/decide/", directory.decide_end_user, name="decide_end_user"),
+    path("virtual-accounts/<int:pk>/deposit/", directory.simulate_deposit, name="simulate_deposit"),
+]
