@@ -50,7 +50,11 @@ def _error(code: str, message: str, errors: dict[str, list[str]] | None = None) 
 
 
 def _invalid(exc: PayoutInvalid) -> tuple[int, ErrorOut]:
-    status = 409 if exc.code in ("duplicate_needs_confirmation", "not_a_draft") else 400
+    status = 400
+    if exc.code in ("duplicate_needs_confirmation", "not_a_draft"):
+        status = 409
+    elif exc.code == "upstream_unavailable":
+        status = 503  # nothing changed: the same request may be sent again
     return status, _error(exc.code, "The payout request was refused.", exc.errors)
 
 

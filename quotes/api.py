@@ -49,11 +49,13 @@ def error(code: str, message: str, errors: list[QuoteFieldError] | None = None) 
 
 def refused(exc: QuoteRefused) -> tuple[int, ErrorOut]:
     codes = {item.code for item in exc.errors if item.code}
+    # Bad input is 400 whatever layer caught it (ADR 0009), FEES_EXCEED_AMOUNT included (the
+    # upstream's 409): the code still says which.
     status = 400
-    if "FEES_EXCEED_AMOUNT" in codes:
-        status = 409  # as the upstream answers it
-    elif "upstream_unavailable" in codes:
-        status = 503
+    if "upstream_unavailable" in codes:
+        status = 503  # nothing was created: the same request may be sent again
+    elif "upstream_credentials" in codes:
+        status = 502
     return status, error(
         next(iter(codes), "validation_error"), "The quote request was refused.", exc.errors
     )
@@ -184,7 +186,7 @@ def quote_out(quote: Quote) -> dict[str, Any]:
     }
 
 
-ERRORS: dict[int, Any] = {**ERROR_RESPONSES, 409: ErrorOut}
+ERRORS: dict[int, Any] = {**ERROR_RESPONSES, 409: ErrorOut, 502: ErrorOut}
 
 
 @router.post("/quotes", response={201: QuoteOut, **ERRORS})
