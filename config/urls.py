@@ -17,6 +17,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
     path("gateway/", include("gateway.urls")),
+    path("quotes/", include("quotes.urls")),
+    path("payouts/", include("payouts.urls")),
     path("profile/", include("staff.token_urls")),
     path("end-users/", include("users.urls")),
     path("accounts/", include("accounts.urls")),

@@ -34,7 +34,7 @@ FORBIDDEN_PAGE = {
     # Makers read end users since issue 11 (they pay out to them): refused environments instead.
     "finance_maker": "environments",
     "finance_approver": "system-health",
-    "compliance": "payouts",
+    "compliance": "quotes",  # compliance reads payouts (issue 13), not quotes
 }
 
 
