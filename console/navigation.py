@@ -16,7 +16,8 @@ class NavItem:
     key: str
     label: str
     url_name: str | None
-    permission: str | None = None
+    # One permission, or several of which any one shows the item.
+    permission: str | tuple[str, ...] | None = None
     staff_only: bool = False
     description: str = ""
 
@@ -25,7 +26,10 @@ class NavItem:
             return False
         if self.staff_only and not getattr(user, "is_staff", False):
             return False
-        return self.permission is None or bool(user.has_perm(self.permission))  # type: ignore[attr-defined]
+        if self.permission is None:
+            return True
+        wanted = (self.permission,) if isinstance(self.permission, str) else self.permission
+        return any(user.has_perm(permission) for permission in wanted)  # type: ignore[attr-defined]
 
     @property
     def is_placeholder(self) -> bool:
@@ -66,7 +70,7 @@ NAV_SECTIONS: tuple[NavSection, ...] = (
                 "payouts",
                 "Payouts",
                 "payouts:list",
-                roles.FINANCE_VIEW,
+                (roles.FINANCE_VIEW, roles.COMPLIANCE_VIEW),
                 description="Initiate, approve and follow payouts.",
             ),
         ),

@@ -8,7 +8,7 @@ class PayoutsConfig(AppConfig):
     verbose_name = "Payouts"
 
     def ready(self) -> None:
-        from staff.schedules import register_schedule
+        from console.schedules import register_schedule
 
         # Expiry housekeeping of the 15-minute quotes reserved by a payout preview.
         register_schedule(

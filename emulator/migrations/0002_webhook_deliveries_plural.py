@@ -4,14 +4,16 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('emulator', '0001_initial'),
+        ("emulator", "0001_initial"),
     ]
 
     operations = [
         migrations.AlterModelOptions(
-            name='webhookdelivery',
-            options={'ordering': ['next_attempt_at', 'id'], 'verbose_name_plural': 'webhook deliveries'},
+            name="webhookdelivery",
+            options={
+                "ordering": ["next_attempt_at", "id"],
+                "verbose_name_plural": "webhook deliveries",
+            },
         ),
     ]

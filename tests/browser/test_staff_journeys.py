@@ -13,16 +13,18 @@ from staff.models import StaffUser
 pytestmark = pytest.mark.browser
 
 EXPECTED_NAV = {
-    "finance_maker": ["dashboard", "quotes", "payouts"],
-    "finance_approver": ["dashboard", "quotes", "payouts"],
-    "compliance": ["dashboard", "end-users", "accounts"],
+    "finance_maker": ["dashboard", "quotes", "payouts", "end-users", "accounts", "recipients"],
+    "finance_approver": ["dashboard", "quotes", "payouts", "end-users", "accounts", "recipients"],
+    "compliance": ["dashboard", "payouts", "end-users", "kyc-review", "accounts", "recipients"],
     # The demo admin is a Django superuser: every item shows.
     "admin": [
         "dashboard",
         "quotes",
         "payouts",
         "end-users",
+        "kyc-review",
         "accounts",
+        "recipients",
         "environments",
         "call-log",
         "system-health",

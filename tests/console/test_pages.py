@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 EXPECTED_NAV = {
     "finance_maker": {"dashboard", "quotes", "payouts", "end-users", "accounts", "recipients"},
     "finance_approver": {"dashboard", "quotes", "payouts", "end-users", "accounts", "recipients"},
-    "compliance": {"dashboard", "end-users", "kyc-review", "accounts", "recipients"},
+    "compliance": {"dashboard", "payouts", "end-users", "kyc-review", "accounts", "recipients"},
     # The demo admin is a superuser, so every item shows (see docs/staff.md).
     "admin": {
         "dashboard",

@@ -326,7 +326,7 @@ def test_housekeeping_expires_reservations_and_quotes(maker: StaffUser) -> None:
 
 
 def test_the_expiry_schedules_are_declared() -> None:
-    from staff.schedules import SCHEDULES
+    from console.schedules import SCHEDULES
 
     assert SCHEDULES["quotes.expire_due"].func == "quotes.tasks.expire_due_quotes"
     assert SCHEDULES["payouts.expire_reservations"].func == (

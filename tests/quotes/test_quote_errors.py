@@ -20,7 +20,7 @@ from staff.models import StaffUser
 
 def _emulator_codes() -> set[str]:
     """Every code the emulator's quotation code raises with quote_error(status, "CODE", ...)."""
-    sources = [Path(settings.BASE_DIR, "emulator", name) for name in ("pricing.py", "quotes.py")]
+    sources = sorted(Path(settings.BASE_DIR, "emulator").rglob("*.py"))
     text = "\n".join(path.read_text() for path in sources)
     return set(re.findall(r'quote_error\(\s*\d+,\s*"([A-Z_]+)"', text))
 
