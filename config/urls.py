@@ -16,6 +16,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
     path("gateway/", include("gateway.urls")),
+    path("webhooks/", include("webhooks.urls")),
     path("", include("staff.urls")),
 ]
 

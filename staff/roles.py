@@ -21,6 +21,9 @@ ENVIRONMENTS_MANAGE = "staff.manage_environments"
 CALL_LOG_VIEW = "staff.view_call_log"
 SYSTEM_HEALTH_VIEW = "staff.view_system_health"
 AUDIT_LOG_VIEW = "staff.view_audit_log"
+# Declared on webhooks.WebhookEndpoint.Meta.permissions.
+WEBHOOK_EVENTS_VIEW = "webhooks.view_webhook_events"
+WEBHOOKS_MANAGE = "webhooks.manage_webhooks"
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,7 @@ FINANCE_APPROVER = Role(
         "Approve or reject them with a reason",
         "Watch failed and returned payouts",
     ),
-    permissions=(FINANCE_VIEW, PAYOUT_APPROVE),
+    permissions=(FINANCE_VIEW, PAYOUT_APPROVE, WEBHOOK_EVENTS_VIEW),
     demo_email="approver@payops.local",
 )
 COMPLIANCE = Role(
@@ -68,7 +71,7 @@ COMPLIANCE = Role(
         "Follow KYC verification outcomes",
         "Open virtual accounts and register recipients",
     ),
-    permissions=(COMPLIANCE_VIEW, END_USERS_MANAGE),
+    permissions=(COMPLIANCE_VIEW, END_USERS_MANAGE, WEBHOOK_EVENTS_VIEW),
     demo_email="compliance@payops.local",
 )
 ADMIN = Role(
@@ -80,7 +83,14 @@ ADMIN = Role(
         "Read the upstream call log and the audit trail",
         "Watch system health and the request budget",
     ),
-    permissions=(ENVIRONMENTS_MANAGE, CALL_LOG_VIEW, SYSTEM_HEALTH_VIEW, AUDIT_LOG_VIEW),
+    permissions=(
+        ENVIRONMENTS_MANAGE,
+        CALL_LOG_VIEW,
+        SYSTEM_HEALTH_VIEW,
+        AUDIT_LOG_VIEW,
+        WEBHOOK_EVENTS_VIEW,
+        WEBHOOKS_MANAGE,
+    ),
     demo_email="admin@payops.local",
 )
 

@@ -1,0 +1,251 @@
+"""Store every delivery raw, then the event once per (environment, event_id); queue the rest."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from webhooks import contract
+from webhooks.models import (
+    EventStatus,
+    SecretSlot,
+    SignatureVerdict,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEvent,
+    WebhookEventLink,
+)
+from webhooks.services.live import event_broadcast_on_commit
+from webhooks.signatures import SignatureCheck, verify_signature
+
+# Headers never stored with a delivery: credentials a misconfigured sender or proxy might add.
+_SECRET_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "cookie", "x-api-key", "x-emulator-token"}
+)
+
+
+@dataclass(frozen=True)
+class ReceiverAnswer:
+    """What the receiver view answers; never a 5xx for anything the sender controls."""
+
+    status: int
+    reason: str
+    event_pk: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def body(self) -> dict[str, Any]:
+        return {"status": "accepted" if self.status == 200 else "rejected", "reason": self.reason}
+
+
+def safe_headers(headers: dict[str, str]) -> dict[str, str]:
+    return {
+        key.lower(): value[:500]
+        for key, value in headers.items()
+        if key.lower() not in _SECRET_HEADERS
+    }
+
+
+def endpoint_secrets(endpoint: WebhookEndpoint) -> list[tuple[str, str]]:
+    """The secrets a delivery may be signed with, in the order they are tried."""
+    secrets = []
+    if endpoint.secret_encrypted:
+        secrets.append((SecretSlot.CURRENT.value, endpoint.secret))
+    if endpoint.pending_secret_encrypted:
+        secrets.append((SecretSlot.PENDING.value, endpoint.pending_secret))
+    if endpoint.previous_accepted():
+        secrets.append((SecretSlot.PREVIOUS.value, endpoint.previous_secret))
+    return secrets
+
+
+def _envelope(body: bytes) -> tuple[dict[str, Any] | None, str]:
+    """The parsed envelope, or None and why it is refused."""
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return None, "body is not valid JSON"
+    if not isinstance(parsed, dict):
+        return None, "body is not a JSON object"
+    event_type, data = parsed.get("event"), parsed.get("data")
+    if not isinstance(event_type, str) or not event_type or len(event_type) > 100:
+        return None, "`event` must be a non-empty string"
+    if not isinstance(data, dict):
+        return None, "`data` must be an object"
+    event_id = data.get("event_id")
+    if not isinstance(event_id, str) or not event_id or len(event_id) > 100:
+        return None, "`data.event_id` must be a non-empty string"
+    return parsed, ""
+
+
+def _store_refused(
+    *,
+    endpoint: WebhookEndpoint,
+    headers: dict[str, str],
+    body: bytes,
+    body_size: int,
+    verdict: str,
+    reason: str,
+    status: int,
+    check: SignatureCheck | None,
+    started: float,
+) -> None:
+    """Keep a refused delivery for diagnosis, within the hourly cap and the body limit."""
+    since = timezone.now() - timedelta(hours=1)
+    stored = WebhookDelivery.objects.filter(
+        endpoint=endpoint, received_at__gte=since, event__isnull=True
+    ).count()
+    if stored >= settings.WEBHOOKS_INVALID_DELIVERIES_PER_HOUR:
+        WebhookEndpoint.objects.filter(pk=endpoint.pk).update(
+            invalid_not_stored=F("invalid_not_stored") + 1
+        )
+        return
+    limit = settings.WEBHOOKS_INVALID_BODY_LIMIT
+    WebhookDelivery.objects.create(
+        endpoint=endpoint,
+        headers=safe_headers(headers),
+        body=body[:limit],
+        body_truncated=len(body) > limit or body_size > len(body),
+        body_size=body_size,
+        verdict=verdict,
+        signature=headers.get("x-signature-sha256", "")[:200],
+        reason=reason[:200],
+        response_status=status,
+        duration_ms=(time.perf_counter() - started) * 1000,
+        matched_secret=check.matched_secret if check else "",
+        signed_over=check.signed_over if check else "",
+    )
+
+
+def delivery_receive(
+    *,
+    receiver_id: str,
+    headers: dict[str, str],
+    body: bytes | None,
+    body_size: int,
+    started: float,
+) -> ReceiverAnswer:
+    """
+    Everything the receiver does with one request, in one place. `body` is None when it was too
+    large to read. The delivery row is written before the answer is returned, refused ones
+    included (capped); a valid event is stored once and its processing queued after commit.
+    """
+    headers = {key.lower(): value for key, value in headers.items()}
+    endpoint = (
+        WebhookEndpoint.objects.select_related("environment")
+        .filter(receiver_id=receiver_id)
+        .first()
+    )
+    if endpoint is None:
+        return ReceiverAnswer(404, "unknown receiver")
+
+    def refuse(verdict: str, reason: str, status: int, check: SignatureCheck | None = None) -> Any:
+        _store_refused(
+            endpoint=endpoint,
+            headers=headers,
+            body=body or b"",
+            body_size=body_size,
+            verdict=verdict,
+            reason=reason,
+            status=status,
+            check=check,
+            started=started,
+        )
+        return ReceiverAnswer(status, reason)
+
+    if body is None or body_size > settings.WEBHOOKS_MAX_BODY_BYTES:
+        return refuse(SignatureVerdict.TOO_LARGE, "body too large", 413)
+    secrets = endpoint_secrets(endpoint)
+    signature = headers.get("x-signature-sha256")
+    check = verify_signature(body=body, header=signature, secrets=secrets)
+    if not check.valid:
+        if not signature:
+            return refuse(SignatureVerdict.MISSING, check.reason, 400)
+        verdict = SignatureVerdict.NO_SECRET if not secrets else SignatureVerdict.INVALID
+        return refuse(verdict, check.reason, 400, check)
+    envelope, problem = _envelope(body)
+    if envelope is None:
+        return refuse(SignatureVerdict.MALFORMED, problem, 400, check)
+    return _store_event(
+        endpoint=endpoint,
+        headers=headers,
+        body=body,
+        envelope=envelope,
+        check=check,
+        started=started,
+    )
+
+
+def _store_event(
+    *,
+    endpoint: WebhookEndpoint,
+    headers: dict[str, str],
+    body: bytes,
+    envelope: dict[str, Any],
+    check: SignatureCheck,
+    started: float,
+) -> ReceiverAnswer:
+    event_type: str = envelope["event"]
+    data: dict[str, Any] = envelope["data"]
+    known = event_type in contract.EVENT_KINDS
+    drift = contract.contract_drift(event_type, data)
+    with transaction.atomic():
+        # get_or_create inserts inside a savepoint and, on the unique constraint's IntegrityError
+        # (a twin committed first; PostgreSQL makes the second insert wait for it), reads the
+        # winner: two concurrent duplicates store one event.
+        event, created = WebhookEvent.objects.get_or_create(
+            environment_id=endpoint.environment_id,
+            event_id=data["event_id"],
+            defaults={
+                "event_type": event_type,
+                "payload": envelope,
+                "status": EventStatus.PENDING if known else EventStatus.UNHANDLED,
+                "drift": drift,
+                "has_drift": bool(drift),
+                "object_ids": " ".join(contract.upstream_ids(data)),
+            },
+        )
+        if not created:
+            WebhookEvent.objects.filter(pk=event.pk).update(delivery_count=F("delivery_count") + 1)
+        WebhookDelivery.objects.create(
+            endpoint=endpoint,
+            event=event,
+            headers=safe_headers(headers),
+            body=body,
+            body_size=len(body),
+            verdict=SignatureVerdict.VALID,
+            matched_secret=check.matched_secret,
+            signed_over=check.signed_over,
+            signature=headers.get("x-signature-sha256", "")[:200],
+            response_status=200,
+            duplicate=not created,
+            duration_ms=(time.perf_counter() - started) * 1000,
+        )
+        if created:
+            WebhookEventLink.objects.bulk_create(
+                [
+                    WebhookEventLink(event=event, kind=kind, upstream_id=upstream_id)
+                    for kind, upstream_id in dict.fromkeys(contract.named_objects(event_type, data))
+                ],
+                ignore_conflicts=True,
+            )
+            if known:
+                pk = event.pk
+                transaction.on_commit(lambda: _queue_processing(pk))
+            event_broadcast_on_commit(event)
+    reason = "stored" if created else "duplicate"
+    if created and not known:
+        reason = "stored (unhandled event type)"
+    return ReceiverAnswer(200, reason, event.pk)
+
+
+def _queue_processing(event_pk: int) -> None:
+    from django_q.tasks import async_task
+
+    async_task("webhooks.tasks.webhook_event_process_task", event_pk, "receipt")
