@@ -113,3 +113,37 @@ def client_for(demo_staff: dict[str, StaffUser]) -> Callable[[str], Client]:
         return client
 
     return make
+
+
+# The live emulator of the gateway tests (uvicorn on a free port, over real HTTP).
+from tests.gateway.conftest import LiveEmulator, live_emulator, make_environment  # noqa: E402, F401
+from tests.servers import serve_in_thread  # noqa: E402
+
+
+@pytest.fixture
+def backoffice(transactional_db: None) -> Iterator[str]:
+    """The back office's own ASGI app (HTTP + websockets) on a free port: the emulator posts here."""
+    from config.asgi import application
+
+    with serve_in_thread(application, lifespan="off") as url:
+        yield url
+
+
+@pytest.fixture
+def emulated_sandbox(live_emulator: LiveEmulator) -> Environment:
+    return make_environment(live_emulator, name="Emulator sandbox")
+
+
+def create_upstream_user(environment: Environment, email: str) -> Any:
+    from gateway import idempotency
+    from gateway.client import call_sync, upstream
+
+    return call_sync(
+        upstream(environment).users.create,
+        idempotency_key=idempotency.key_for(scope=f"wh_user:{email}", obj=environment),
+        email=email,
+        phone_number="+15125550100",
+        first_name="Ada",
+        last_name="Lovelace",
+        country="US",
+    )

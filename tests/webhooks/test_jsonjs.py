@@ -37,8 +37,11 @@ JS_VECTORS = [
     ('{"z": 1, "a": 2, "m": {"y": 1, "b": 2}}', '{"z":1,"a":2,"m":{"y":1,"b":2}}'),
     ('{"b": 1, "2": 2, "1": 3, "01": 4, "a": 5}', '{"1":3,"2":2,"b":1,"01":4,"a":5}'),
     ('{"a": 1, "a": 2}', '{"a":2}'),
-    ('{\n  "event": "x",\n  "data": [ 1 , true, false, null ]\n}', '{"event":"x","data":[1,true,false,null]}'),
-    ('[]', "[]"),
+    (
+        '{\n  "event": "x",\n  "data": [ 1 , true, false, null ]\n}',
+        '{"event":"x","data":[1,true,false,null]}',
+    ),
+    ("[]", "[]"),
     ('"text"', '"text"'),
 ]
 
@@ -50,7 +53,13 @@ def test_reserialisation_matches_javascript(raw: str, expected: str) -> None:
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [(0.5, "0.5"), (1e-7, "1e-7"), (123e-20, "1.23e-18"), (2.0**53, "9007199254740992"), (1e16, "10000000000000000")],
+    [
+        (0.5, "0.5"),
+        (1e-7, "1e-7"),
+        (123e-20, "1.23e-18"),
+        (2.0**53, "9007199254740992"),
+        (1e16, "10000000000000000"),
+    ],
 )
 def test_number_formatting_follows_number_to_string(value: float, expected: str) -> None:
     assert js_number(value) == expected
