@@ -27,7 +27,7 @@ PREVIOUS = "whsec_previous-secret-for-tests"
 
 
 def hmac_hex(body: bytes, secret: str) -> str:
-    """The reference signature, computed here with the standard library (not the code under test)."""
+    """The reference signature, computed with the standard library, not the code under test."""
     return hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
@@ -122,7 +122,7 @@ from tests.servers import serve_in_thread  # noqa: E402
 
 @pytest.fixture
 def backoffice(transactional_db: None) -> Iterator[str]:
-    """The back office's own ASGI app (HTTP + websockets) on a free port: the emulator posts here."""
+    """The back office's ASGI app (HTTP + websockets) on a free port: the emulator posts here."""
     from config.asgi import application
 
     with serve_in_thread(application, lifespan="off") as url:
@@ -130,7 +130,7 @@ def backoffice(transactional_db: None) -> Iterator[str]:
 
 
 @pytest.fixture
-def emulated_sandbox(live_emulator: LiveEmulator) -> Environment:
+def emulated_sandbox(live_emulator: LiveEmulator) -> Environment:  # noqa: F811
     return make_environment(live_emulator, name="Emulator sandbox")
 
 

@@ -1,4 +1,4 @@
-"""Processing: dispatch through the contract, no-handler-yet kept, retries with backoff, reprocess."""
+"""Processing: dispatch by contract, no-handler-yet kept, retries with backoff, reprocessing."""
 
 from __future__ import annotations
 

@@ -43,8 +43,8 @@ def test_a_pretty_printed_body_signed_over_compact_json_verifies_by_reserialisat
     # What a JavaScript sender signs: JSON.stringify, so 100 and 1.5e-7 and raw UTF-8 characters.
     data = payload["data"]
     signed = (
-        '{"event":"user.created","data":{"event_id":"%s","name":"Zoë Ñandú","amount":100,'
-        '"rate":1.5e-7}}' % data["event_id"]
+        '{"event":"user.created","data":{"event_id":"' + data["event_id"] + '",'
+        '"name":"Zoë Ñandú","amount":100,"rate":1.5e-7}}'
     ).encode()
 
     check = verify_signature(body=pretty, header=hmac_hex(signed, CURRENT), secrets=SECRETS)
@@ -95,8 +95,8 @@ def test_receiver_stores_unicode_and_float_events_signed_by_javascript(post_sign
     body = json.dumps(payload, indent=4).encode()  # \u escapes, 250.0, spaces
     data = payload["data"]
     js = (
-        '{"event":"user.created","data":{"event_id":"%s","email":"zoë@example.com","amount":250}}'
-        % data["event_id"]
+        '{"event":"user.created","data":{"event_id":"' + data["event_id"] + '",'
+        '"email":"zoë@example.com","amount":250}}'
     ).encode()
 
     response = post_signed(body, sign_over=js)
