@@ -117,10 +117,11 @@ def test_event_page_shows_raw_beside_reserialised_when_raw_check_failed(
     client_for, post_signed
 ) -> None:
     payload = new_event("user.created", user_id="u-9", amount=5.0)
+    event_id = payload["data"]["event_id"]
     pretty = (
-        b'{\n  "event": "user.created",\n  "data": {"event_id": "%s", "user_id": "u-9", "amount": 5.0}\n}'
-        % (payload["data"]["event_id"].encode())
-    )
+        '{\n  "event": "user.created",\n  "data": {"event_id": "' + event_id + '", '
+        '"user_id": "u-9", "amount": 5.0}\n}'
+    ).encode()
     compact = (
         '{"event":"user.created","data":{"event_id":"'
         + payload["data"]["event_id"]
