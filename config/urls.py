@@ -17,6 +17,7 @@ urlpatterns = [
     path("api/v1/", api.urls),
     path("gateway/", include("gateway.urls")),
     path("webhooks/", include("webhooks.urls")),
+    path("profile/", include("staff.token_urls")),
     path("", include("staff.urls")),
 ]
 

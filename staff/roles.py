@@ -24,6 +24,10 @@ AUDIT_LOG_VIEW = "staff.view_audit_log"
 # Declared on webhooks.WebhookEndpoint.Meta.permissions.
 WEBHOOK_EVENTS_VIEW = "webhooks.view_webhook_events"
 WEBHOOKS_MANAGE = "webhooks.manage_webhooks"
+# The directory (issue 11): permissions declared by the apps that own the records.
+DIRECTORY_VIEW = "users.view_directory"
+KYC_REVIEW = "users.review_kyc"
+ACCOUNTS_MANAGE = "accounts.manage_accounts"
 
 
 @dataclass(frozen=True)
@@ -47,7 +51,7 @@ FINANCE_MAKER = Role(
         "Initiate payouts with their documents",
         "Follow payout status until it settles",
     ),
-    permissions=(FINANCE_VIEW, PAYOUT_INITIATE),
+    permissions=(FINANCE_VIEW, PAYOUT_INITIATE, DIRECTORY_VIEW, ACCOUNTS_MANAGE),
     demo_email="maker@payops.local",
 )
 FINANCE_APPROVER = Role(
@@ -59,7 +63,7 @@ FINANCE_APPROVER = Role(
         "Approve or reject them with a reason",
         "Watch failed and returned payouts",
     ),
-    permissions=(FINANCE_VIEW, PAYOUT_APPROVE, WEBHOOK_EVENTS_VIEW),
+    permissions=(FINANCE_VIEW, PAYOUT_APPROVE, DIRECTORY_VIEW, WEBHOOK_EVENTS_VIEW),
     demo_email="approver@payops.local",
 )
 COMPLIANCE = Role(
@@ -71,7 +75,14 @@ COMPLIANCE = Role(
         "Follow KYC verification outcomes",
         "Open virtual accounts and register recipients",
     ),
-    permissions=(COMPLIANCE_VIEW, END_USERS_MANAGE, WEBHOOK_EVENTS_VIEW),
+    permissions=(
+        COMPLIANCE_VIEW,
+        END_USERS_MANAGE,
+        DIRECTORY_VIEW,
+        KYC_REVIEW,
+        ACCOUNTS_MANAGE,
+        WEBHOOK_EVENTS_VIEW,
+    ),
     demo_email="compliance@payops.local",
 )
 ADMIN = Role(
@@ -90,6 +101,12 @@ ADMIN = Role(
         AUDIT_LOG_VIEW,
         WEBHOOK_EVENTS_VIEW,
         WEBHOOKS_MANAGE,
+        # "Admins all" on the directory (issue 11).
+        COMPLIANCE_VIEW,
+        END_USERS_MANAGE,
+        DIRECTORY_VIEW,
+        KYC_REVIEW,
+        ACCOUNTS_MANAGE,
     ),
     demo_email="admin@payops.local",
 )

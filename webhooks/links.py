@@ -38,18 +38,27 @@ def _local_model(kind: str) -> tuple[type[models.Model], str] | None:
     return None
 
 
-def local_object(kind: str, upstream_id: str) -> models.Model | None:
-    """The local row for an upstream id, when its app stores that kind of object."""
+def local_object(kind: str, upstream_id: str, environment: Any = None) -> models.Model | None:
+    """The local row for an upstream id (in that environment), when its app stores the kind."""
     found = _local_model(kind)
     if found is None:
         return None
     model, field_name = found
-    return model._default_manager.filter(**{field_name: upstream_id}).first()
+    rows = model._default_manager.filter(**{field_name: upstream_id})
+    if environment is not None and any(f.name == "environment" for f in model._meta.fields):
+        rows = rows.filter(environment=environment)
+    return rows.first()
 
 
-def link_fill(link: Any, instance: models.Model | None = None, *, touched: bool = False) -> bool:
+def link_fill(
+    link: Any,
+    instance: models.Model | None = None,
+    *,
+    touched: bool = False,
+    environment: Any = None,
+) -> bool:
     """Point a WebhookEventLink at its local row (given, or looked up); True when it changed."""
-    instance = instance or local_object(link.kind, link.upstream_id)
+    instance = instance or local_object(link.kind, link.upstream_id, environment)
     if instance is None:
         if touched and not link.touched:
             link.touched = True

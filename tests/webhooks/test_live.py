@@ -69,25 +69,25 @@ async def test_event_stream_broadcast_reaches_staff_with_the_permission(
 
 
 async def test_each_join_is_checked_against_its_groups_permission(demo_staff, post_signed) -> None:
-    communicator = await _connect(demo_staff["finance_maker"])
-    assert (await communicator.connect())[0]
+    maker = await _connect(demo_staff["finance_maker"])
+    assert (await maker.connect())[0]
+    await maker.send_json_to({"action": "join", "group": "events"})
+    assert await maker.receive_json_from(timeout=5) == {"error": "forbidden", "group": "events"}
+    await maker.disconnect()
 
-    await communicator.send_json_to({"action": "join", "group": "events"})
-    assert await communicator.receive_json_from(timeout=5) == {
-        "error": "forbidden",
-        "group": "events",
-    }
-    await communicator.send_json_to({"action": "join", "group": "user", "id": "u-1"})
-    assert (await communicator.receive_json_from(timeout=5))["error"] == "forbidden"
-    await communicator.send_json_to({"action": "join", "group": "payout", "id": "p-1"})
-    assert (await communicator.receive_json_from(timeout=5))["joined"] == "payout"
-    await communicator.send_json_to({"action": "join", "group": "payout", "id": "bad id!"})
-    assert (await communicator.receive_json_from(timeout=5))["error"] == "invalid id"
+    compliance = await _connect(demo_staff["compliance"])
+    assert (await compliance.connect())[0]
+    await compliance.send_json_to({"action": "join", "group": "payout", "id": "p-1"})
+    assert (await compliance.receive_json_from(timeout=5))["error"] == "forbidden"
+    await compliance.send_json_to({"action": "join", "group": "user", "id": "bad id!"})
+    assert (await compliance.receive_json_from(timeout=5))["error"] == "invalid id"
+    await compliance.send_json_to({"action": "join", "group": "user", "id": "u-1"})
+    assert (await compliance.receive_json_from(timeout=5))["joined"] == "user"
 
-    await sync_to_async(post_signed)(new_event("user.created", user_id="u-1"))
     await sync_to_async(post_signed)(new_event("payout.created", payout_id="p-1", status="CREATED"))
+    await sync_to_async(post_signed)(new_event("user.created", user_id="u-1"))
 
-    message = await communicator.receive_json_from(timeout=5)
-    assert message["event_type"] == "payout.created"
-    assert await communicator.receive_nothing(timeout=0.3)
-    await communicator.disconnect()
+    message = await compliance.receive_json_from(timeout=5)
+    assert message["event_type"] == "user.created"
+    assert await compliance.receive_nothing(timeout=0.3)
+    await compliance.disconnect()

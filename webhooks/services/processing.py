@@ -65,7 +65,8 @@ def _links_update(event: WebhookEvent, touched: Any) -> None:
     primary = _primary_kind(event.event_type)
     for link in event.links.all():
         is_primary = touched is not None and link.kind == primary
-        if link_fill(link, touched if is_primary else None, touched=is_primary):
+        instance = touched if is_primary else None
+        if link_fill(link, instance, touched=is_primary, environment=event.environment):
             link.save(update_fields=["content_type", "object_pk", "touched"])
 
 
