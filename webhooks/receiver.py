@@ -11,6 +11,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
+from webhooks.services.live import abroadcast
 from webhooks.services.receiving import delivery_receive
 
 
@@ -43,4 +44,7 @@ async def webhook_receive(request: HttpRequest, receiver_id: str) -> JsonRespons
         body_size=size,
         started=started,
     )
+    if answer.broadcast is not None:
+        # Committed by now (delivery_receive's transaction has closed): tell the live pages.
+        await abroadcast(*answer.broadcast)
     return JsonResponse(answer.body(), status=answer.status)

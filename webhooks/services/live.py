@@ -47,18 +47,22 @@ def event_groups(event: Any) -> list[str]:
     return groups
 
 
-def event_broadcast(event: Any) -> None:
+async def abroadcast(message: dict[str, Any], groups: list[str]) -> None:
+    """Send one message to its groups; a channel-layer outage is logged, never raised."""
     layer = get_channel_layer()
     if layer is None:
         return
-    message = event_message(event)
     try:
-        for group in event_groups(event):
-            async_to_sync(layer.group_send)(group, message)
+        for group in groups:
+            await layer.group_send(group, message)
     except Exception:
         # The event is stored and will be found on the page: a layer outage must not turn an
         # acknowledged delivery into an error (the upstream would retry what we already hold).
-        logger.exception("webhook event broadcast failed for event pk=%s", event.pk)
+        logger.exception("webhook event broadcast failed for %s", message.get("event_id"))
+
+
+def event_broadcast(event: Any) -> None:
+    async_to_sync(abroadcast)(event_message(event), event_groups(event))
 
 
 def event_broadcast_on_commit(event: Any) -> None:

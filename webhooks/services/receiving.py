@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -23,7 +23,7 @@ from webhooks.models import (
     WebhookEvent,
     WebhookEventLink,
 )
-from webhooks.services.live import event_broadcast_on_commit
+from webhooks.services.live import event_groups, event_message
 from webhooks.signatures import SignatureCheck, verify_signature
 
 # Headers never stored with a delivery: credentials a misconfigured sender or proxy might add.
@@ -39,7 +39,9 @@ class ReceiverAnswer:
     status: int
     reason: str
     event_pk: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    # For a newly stored event: the live message and its groups, sent by the async view once
+    # the transaction has committed (no thread hop for the broadcast).
+    broadcast: tuple[dict[str, Any], list[str]] | None = None
 
     def body(self) -> dict[str, Any]:
         return {"status": "accepted" if self.status == 200 else "rejected", "reason": self.reason}
@@ -196,20 +198,17 @@ def _store_event(
     known = event_type in contract.EVENT_KINDS
     drift = contract.contract_drift(event_type, data)
     with transaction.atomic():
-        # get_or_create inserts inside a savepoint and, on the unique constraint's IntegrityError
-        # (a twin committed first; PostgreSQL makes the second insert wait for it), reads the
-        # winner: two concurrent duplicates store one event.
-        event, created = WebhookEvent.objects.get_or_create(
-            environment_id=endpoint.environment_id,
-            event_id=data["event_id"],
-            defaults={
-                "event_type": event_type,
-                "payload": envelope,
-                "status": EventStatus.PENDING if known else EventStatus.UNHANDLED,
-                "drift": drift,
-                "has_drift": bool(drift),
-                "object_ids": " ".join(contract.upstream_ids(data)),
-            },
+        event, created = _event_get_or_create(
+            WebhookEvent(
+                environment_id=endpoint.environment_id,
+                event_id=data["event_id"],
+                event_type=event_type,
+                payload=envelope,
+                status=EventStatus.PENDING if known else EventStatus.UNHANDLED,
+                drift=drift,
+                has_drift=bool(drift),
+                object_ids=" ".join(contract.upstream_ids(data)),
+            )
         )
         if not created:
             WebhookEvent.objects.filter(pk=event.pk).update(delivery_count=F("delivery_count") + 1)
@@ -236,16 +235,55 @@ def _store_event(
                 ignore_conflicts=True,
             )
             if known:
-                pk = event.pk
-                transaction.on_commit(lambda: _queue_processing(pk))
-            event_broadcast_on_commit(event)
+                _queue_processing(event.pk)
     reason = "stored" if created else "duplicate"
     if created and not known:
         reason = "stored (unhandled event type)"
-    return ReceiverAnswer(200, reason, event.pk)
+    live = (event_message(event), event_groups(event)) if created else None
+    return ReceiverAnswer(200, reason, event.pk, broadcast=live)
+
+
+def _event_get_or_create(candidate: WebhookEvent) -> tuple[WebhookEvent, bool]:
+    """
+    Insert, and on the unique constraint read the twin: get_or_create without its first SELECT
+    (duplicates are the exception). The insert runs in a savepoint; on PostgreSQL a concurrent
+    twin's insert waits for the first transaction and then fails here, so two deliveries at the
+    same instant store one event.
+    """
+    try:
+        with transaction.atomic():
+            candidate.save(force_insert=True)
+    except IntegrityError:
+        existing = WebhookEvent.objects.get(
+            environment_id=candidate.environment_id, event_id=candidate.event_id
+        )
+        return existing, False
+    return candidate, True
+
+
+_broker: Any = None
 
 
 def _queue_processing(event_pk: int) -> None:
+    """Queue the event's processing so that it runs only once the event is committed.
+
+    With the ORM broker (the embedded default) the task row is written inside the event's own
+    transaction: it becomes visible exactly when the event does, and costs one insert. With
+    Redis the push waits for the commit (on_commit), or a worker could look before it exists.
+    Either way a lost push is not a lost event: PENDING events are swept by the retry schedule.
+    """
+    from django_q.brokers import get_broker
+    from django_q.conf import Conf
     from django_q.tasks import async_task
 
-    async_task("webhooks.tasks.webhook_event_process_task", event_pk, "receipt")
+    global _broker
+    if _broker is None:
+        _broker = get_broker()
+
+    def push() -> None:
+        async_task("webhooks.tasks.webhook_event_process_task", event_pk, "receipt", broker=_broker)
+
+    if Conf.ORM and not Conf.SYNC:
+        push()
+    else:
+        transaction.on_commit(push)
