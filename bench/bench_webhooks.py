@@ -40,7 +40,7 @@ SECRET = "whsec_bench-secret-0123456789abcdef"
 
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
 def signed_events(count: int, prefix: str) -> list[tuple[bytes, dict[str, str]]]:
@@ -55,7 +55,7 @@ def signed_events(count: int, prefix: str) -> list[tuple[bytes, dict[str, str]]]
                     "status": "verified",
                     "verification_status": "verified",
                     "updated_at": "2026-11-21T10:15:30.123Z",
-                    "updated_fields": {"phone": "+1512555%04d" % n},
+                    "updated_fields": {"phone": f"+1512555{n:04d}"},
                 },
             },
             separators=(",", ":"),
