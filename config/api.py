@@ -155,3 +155,8 @@ def me(request: HttpRequest) -> MeOut:
         full_name=user.full_name,  # type: ignore[union-attr]
         roles=[role.key for role in user_roles(user)],
     )
+
+
+from webhooks.api import router as webhooks_router  # noqa: E402
+
+api.add_router("/webhooks", webhooks_router)

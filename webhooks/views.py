@@ -7,7 +7,6 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
-from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -15,8 +14,8 @@ from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_POST
 
 from gateway import crypto
-from gateway.errors import UpstreamError
 from gateway.models import Environment
+from staff.errors import ServiceError
 from webhooks import selectors
 from webhooks.forms import EventFilterForm
 from webhooks.jsonjs import js_reserialise
@@ -60,10 +59,9 @@ def _endpoint_action(request: HttpRequest, environment_pk: int, *, rotate: bool)
     action = webhook_secret_rotate if rotate else webhook_endpoint_register
     try:
         result = action(environment=environment, by=request.user, base_url=_base_url(request))
-    except ValidationError as exc:
-        messages.error(request, "; ".join(exc.messages))
-    except UpstreamError as exc:
-        messages.error(request, f"The upstream refused the registration: {exc}")
+    except ServiceError as exc:
+        details = "; ".join(f"{e.field}: {e.message}" for e in exc.errors)
+        messages.error(request, exc.message + (f" ({details})" if details else ""))
     else:
         if result.rotated:
             messages.success(

@@ -9,7 +9,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
@@ -18,6 +18,7 @@ from gateway import crypto
 from gateway.client import call_sync, upstream
 from gateway.errors import UpstreamError
 from gateway.models import Environment
+from staff.errors import ServiceError, service_error_from_upstream
 from staff.services import audit_record
 from webhooks.models import WebhookEndpoint
 from webhooks.permissions import WEBHOOKS_MANAGE
@@ -46,11 +47,15 @@ def receiver_url(endpoint: WebhookEndpoint, *, base_url: str = "") -> str:
     base = (base_url or settings.WEBHOOKS_PUBLIC_BASE_URL).rstrip("/")
     path = reverse("webhooks:receive", kwargs={"receiver_id": endpoint.receiver_id})
     if not base:
-        raise ValidationError(
-            {"base_url": "Set WEBHOOKS_PUBLIC_BASE_URL (how the upstream reaches PayOps)."}
+        raise ServiceError(
+            "Set WEBHOOKS_PUBLIC_BASE_URL: how the upstream reaches PayOps.",
+            code="webhook_base_url_missing",
+            errors=[("base_url", "is required")],
         )
     if not base.startswith(("https://", "http://")):
-        raise ValidationError({"base_url": "Must be an http(s) URL."})
+        raise ServiceError(
+            "The public base URL must be an http(s) URL.", errors=[("base_url", "not http(s)")]
+        )
     return base + path
 
 
@@ -80,7 +85,10 @@ def _register(
 ) -> RegistrationResult:
     _require_manage(by)
     if not environment.has_credentials:
-        raise ValidationError({"environment": "This environment has no upstream credentials."})
+        raise ServiceError(
+            "This environment has no upstream credentials.",
+            errors=[("environment", "has no upstream credentials")],
+        )
     with transaction.atomic():
         endpoint = WebhookEndpoint.objects.select_for_update().get(
             pk=webhook_endpoint_get_or_create(environment=environment).pk
@@ -98,7 +106,7 @@ def _register(
         _upstream_register(environment, url=url, secret=signing)
     except UpstreamError as exc:
         WebhookEndpoint.objects.filter(pk=endpoint.pk).update(last_error=str(exc)[:500])
-        raise
+        raise service_error_from_upstream(exc, what="the webhook registration") from exc
     now = timezone.now()
     with transaction.atomic():
         endpoint = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)

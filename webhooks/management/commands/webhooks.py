@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from gateway.errors import UpstreamError
 from gateway.models import Environment
+from staff.errors import ServiceError
 from webhooks.models import EventStatus, WebhookEndpoint, WebhookEvent
 from webhooks.services import (
     receiver_url,
@@ -74,10 +73,9 @@ class Command(BaseCommand):
                 return
             service = webhook_secret_rotate if action == "rotate" else webhook_endpoint_register
             result = service(environment=environment, by=None, base_url=base_url)
-        except ValidationError as exc:
-            raise CommandError("; ".join(exc.messages)) from exc
-        except UpstreamError as exc:
-            raise CommandError(f"The upstream refused: {exc}") from exc
+        except ServiceError as exc:
+            details = "; ".join(f"{e.field}: {e.message}" for e in exc.errors)
+            raise CommandError(exc.message + (f" ({details})" if details else "")) from exc
         if options["json"]:
             self.stdout.write(json.dumps({"url": result.url, "rotated": result.rotated}))
         else:
