@@ -88,3 +88,20 @@ def test_prune_deletes_old_deliveries_and_keeps_events(post_signed, settings) ->
     call_command("webhooks", "prune", "--days", "0", stdout=out)
     assert "Pruned 1 deliveries" in out.getvalue()
     assert WebhookEvent.objects.count() == 2
+
+
+def test_the_payouts_poller_spelling_is_accepted_too(endpoint) -> None:
+    missed = missed_event_record(
+        environment=endpoint.environment,
+        event_type="payout.status_changed",
+        object_id="p-9",
+        detail={"upstream_id": "p-9", "status": "FAILED", "event_type": "payout.status_changed"},
+    )
+
+    assert missed is not None
+    assert (missed.object_kind, missed.upstream_id, missed.observed_state) == (
+        "payout",
+        "p-9",
+        "FAILED",
+    )
+    assert missed.expected_event == "payout.status_changed"

@@ -32,18 +32,33 @@ _FINAL = {
 def missed_event_record(
     *,
     environment: Environment,
-    object_kind: str,
-    upstream_id: str,
-    observed_state: str,
+    object_kind: str = "",
+    upstream_id: str = "",
+    observed_state: str = "",
     previous_state: str = "",
     expected_event: str = "",
-    source: str,
+    source: str = "",
+    event_type: str = "",
+    object_id: str = "",
+    detail: dict[str, Any] | None = None,
 ) -> MissedEvent | None:
     """
     Refresh and poll code calls this when it finds an object in a state no event announced. If an
     event naming the object with that state is in fact stored (it raced the poll), nothing is
     recorded and None is returned; otherwise the gap is kept and shown in the inspector.
+
+    Two spellings are accepted, so every caller can use the words it has: `object_kind`,
+    `upstream_id`, `observed_state`, `expected_event`; or `event_type` (the event that should
+    have come, e.g. "payout.status_changed"), `object_id` and `detail` (`{"status": ...}`).
     """
+    detail = detail or {}
+    expected_event = expected_event or event_type
+    upstream_id = upstream_id or object_id or str(detail.get("upstream_id", ""))
+    observed_state = observed_state or str(detail.get("status", ""))
+    object_kind = object_kind or expected_event.split(".", 1)[0]
+    source = source or str(detail.get("source", "")) or "refresh or poll"
+    if not upstream_id or not observed_state:
+        raise ValueError("missed_event_record needs the object's upstream id and its state")
     candidates = WebhookEvent.objects.filter(
         environment=environment,
         pk__in=WebhookEventLink.objects.filter(upstream_id=upstream_id).values("event_id"),
