@@ -15,7 +15,7 @@ SECRET_KEY = env("DJANGO_SECRET_KEY", default="")
 ALLOWED_HOSTS: list[str] = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS: list[str] = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
-# Which environment this is: shown in logs and refused combinations (emulator in production).
+# Which environment this is: shown in logs; decides what a dev-only step may do.
 PAYOPS_ENVIRONMENT = "base"
 
 INSTALLED_APPS = [
@@ -32,7 +32,6 @@ INSTALLED_APPS = [
     "axes",
     "staff",
     "gateway",
-    "emulator",
     "users",
     "accounts",
     "quotes",
@@ -43,7 +42,6 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "emulator.middleware.EmulatorURLConfMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -254,6 +252,5 @@ LOGGING = {
 }
 
 # --- Per-concept settings live beside each other, one module a concept ----------------------------
-from .emulator import *  # noqa: E402, F403
 from .gateway import *  # noqa: E402, F403
 from .webhooks import *  # noqa: E402, F403
