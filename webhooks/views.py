@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.apps import apps
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
 from django.core.paginator import Paginator
@@ -51,7 +52,11 @@ def endpoint_list(request: HttpRequest) -> HttpResponse:
             )
             row["pending"] = bool(endpoint.pending_secret_encrypted)
         rows.append(row)
-    return render(request, "webhooks/endpoints.html", {"rows": rows})
+    # The "send a test event" button exists only where the sandbox tools are installed.
+    sandbox_tools = apps.is_installed("sandbox")
+    return render(
+        request, "webhooks/endpoints.html", {"rows": rows, "sandbox_tools": sandbox_tools}
+    )
 
 
 def _endpoint_action(request: HttpRequest, environment_pk: int, *, rotate: bool) -> HttpResponse:

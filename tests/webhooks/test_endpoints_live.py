@@ -106,3 +106,26 @@ def test_emulator_deliveries_across_a_rotation_are_all_stored(
     assert stored == sent
     slots = set(WebhookDelivery.objects.values_list("matched_secret", flat=True))
     assert slots == {SecretSlot.PREVIOUS, SecretSlot.CURRENT}
+
+
+def test_sandbox_test_event_button_delivers_a_signed_event(
+    live_emulator, emulated_sandbox, backoffice, client_for, settings
+) -> None:
+    settings.WEBHOOKS_PUBLIC_BASE_URL = backoffice
+    admin = client_for("admin")
+    assert admin.post(f"/webhooks/endpoints/{emulated_sandbox.pk}/register/").status_code == 302
+    assert "Send test event" in admin.get("/webhooks/").content.decode()
+
+    response = admin.post(f"/sandbox/webhooks/{emulated_sandbox.pk}/test-event/")
+
+    assert response.status_code == 302 and response.url == "/webhooks/events/"
+    event = WebhookEvent.objects.get(event_type="card_payment")
+    assert event.data["reference"] == "payops-test-event"
+    assert WebhookDelivery.objects.get(event=event).matched_secret == SecretSlot.CURRENT
+    assert AuditEntry.objects.filter(action="webhooks.test_event_sent").exists()
+    assert (
+        client_for("compliance")
+        .post(f"/sandbox/webhooks/{emulated_sandbox.pk}/test-event/")
+        .status_code
+        == 403
+    )
