@@ -16,5 +16,6 @@ urlpatterns = [
     path("events/<int:pk>/", views.event_detail, name="event"),
     path("events/<int:pk>/row/", views.event_row, name="event_row"),
     path("events/<int:pk>/reprocess/", views.event_reprocess, name="event_reprocess"),
+    path("deliveries/<int:pk>/", views.delivery_detail, name="delivery"),
     path("missed/", views.missed_list, name="missed"),
 ]

@@ -20,7 +20,13 @@ from staff.errors import ServiceError
 from webhooks import selectors
 from webhooks.forms import EventFilterForm
 from webhooks.jsonjs import js_reserialise
-from webhooks.models import ReprocessRun, SignatureVerdict, SignedOver, WebhookEvent
+from webhooks.models import (
+    ReprocessRun,
+    SignatureVerdict,
+    SignedOver,
+    WebhookDelivery,
+    WebhookEvent,
+)
 from webhooks.permissions import WEBHOOK_EVENTS_VIEW, WEBHOOKS_MANAGE
 from webhooks.services import (
     receiver_url,
@@ -28,6 +34,7 @@ from webhooks.services import (
     webhook_reprocess_start,
     webhook_secret_rotate,
 )
+from webhooks.services.endpoints import secret_fingerprint
 
 PAGE_SIZE = 50
 
@@ -171,24 +178,7 @@ def event_detail(request: HttpRequest, pk: int) -> HttpResponse:
         event = selectors.event_detail(pk=pk)
     except WebhookEvent.DoesNotExist:
         return render(request, "404.html", status=404)
-    deliveries = []
-    for delivery in event.deliveries.all():
-        raw = bytes(delivery.body)
-        reserialised = ""
-        if delivery.signed_over == SignedOver.RESERIALISED or (
-            delivery.verdict != SignatureVerdict.VALID
-        ):
-            try:
-                reserialised = js_reserialise(raw).decode("utf-8")
-            except ValueError:
-                reserialised = "(the body is not JSON)"
-        deliveries.append(
-            {
-                "delivery": delivery,
-                "raw": raw.decode("utf-8", errors="replace"),
-                "reserialised": reserialised,
-            }
-        )
+    deliveries = [_delivery_bodies(delivery) for delivery in event.deliveries.all()]
     links = [{"link": link, "url": _link_url(link)} for link in event.links.all()]
     context = {
         "event": event,
@@ -199,6 +189,42 @@ def event_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "can_manage": request.user.has_perm(WEBHOOKS_MANAGE),
     }
     return render(request, "webhooks/event_detail.html", context)
+
+
+def _delivery_bodies(delivery: WebhookDelivery) -> dict[str, Any]:
+    raw = bytes(delivery.body)
+    reserialised = ""
+    if (
+        delivery.signed_over == SignedOver.RESERIALISED
+        or delivery.verdict != SignatureVerdict.VALID
+    ):
+        try:
+            reserialised = js_reserialise(raw).decode("utf-8")
+        except ValueError:
+            reserialised = "(the body is not JSON)"
+    return {
+        "delivery": delivery,
+        "raw": raw.decode("utf-8", errors="replace"),
+        "reserialised": reserialised,
+    }
+
+
+@login_required
+@permission_required(WEBHOOK_EVENTS_VIEW, raise_exception=True)
+def delivery_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """One delivery, refused ones included: what to compare when a secret looks wrong."""
+    delivery = get_object_or_404(
+        WebhookDelivery.objects.select_related("endpoint__environment", "event"), pk=pk
+    )
+    endpoint = delivery.endpoint
+    fingerprints = {
+        "current": secret_fingerprint(endpoint.secret) if endpoint.secret_encrypted else "",
+        "previous": secret_fingerprint(endpoint.previous_secret)
+        if endpoint.previous_accepted()
+        else "",
+    }
+    context = {"item": _delivery_bodies(delivery), "fingerprints": fingerprints}
+    return render(request, "webhooks/delivery_detail.html", context)
 
 
 @login_required

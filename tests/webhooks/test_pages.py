@@ -158,3 +158,22 @@ def test_missed_events_page_lists_gaps(client_for, endpoint) -> None:
     html = client_for("admin").get("/webhooks/missed/").content.decode()
 
     assert "p-77" in html and "COMPLETED" in html
+
+
+def test_a_refused_delivery_page_shows_raw_and_reserialised_bodies(client_for, post_signed) -> None:
+    from webhooks.models import WebhookDelivery
+
+    post_signed(
+        b'{"event": "user.created", "data": {"event_id": "evt_x", "n": 1.0}}', signature="d" * 64
+    )
+    delivery = WebhookDelivery.objects.get()
+
+    html = client_for("admin").get(f"/webhooks/deliveries/{delivery.pk}/").content.decode()
+
+    assert "Invalid signature" in html
+    assert "&quot;n&quot;: 1.0" in html  # raw, as sent
+    assert "&quot;n&quot;:1}" in html  # as JavaScript would sign it
+    assert CURRENT not in html
+    assert (
+        client_for("finance_maker").get(f"/webhooks/deliveries/{delivery.pk}/").status_code == 403
+    )
