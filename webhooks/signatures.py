@@ -55,7 +55,7 @@ def verify_signature(
             return SignatureCheck(True, matched_secret=slot, signed_over=SignedOver.RAW)
     try:
         reserialised = js_reserialise(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return SignatureCheck(False, "signature does not match (body is not JSON)")
     for slot, secret in secrets:
         if hmac.compare_digest(sign(reserialised, secret), given):

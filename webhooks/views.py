@@ -200,7 +200,7 @@ def _delivery_bodies(delivery: WebhookDelivery) -> dict[str, Any]:
     ):
         try:
             reserialised = js_reserialise(raw).decode("utf-8")
-        except ValueError:
+        except (ValueError, RecursionError):
             reserialised = "(the body is not JSON)"
     return {
         "delivery": delivery,

@@ -184,3 +184,27 @@ def test_the_receiver_never_answers_5xx_for_odd_content_types(client: Client, en
 
     assert response.status_code == 200
     assert json.loads(bytes(WebhookDelivery.objects.get().body)) == json.loads(body)
+
+
+STORAGE_HOSTILE = [
+    ("NaN", b'{"event":"user.created","data":{"event_id":"evt_nan","n":NaN}}'),
+    ("Infinity", b'{"event":"user.created","data":{"event_id":"evt_inf","n":-Infinity}}'),
+    ("huge number", b'{"event":"user.created","data":{"event_id":"evt_big","n":1e400}}'),
+    ("NUL in a value", b'{"event":"user.created","data":{"event_id":"evt_\\u0000"}}'),
+    ("NUL in a key", b'{"event":"user.created","data":{"event_id":"e","\\u0000":1}}'),
+    ("lone surrogate", b'{"event":"user.created","data":{"event_id":"evt_\\ud800"}}'),
+    (
+        "deep nesting",
+        b'{"event":"x","data":{"event_id":"e","d":' + b"[" * 100_000 + b"]" * 100_000 + b"}}",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "body"), STORAGE_HOSTILE, ids=[b[0] for b in STORAGE_HOSTILE])
+def test_bodies_the_database_cannot_store_are_a_400_signed_or_not(post_signed, name, body) -> None:
+    signed = post_signed(body)
+    unsigned = post_signed(body, signature="e" * 64)
+
+    assert signed.status_code == 400, signed.content
+    assert unsigned.status_code == 400, unsigned.content
+    assert WebhookEvent.objects.count() == 0
