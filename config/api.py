@@ -157,6 +157,14 @@ def me(request: HttpRequest) -> MeOut:
     )
 
 
+# Each app's Router, added once the handlers above exist (imports kept here, not at the top, so
+# an app's api module may import config.api_support without a cycle).
+from accounts.api import router as accounts_router  # noqa: E402
+from users.api import router as users_router  # noqa: E402
+
+api.add_router("", users_router)
+api.add_router("", accounts_router)
+
 from webhooks.api import router as webhooks_router  # noqa: E402
 
 api.add_router("/webhooks", webhooks_router)

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from ninja import Field, Schema
 
 from gateway.models import Environment
 from gateway.selectors import environment_current
 from staff.errors import ServiceError
+from staff.models import StaffUser
 
 
 class FieldErrorOut(Schema):
@@ -68,3 +72,21 @@ def require_permission(request: HttpRequest, permission: str) -> None:
     """403 unless the caller (session or token) holds `permission`."""
     if not request.user.has_perm(permission):
         raise PermissionDenied(f"You do not have the permission {permission}.")
+
+
+def paginate(rows: QuerySet[Any], *, page: int, page_size: int) -> dict[str, Any]:
+    """`{"items", "count", "page", "pages"}`: two queries (count + page) whatever the length."""
+    count = rows.count()
+    pages = max(1, -(-count // page_size))
+    start = (page - 1) * page_size
+    return {
+        "items": list(rows[start : start + page_size]),
+        "count": count,
+        "page": page,
+        "pages": pages,
+    }
+
+
+def acting_staff(request: HttpRequest) -> StaffUser:
+    """The staff member the request acts as (token or session; auth guarantees one)."""
+    return request.user  # type: ignore[return-value]
