@@ -153,9 +153,26 @@ def event_row(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "webhooks/event_list.html#row", {"event": event, "live": True})
 
 
+# The page of each kind of local object, tried before get_absolute_url and the admin.
+LOCAL_PAGES = {
+    "user": "users:detail",
+    "virtual_account": "accounts:virtual_account_detail",
+    "recipient": "accounts:recipient_detail",
+    "payout": "payouts:detail",
+    "quote": "quotes:detail",
+}
+
+
 def _link_url(link: Any) -> str:
+    """Where a linked local object is shown (its page, else the admin), or "" if nowhere."""
     if link.content_type is None or not link.object_pk:
         return ""
+    page = LOCAL_PAGES.get(link.kind)
+    if page:
+        try:
+            return reverse(page, args=[link.object_pk])
+        except NoReverseMatch:
+            pass
     model = link.content_type.model_class()
     if model is None:
         return ""
