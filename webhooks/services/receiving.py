@@ -238,7 +238,17 @@ def _store_event(
             )
         )
         if not created:
-            WebhookEvent.objects.filter(pk=event.pk).update(delivery_count=F("delivery_count") + 1)
+            changes: dict[str, Any] = {"delivery_count": F("delivery_count") + 1}
+            if event.payload != envelope and not any(
+                item.get("kind") == "duplicate_differs" for item in event.drift
+            ):
+                # Same event_id, other content: kept as delivered, flagged, never applied.
+                changes["drift"] = [
+                    *event.drift,
+                    {"kind": "duplicate_differs", "detail": "a redelivery had another body"},
+                ]
+                changes["has_drift"] = True
+            WebhookEvent.objects.filter(pk=event.pk).update(**changes)
         WebhookDelivery.objects.create(
             endpoint=endpoint,
             event=event,
