@@ -52,7 +52,10 @@ def endpoint_list(request: HttpRequest) -> HttpResponse:
     for row in selectors.endpoint_rows():
         endpoint = row["endpoint"]
         if endpoint is not None:
-            row["url"] = receiver_url(endpoint, base_url=_base_url(request))
+            try:
+                row["url"] = receiver_url(endpoint, base_url=_base_url(request))
+            except ServiceError as exc:  # a misconfigured WEBHOOKS_PUBLIC_BASE_URL
+                row["url"], row["url_error"] = "", exc.message
             row["secret_masked"] = crypto.mask(endpoint.secret) if endpoint.secret_encrypted else ""
             row["previous_masked"] = (
                 crypto.mask(endpoint.previous_secret) if endpoint.previous_accepted() else ""
