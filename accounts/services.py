@@ -34,8 +34,9 @@ from gateway.errors import UpstreamError
 from gateway.models import Environment
 from gateway.schemas import Recipient as UpstreamRecipient
 from gateway.schemas import VirtualAccount as UpstreamVirtualAccount
+from gateway.service_errors import service_error_from_upstream
 from staff import roles
-from staff.errors import ServiceError, service_error_from_upstream
+from staff.errors import ServiceError
 from staff.models import StaffUser
 from staff.services import audit_record
 from users.models import EndUser, TimelineKind

@@ -19,13 +19,13 @@ urlpatterns = [
     path("gateway/", include("gateway.urls")),
     path("quotes/", include("quotes.urls")),
     path("payouts/", include("payouts.urls")),
+    path("webhooks/", include("webhooks.urls")),
     path("profile/", include("staff.token_urls")),
     path("end-users/", include("users.urls")),
     path("accounts/", include("accounts.urls")),
     path("", include("staff.urls")),
     path("", include("console.urls")),
 ]
-
 if apps.is_installed("sandbox"):
     # Dev-only staff actions on the emulator (local and test settings; never production).
     urlpatterns.insert(0, path("sandbox/", include("sandbox.urls")))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, Prefetch, QuerySet
+from django.db.models import Count, QuerySet
 
 from gateway.models import Environment
 from quotes.arithmetic import QuoteFigures, Recomputation, recompute
@@ -52,13 +52,10 @@ def quote_list(
 
 def quote_detail(*, environment: Environment | None, pk: int) -> Quote:
     """One quote of the environment, with the payouts that used it (404 outside it)."""
-    from payouts.models import Payout
-
     return (
         Quote.objects.select_related("requested_by", "environment")
-        .prefetch_related(
-            Prefetch("payouts", queryset=Payout.objects.select_related("maker", "recipient"))
-        )
+        # The reverse relation, one query a level: quotes import no payouts code.
+        .prefetch_related("payouts__maker", "payouts__recipient")
         .get(pk=pk, environment=environment)
     )
 

@@ -73,8 +73,6 @@ def end_user_get(*, environment: Environment | None, pk: int) -> EndUser:
 
 def end_user_detail(*, environment: Environment | None, pk: int) -> EndUser:
     """The user with timeline, reviews, accounts and recipients prefetched (constant queries)."""
-    from accounts.models import Recipient, VirtualAccount
-
     rows = EndUser.objects.select_related(
         "environment", "created_by", "reviewed_by"
     ).prefetch_related(
@@ -83,8 +81,9 @@ def end_user_detail(*, environment: Environment | None, pk: int) -> EndUser:
             queryset=EndUserTimelineEntry.objects.select_related("actor").order_by("-at", "-id"),
         ),
         Prefetch("reviews", queryset=KycReview.objects.select_related("by").order_by("-at", "-id")),
-        Prefetch("virtual_accounts", queryset=VirtualAccount.objects.order_by("-created_at")),
-        Prefetch("recipients", queryset=Recipient.objects.order_by("-created_at")),
+        # Reverse relations in their own models' order: users import no accounts code.
+        "virtual_accounts",
+        "recipients",
     )
     if environment is not None:
         rows = rows.filter(environment=environment)

@@ -19,8 +19,9 @@ from gateway.errors import UpstreamError
 from gateway.models import Environment
 from gateway.schemas import Timestamp
 from gateway.schemas import User as UpstreamUser
+from gateway.service_errors import service_error_from_upstream
 from staff import roles
-from staff.errors import ServiceError, service_error_from_upstream
+from staff.errors import ServiceError
 from staff.models import StaffUser
 from staff.services import audit_record
 from users.models import (

@@ -14,8 +14,24 @@ pytestmark = pytest.mark.browser
 
 EXPECTED_NAV = {
     "finance_maker": ["dashboard", "quotes", "payouts", "end-users", "accounts", "recipients"],
-    "finance_approver": ["dashboard", "quotes", "payouts", "end-users", "accounts", "recipients"],
-    "compliance": ["dashboard", "payouts", "end-users", "kyc-review", "accounts", "recipients"],
+    "finance_approver": [
+        "dashboard",
+        "quotes",
+        "payouts",
+        "end-users",
+        "accounts",
+        "recipients",
+        "webhooks",
+    ],
+    "compliance": [
+        "dashboard",
+        "payouts",
+        "end-users",
+        "kyc-review",
+        "accounts",
+        "recipients",
+        "webhooks",
+    ],
     # The demo admin is a Django superuser: every item shows.
     "admin": [
         "dashboard",
@@ -27,6 +43,7 @@ EXPECTED_NAV = {
         "recipients",
         "environments",
         "call-log",
+        "webhooks",
         "system-health",
         "django-admin",
     ],

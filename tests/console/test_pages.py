@@ -15,8 +15,25 @@ pytestmark = pytest.mark.django_db
 
 EXPECTED_NAV = {
     "finance_maker": {"dashboard", "quotes", "payouts", "end-users", "accounts", "recipients"},
-    "finance_approver": {"dashboard", "quotes", "payouts", "end-users", "accounts", "recipients"},
-    "compliance": {"dashboard", "payouts", "end-users", "kyc-review", "accounts", "recipients"},
+    # Approvers and compliance follow upstream events (webhooks.view_webhook_events).
+    "finance_approver": {
+        "dashboard",
+        "quotes",
+        "payouts",
+        "end-users",
+        "accounts",
+        "recipients",
+        "webhooks",
+    },
+    "compliance": {
+        "dashboard",
+        "payouts",
+        "end-users",
+        "kyc-review",
+        "accounts",
+        "recipients",
+        "webhooks",
+    },
     # The demo admin is a superuser, so every item shows (see docs/staff.md).
     "admin": {
         "dashboard",
@@ -28,6 +45,7 @@ EXPECTED_NAV = {
         "recipients",
         "environments",
         "call-log",
+        "webhooks",
         "system-health",
         "django-admin",
     },
