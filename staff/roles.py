@@ -21,6 +21,7 @@ ENVIRONMENTS_MANAGE = "staff.manage_environments"
 CALL_LOG_VIEW = "staff.view_call_log"
 SYSTEM_HEALTH_VIEW = "staff.view_system_health"
 AUDIT_LOG_VIEW = "staff.view_audit_log"
+APPROVAL_POLICY_MANAGE = "payouts.manage_approval_policy"
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,13 @@ ADMIN = Role(
         "Read the upstream call log and the audit trail",
         "Watch system health and the request budget",
     ),
-    permissions=(ENVIRONMENTS_MANAGE, CALL_LOG_VIEW, SYSTEM_HEALTH_VIEW, AUDIT_LOG_VIEW),
+    permissions=(
+        ENVIRONMENTS_MANAGE,
+        CALL_LOG_VIEW,
+        SYSTEM_HEALTH_VIEW,
+        AUDIT_LOG_VIEW,
+        APPROVAL_POLICY_MANAGE,
+    ),
     demo_email="admin@payops.local",
 )
 
