@@ -43,6 +43,10 @@ class Environment(models.Model):
         help_text="Share of the weekly budget that background work may use before it stops.",
     )
     is_active = models.BooleanField(default=True)
+    # Where POST /verification/send delivers the OTP that fiat payouts need (decisions.md 2).
+    verification_email = models.EmailField(
+        blank=True, help_text="Receives the one-time codes that fiat payouts need."
+    )
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 
