@@ -1,1 +1,210 @@
-"""Models of accounts."""
+"""Virtual accounts (balances, deposits) and payout recipients mirrored from the upstream."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+from users.models import EndUser, TimelineEntryBase, UpstreamMirror
+
+
+class VirtualAccountMode(models.TextChoices):
+    FIAT = "fiat", "Fiat (debits the balance)"
+    CRYPTO = "crypto", "Crypto (stablecoin deposit per payout)"
+
+
+class VirtualAccountStatus(models.TextChoices):
+    ACTIVATING = "activating", "Activating"
+    ACTIVE = "active", "Active"
+    FAILED = "failed", "Failed"
+    FROZEN = "frozen", "Frozen"
+    DEACTIVATED = "deactivated", "Deactivated"
+
+
+class VirtualAccount(UpstreamMirror):
+    """
+    A USD virtual account of one end user (decisions.md 2 "Virtual accounts"); funds are usable
+    only while `active`. The balance is the upstream's `available_balance` as of `balance_as_of`.
+    """
+
+    request_key = models.UUIDField(default=uuid.uuid4, editable=False)
+    end_user = models.ForeignKey(EndUser, on_delete=models.PROTECT, related_name="virtual_accounts")
+    mode = models.CharField(
+        max_length=10, choices=VirtualAccountMode.choices, default=VirtualAccountMode.FIAT
+    )
+    type = models.CharField(max_length=20, default="US_BANK")
+    bank = models.CharField(max_length=60, default="slovak_savings_bank")
+    status = models.CharField(
+        max_length=20, choices=VirtualAccountStatus.choices, default=VirtualAccountStatus.ACTIVATING
+    )
+    account_number = models.CharField(max_length=34, blank=True)
+    routing_number = models.CharField(max_length=9, blank=True)
+    currency = models.CharField(max_length=3, default="USD")
+    available_balance = models.DecimalField(max_digits=18, decimal_places=2, null=True, blank=True)
+    balance_as_of = models.DateTimeField(null=True, blank=True)
+    activated_at = models.DateTimeField(null=True, blank=True)
+    upstream_updated_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+
+    class Meta:
+        ordering = ("-created_at", "-id")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["environment", "upstream_id"],
+                condition=~models.Q(upstream_id=""),
+                name="virtual_account_upstream_id_per_environment",
+            ),
+            models.UniqueConstraint(
+                fields=["environment", "request_key"],
+                name="virtual_account_request_key_per_environment",
+            ),
+        ]
+        indexes = [models.Index(fields=["environment", "status"])]
+        permissions = [
+            ("manage_accounts", "Can open virtual accounts and register recipients"),
+        ]
+
+    def __str__(self) -> str:
+        ending = self.account_number[-4:] if self.account_number else "pending"
+        return f"{self.get_mode_display().split(' ')[0]} account …{ending}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status == VirtualAccountStatus.ACTIVE
+
+
+class Deposit(models.Model):
+    """Funds received on a virtual account, recorded once per upstream deposit_id."""
+
+    virtual_account = models.ForeignKey(
+        VirtualAccount, on_delete=models.PROTECT, related_name="deposits"
+    )
+    deposit_id = models.CharField(max_length=80)
+    event_id = models.CharField(max_length=80, blank=True)
+    amount = models.DecimalField(max_digits=18, decimal_places=2)
+    currency = models.CharField(max_length=3)
+    payment_rail = models.CharField(max_length=30, blank=True)
+    sender_name = models.CharField(max_length=200, blank=True)
+    trace_number = models.CharField(max_length=60, blank=True)
+    received_at = models.DateTimeField()
+    recorded_at = models.DateTimeField(auto_now_add=True)
+    upstream_payload = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ("-received_at", "-id")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["virtual_account", "deposit_id"], name="deposit_once_per_account"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.amount} {self.currency} on {self.received_at:%Y-%m-%d}"
+
+
+class VirtualAccountTimelineEntry(TimelineEntryBase):
+    virtual_account = models.ForeignKey(
+        VirtualAccount, on_delete=models.CASCADE, related_name="timeline"
+    )
+
+    class Meta(TimelineEntryBase.Meta):
+        verbose_name_plural = "virtual account timeline entries"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["virtual_account", "event_id"],
+                condition=~models.Q(event_id=""),
+                name="virtual_account_event_once",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.summary}"
+
+
+class RecipientKind(models.TextChoices):
+    INDIVIDUAL = "individual", "Individual"
+    COMPANY = "company", "Company"
+
+
+class AccountType(models.TextChoices):
+    WIRE = "WIRE", "WIRE (US domestic, ABA routing number)"
+    SWIFT = "SWIFT", "SWIFT (international, BIC)"
+
+
+class Recipient(UpstreamMirror):
+    """
+    Who a payout pays: a person or a company, their address and bank account (decisions.md 2
+    "Recipients"). For SWIFT in a country that uses IBANs, `account_number` holds the IBAN.
+    `created_by` is recorded because a payout to a recipient may not be approved by its creator.
+    Payouts point here (the payouts app adds the reverse relation).
+    """
+
+    end_user = models.ForeignKey(EndUser, on_delete=models.PROTECT, related_name="recipients")
+    kind = models.CharField(max_length=12, choices=RecipientKind.choices)
+    first_name = models.CharField(max_length=200, blank=True)
+    last_name = models.CharField(max_length=200, blank=True)
+    company_name = models.CharField(max_length=200, blank=True)
+    email = models.EmailField(blank=True)
+    street_name = models.CharField(max_length=200)
+    city = models.CharField(max_length=100)
+    state = models.CharField(max_length=100, blank=True)
+    postal_code = models.CharField(max_length=20, blank=True)
+    country = models.CharField(max_length=2)
+    account_type = models.CharField(max_length=10, choices=AccountType.choices)
+    account_number = models.CharField(max_length=34)
+    routing_number = models.CharField(max_length=9, blank=True)
+    swift_code = models.CharField(max_length=11, blank=True)
+    bank_name = models.CharField(max_length=200, blank=True)
+    upstream_created_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="recipients_created"
+    )
+
+    class Meta:
+        ordering = ("-created_at", "-id")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["environment", "upstream_id"],
+                condition=~models.Q(upstream_id=""),
+                name="recipient_upstream_id_per_environment",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(account_type="SWIFT") | ~models.Q(routing_number=""),
+                name="recipient_wire_has_routing_number",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(account_type="WIRE") | ~models.Q(swift_code=""),
+                name="recipient_swift_has_swift_code",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.display_name} ({self.account_type} …{self.account_number[-4:]})"
+
+    @property
+    def display_name(self) -> str:
+        if self.kind == RecipientKind.COMPANY:
+            return self.company_name
+        return f"{self.first_name} {self.last_name}".strip()
+
+    @property
+    def masked_account_number(self) -> str:
+        return f"…{self.account_number[-4:]}" if self.account_number else ""
+
+
+class RecipientTimelineEntry(TimelineEntryBase):
+    recipient = models.ForeignKey(Recipient, on_delete=models.CASCADE, related_name="timeline")
+
+    class Meta(TimelineEntryBase.Meta):
+        verbose_name_plural = "recipient timeline entries"
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.summary}"

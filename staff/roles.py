@@ -22,6 +22,10 @@ CALL_LOG_VIEW = "staff.view_call_log"
 SYSTEM_HEALTH_VIEW = "staff.view_system_health"
 AUDIT_LOG_VIEW = "staff.view_audit_log"
 APPROVAL_POLICY_MANAGE = "payouts.manage_approval_policy"
+# The directory (issue 11): permissions declared by the apps that own the records.
+DIRECTORY_VIEW = "users.view_directory"
+KYC_REVIEW = "users.review_kyc"
+ACCOUNTS_MANAGE = "accounts.manage_accounts"
 
 
 @dataclass(frozen=True)
@@ -45,7 +49,7 @@ FINANCE_MAKER = Role(
         "Initiate payouts with their documents",
         "Follow payout status until it settles",
     ),
-    permissions=(FINANCE_VIEW, PAYOUT_INITIATE),
+    permissions=(FINANCE_VIEW, PAYOUT_INITIATE, DIRECTORY_VIEW, ACCOUNTS_MANAGE),
     demo_email="maker@payops.local",
 )
 FINANCE_APPROVER = Role(
@@ -57,7 +61,7 @@ FINANCE_APPROVER = Role(
         "Approve or reject them with a reason",
         "Watch failed and returned payouts",
     ),
-    permissions=(FINANCE_VIEW, PAYOUT_APPROVE),
+    permissions=(FINANCE_VIEW, PAYOUT_APPROVE, DIRECTORY_VIEW),
     demo_email="approver@payops.local",
 )
 COMPLIANCE = Role(
@@ -69,7 +73,13 @@ COMPLIANCE = Role(
         "Follow KYC verification outcomes",
         "Open virtual accounts and register recipients",
     ),
-    permissions=(COMPLIANCE_VIEW, END_USERS_MANAGE),
+    permissions=(
+        COMPLIANCE_VIEW,
+        END_USERS_MANAGE,
+        DIRECTORY_VIEW,
+        KYC_REVIEW,
+        ACCOUNTS_MANAGE,
+    ),
     demo_email="compliance@payops.local",
 )
 ADMIN = Role(
@@ -87,6 +97,12 @@ ADMIN = Role(
         SYSTEM_HEALTH_VIEW,
         AUDIT_LOG_VIEW,
         APPROVAL_POLICY_MANAGE,
+        # "Admins all" on the directory (issue 11).
+        COMPLIANCE_VIEW,
+        END_USERS_MANAGE,
+        DIRECTORY_VIEW,
+        KYC_REVIEW,
+        ACCOUNTS_MANAGE,
     ),
     demo_email="admin@payops.local",
 )

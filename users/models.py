@@ -1,1 +1,202 @@
-"""Models of users."""
+"""End users mirrored from the upstream per environment, their KYC state, timeline and reviews."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class EndUserType(models.TextChoices):
+    INDIVIDUAL = "individual", "Individual"
+    BUSINESS = "business", "Business"
+
+
+class EndUserStatus(models.TextChoices):
+    UNVERIFIED = "unverified", "Unverified"
+    VERIFIED = "verified", "Verified"
+
+
+class VerificationStatus(models.TextChoices):
+    NOT_STARTED = "not_started", "Waiting for a decision"
+    VERIFIED = "verified", "Verified"
+    REJECTED = "rejected", "Rejected"
+
+
+class UpstreamMirror(models.Model):
+    """What every mirrored upstream record carries: where, its upstream id, its last body."""
+
+    environment = models.ForeignKey(
+        "gateway.Environment", on_delete=models.PROTECT, related_name="+"
+    )
+    # Blank until the upstream confirmed the creation (the row exists first so that its
+    # idempotency key is committed before the call: a retry sends the same key).
+    upstream_id = models.CharField(max_length=64, blank=True, db_index=True)
+    upstream_payload = models.JSONField(default=dict, blank=True)
+    refreshed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        abstract = True
+
+    @property
+    def is_synced(self) -> bool:
+        return bool(self.upstream_id)
+
+
+class EndUser(UpstreamMirror):
+    """
+    An upstream user (KYC'd person or KYB'd business) as PayOps last knew it. Fields are the
+    upstream's own names (interface.md 2.4, decisions.md 2 "Users"); `reasons` are the codes of
+    the last `user.verification.failed`.
+    """
+
+    # Sent as the `idempotency-key` of POST /v1/users via gateway.idempotency (this row's key);
+    # `request_key` is the form's (or API caller's) submission id, so a double submit finds
+    # this row again instead of creating a second one.
+    request_key = models.UUIDField(default=uuid.uuid4, editable=False)
+    type = models.CharField(
+        max_length=20, choices=EndUserType.choices, default=EndUserType.INDIVIDUAL
+    )
+    email = models.EmailField()
+    phone_number = models.CharField(max_length=32, blank=True)
+    first_name = models.CharField(max_length=200)
+    last_name = models.CharField(max_length=200)
+    country = models.CharField(max_length=2)
+    status = models.CharField(
+        max_length=20, choices=EndUserStatus.choices, default=EndUserStatus.UNVERIFIED
+    )
+    verification_status = models.CharField(
+        max_length=20, choices=VerificationStatus.choices, default=VerificationStatus.NOT_STARTED
+    )
+    verification_mode = models.CharField(max_length=30, blank=True)
+    kyc_type = models.CharField(max_length=30, blank=True)
+    verification_id = models.CharField(max_length=64, blank=True)
+    reasons = models.JSONField(default=list, blank=True)
+    requires_reverification = models.BooleanField(default=False)
+    # The upstream's own times, used to order events (an older one never overwrites newer state).
+    upstream_created_at = models.DateTimeField(null=True, blank=True)
+    upstream_updated_at = models.DateTimeField(null=True, blank=True)
+    verified_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+    # Last compliance review, kept on the row so the review queue costs one query.
+    reviewed_at = models.DateTimeField(null=True, blank=True)
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+
+    class Meta:
+        ordering = ("-created_at", "-id")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["environment", "upstream_id"],
+                condition=~models.Q(upstream_id=""),
+                name="end_user_upstream_id_per_environment",
+            ),
+            models.UniqueConstraint(
+                fields=["environment", "request_key"], name="end_user_request_key_per_environment"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["environment", "verification_status"]),
+            models.Index(fields=["environment", "status"]),
+        ]
+        permissions = [
+            ("view_directory", "Can see end users, virtual accounts and recipients"),
+            ("review_kyc", "Can review KYC results and keep compliance notes"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.display_name} <{self.email}>"
+
+    @property
+    def display_name(self) -> str:
+        return f"{self.first_name} {self.last_name}".strip() or self.email
+
+    @property
+    def is_verified(self) -> bool:
+        return self.verification_status == VerificationStatus.VERIFIED
+
+
+class TimelineKind(models.TextChoices):
+    EVENT = "event", "Upstream event"
+    STAFF = "staff", "Staff action"
+    SYSTEM = "system", "System"
+
+
+class TimelineEntryBase(models.Model):
+    """One line of a record's timeline: an upstream event applied, or a staff action."""
+
+    at = models.DateTimeField(default=timezone.now, db_index=True)
+    kind = models.CharField(max_length=10, choices=TimelineKind.choices)
+    event_type = models.CharField(max_length=60, blank=True)
+    # The upstream's event_id: an event is recorded (and applied) once per record.
+    event_id = models.CharField(max_length=80, blank=True)
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+    summary = models.CharField(max_length=300)
+    # Whether the event changed the record (False: older than what we had, kept for the record).
+    applied = models.BooleanField(default=True)
+    data = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        abstract = True
+        ordering = ("-at", "-id")
+
+
+class EndUserTimelineEntry(TimelineEntryBase):
+    end_user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="timeline")
+
+    class Meta(TimelineEntryBase.Meta):
+        verbose_name_plural = "end user timeline entries"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["end_user", "event_id"],
+                condition=~models.Q(event_id=""),
+                name="end_user_event_once",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.summary}"
+
+
+class KycReviewKind(models.TextChoices):
+    NOTE = "note", "Note"
+    REVIEWED = "reviewed", "Marked reviewed"
+
+
+class KycReview(models.Model):
+    """A compliance note or a 'reviewed' mark on an end user's KYC result: who, when, why."""
+
+    end_user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="reviews")
+    kind = models.CharField(max_length=10, choices=KycReviewKind.choices)
+    by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    at = models.DateTimeField(default=timezone.now)
+    text = models.TextField()
+    # The verification state the reviewer looked at, so a later change is visible.
+    verification_status = models.CharField(max_length=20, choices=VerificationStatus.choices)
+
+    class Meta:
+        ordering = ("-at", "-id")
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} by {self.by} at {self.at:%Y-%m-%d %H:%M}"
