@@ -1,8 +1,11 @@
-"""Models of payouts."""
+"""Models of payouts: the payout itself, its supporting documents and its status timeline."""
 
 from __future__ import annotations
 
+import hashlib
+import uuid
 from decimal import Decimal
+from pathlib import PurePath
 
 from django.conf import settings
 from django.core.validators import MinValueValidator
@@ -10,6 +13,227 @@ from django.db import models
 from django.utils import timezone
 
 from payouts.policy import RuleSpec
+
+# decisions.md 2 "Initiate payout": extra_info.memo ≤ 255, extra_info.internal_notes ≤ 1000.
+MEMO_MAX = 255
+INTERNAL_NOTES_MAX = 1000
+REFERENCE_MAX = 100
+
+
+class PayoutStatus(models.TextChoices):
+    """Our states (draft … approved, submitting, rejected) and the upstream's, normalised."""
+
+    DRAFT = "draft", "Draft"
+    PENDING_APPROVAL = "pending_approval", "Pending approval"
+    APPROVED = "approved", "Approved"
+    SUBMITTING = "submitting", "Submitting"
+    CREATED = "created", "Created"
+    PENDING = "pending", "Pending"
+    PROCESSING = "processing", "Processing"
+    IN_REVIEW = "in_review", "In review"
+    KYT_PENDING = "kyt_pending", "KYT pending"
+    COMPLETED = "completed", "Completed"
+    FAILED = "failed", "Failed"
+    RETURNED = "returned", "Returned"
+    CANCELLED = "cancelled", "Cancelled"
+    REJECTED = "rejected", "Rejected"
+
+
+class PayoutMode(models.TextChoices):
+    """Follows the virtual account: fiat debits its balance, crypto is funded by a deposit."""
+
+    FIAT = "fiat", "Fiat"
+    CRYPTO = "crypto", "Crypto"
+
+
+class ReservationStatus(models.TextChoices):
+    NONE = "", "Not reserved"
+    ACTIVE = "ACTIVE", "Reserved"
+    EXPIRED = "EXPIRED", "Expired"
+    USED = "USED", "Used"
+
+
+class Payout(models.Model):
+    """
+    A payout from a virtual account to a recipient, from its draft to its final upstream state.
+    `idempotency_key` is created with the row, so it is committed before any upstream call.
+    The `preview_*` fields keep the last payout preview (fees, what the recipient gets) and the
+    quote it reserved, if any.
+    """
+
+    environment = models.ForeignKey(
+        "gateway.Environment", on_delete=models.PROTECT, related_name="payouts"
+    )
+    maker = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="payouts_made"
+    )
+    virtual_account = models.ForeignKey(
+        "accounts.VirtualAccount", on_delete=models.PROTECT, related_name="payouts"
+    )
+    recipient = models.ForeignKey(
+        "accounts.Recipient", on_delete=models.PROTECT, related_name="payouts"
+    )
+    amount = models.DecimalField(max_digits=12, decimal_places=2)
+    currency = models.CharField(max_length=8, default="USD")
+    quote = models.ForeignKey(
+        "quotes.Quote", on_delete=models.PROTECT, null=True, blank=True, related_name="payouts"
+    )
+    reference = models.CharField(max_length=REFERENCE_MAX, blank=True)
+    memo = models.CharField(max_length=MEMO_MAX, blank=True)
+    internal_notes = models.TextField(max_length=INTERNAL_NOTES_MAX, blank=True)
+    # Overrides of the client's default markup for this payout (only without a quote).
+    client_markup_fixed_fee = models.DecimalField(
+        max_digits=12, decimal_places=2, null=True, blank=True
+    )
+    client_markup_percentage_fee = models.DecimalField(
+        max_digits=12, decimal_places=8, null=True, blank=True
+    )
+    client_markup_fx_markup = models.DecimalField(
+        max_digits=12, decimal_places=8, null=True, blank=True
+    )
+    mode = models.CharField(max_length=8, choices=PayoutMode.choices, default=PayoutMode.FIAT)
+    # payment_instructions of a crypto payout: the stablecoin and the network that fund it.
+    payment_currency = models.CharField(max_length=8, blank=True)
+    payment_network = models.CharField(max_length=16, blank=True)
+    # The last preview.
+    preview_fees = models.JSONField(default=dict, blank=True)
+    preview_total_fees = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
+    preview_recipient_amount = models.DecimalField(
+        max_digits=18, decimal_places=2, null=True, blank=True
+    )
+    preview_recipient_currency = models.CharField(max_length=8, blank=True)
+    previewed_at = models.DateTimeField(null=True, blank=True)
+    preview_quote_id = models.CharField(max_length=64, blank=True)
+    preview_quote_expires_at = models.DateTimeField(null=True, blank=True)
+    preview_quote_status = models.CharField(
+        max_length=10, choices=ReservationStatus.choices, blank=True, default=ReservationStatus.NONE
+    )
+    # NULL (not "") until the upstream answers, so the per-environment unique constraint holds.
+    upstream_id = models.CharField(max_length=64, null=True, blank=True)  # noqa: DJ001
+    idempotency_key = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    status = models.CharField(
+        max_length=20, choices=PayoutStatus.choices, default=PayoutStatus.DRAFT, db_index=True
+    )
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    updated_at = models.DateTimeField(default=timezone.now)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-created_at", "-pk")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["environment", "upstream_id"],
+                condition=models.Q(upstream_id__isnull=False),
+                name="payout_upstream_id_per_environment",
+            ),
+            models.CheckConstraint(condition=models.Q(amount__gt=0), name="payout_amount_positive"),
+            models.CheckConstraint(
+                condition=models.Q(mode="crypto") | models.Q(payment_currency=""),
+                name="payout_fiat_without_payment_instructions",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"payout {self.pk} {self.amount} {self.currency} ({self.status})"
+
+    @property
+    def is_draft(self) -> bool:
+        return self.status == PayoutStatus.DRAFT
+
+    @property
+    def payment_instructions(self) -> dict[str, str] | None:
+        """The upstream's `payment_instructions` of a crypto payout; None in fiat mode."""
+        if self.mode != PayoutMode.CRYPTO:
+            return None
+        return {"network": self.payment_network, "currency": self.payment_currency}
+
+    @property
+    def client_markup(self) -> dict[str, str] | None:
+        values = {
+            "fixed_fee": self.client_markup_fixed_fee,
+            "percentage_fee": self.client_markup_percentage_fee,
+            "fx_markup": self.client_markup_fx_markup,
+        }
+        if all(value is None for value in values.values()):
+            return None
+        return {key: str(value) for key, value in values.items() if value is not None}
+
+    @property
+    def corridor(self) -> str:
+        return f"{self.currency}→{self.preview_recipient_currency or '?'}"
+
+
+def document_path(instance: PayoutDocument, filename: str) -> str:
+    # The stored name never reuses the uploaded one: a random name, the detected extension.
+    suffix = PurePath(filename).suffix.lower()
+    return f"payouts/{instance.payout_id}/{uuid.uuid4().hex}{suffix}"
+
+
+class DocumentKind(models.TextChoices):
+    """The `type` of a supporting document in the payout body (what the document proves)."""
+
+    INVOICE = "invoice", "Invoice"
+    CONTRACT = "contract", "Contract"
+    RECEIPT = "receipt", "Receipt"
+    OTHER = "other", "Other"
+
+
+class PayoutDocument(models.Model):
+    """A supporting document: stored through the storage API, its content type sniffed from the
+    bytes (never the name), hashed, and attributed to who uploaded it."""
+
+    payout = models.ForeignKey(Payout, on_delete=models.CASCADE, related_name="documents")
+    kind = models.CharField(max_length=16, choices=DocumentKind.choices, default="invoice")
+    file = models.FileField(upload_to=document_path, max_length=255)
+    file_name = models.CharField(max_length=255)
+    content_type = models.CharField(max_length=64)
+    size = models.PositiveIntegerField()
+    sha256 = models.CharField(max_length=64)
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    uploaded_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ("uploaded_at", "pk")
+
+    def __str__(self) -> str:  # never the content
+        return f"{self.file_name} ({self.content_type}, {self.size} bytes)"
+
+    @staticmethod
+    def digest(content: bytes) -> str:
+        return hashlib.sha256(content).hexdigest()
+
+
+class ChangeSource(models.TextChoices):
+    STAFF = "staff", "Staff action"
+    EVENT = "event", "Webhook event"
+    POLL = "poll", "Polling"
+    SYSTEM = "system", "System"
+
+
+class PayoutStatusChange(models.Model):
+    """One row of a payout's timeline: every move, where it came from, who and when."""
+
+    payout = models.ForeignKey(Payout, on_delete=models.CASCADE, related_name="status_changes")
+    from_status = models.CharField(max_length=20, choices=PayoutStatus.choices, blank=True)
+    to_status = models.CharField(max_length=20, choices=PayoutStatus.choices)
+    source = models.CharField(max_length=10, choices=ChangeSource.choices)
+    by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    reason = models.CharField(max_length=500, blank=True)
+    at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ("at", "pk")
+
+    def __str__(self) -> str:
+        return f"{self.from_status or '∅'} → {self.to_status} ({self.source})"
 
 
 class ApprovalPolicy(models.Model):

@@ -1,12 +1,24 @@
-"""Payout test fixtures: staff per role (a second approver for the two-approver rule)."""
+"""Payout test fixtures: a maker and a draft of theirs, and staff for the maker-checker rules."""
 
 from __future__ import annotations
 
 import pytest
 from django.contrib.auth.models import Group
 
+from payouts.models import Payout
 from staff.models import StaffUser
 from staff.roles import ADMIN, FINANCE_APPROVER, FINANCE_MAKER, roles_sync
+from tests.finance import make_draft, make_staff
+
+
+@pytest.fixture
+def maker(db: None) -> StaffUser:
+    return make_staff("finance_maker")
+
+
+@pytest.fixture
+def draft_payout(maker: StaffUser) -> Payout:
+    return make_draft(maker=maker)
 
 
 def _person(email: str, *roles: str) -> StaffUser:

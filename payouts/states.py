@@ -1,0 +1,105 @@
+"""The payout state machine: one transition table over every status, one function to move."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from payouts.models import ChangeSource, Payout, PayoutStatus, PayoutStatusChange
+from staff.models import StaffUser
+
+S = PayoutStatus
+
+# Our side (draft → approval → submission), then the upstream's states (decisions.md 3), which
+# arrive by event or poll, late or out of order: a poll may skip states, so upstream moves allow
+# any later state. COMPLETED is not final: a return moves it on.
+TRANSITIONS: dict[str, frozenset[str]] = {
+    S.DRAFT: frozenset({S.PENDING_APPROVAL}),
+    S.PENDING_APPROVAL: frozenset({S.DRAFT, S.APPROVED, S.REJECTED, S.CANCELLED}),
+    S.REJECTED: frozenset({S.DRAFT}),
+    S.APPROVED: frozenset({S.SUBMITTING, S.PENDING_APPROVAL, S.CANCELLED}),
+    S.SUBMITTING: frozenset(
+        {S.CREATED, S.PENDING, S.PROCESSING, S.IN_REVIEW, S.KYT_PENDING, S.FAILED, S.COMPLETED}
+    ),
+    S.CREATED: frozenset(
+        {S.PENDING, S.PROCESSING, S.IN_REVIEW, S.KYT_PENDING, S.COMPLETED, S.FAILED, S.CANCELLED}
+    ),
+    S.PENDING: frozenset({S.PROCESSING, S.IN_REVIEW, S.COMPLETED, S.FAILED, S.CANCELLED}),
+    S.KYT_PENDING: frozenset({S.PROCESSING, S.IN_REVIEW, S.COMPLETED, S.FAILED}),
+    S.IN_REVIEW: frozenset({S.PROCESSING, S.COMPLETED, S.FAILED}),
+    S.PROCESSING: frozenset({S.COMPLETED, S.FAILED}),
+    S.COMPLETED: frozenset({S.RETURNED, S.FAILED}),
+    S.FAILED: frozenset(),
+    S.RETURNED: frozenset(),
+    S.CANCELLED: frozenset(),
+}
+
+# Statuses a maker may still change (edit, documents, preview, delete).
+EDITABLE = frozenset({S.DRAFT})
+FINAL = frozenset(state for state, targets in TRANSITIONS.items() if not targets)
+# Submitted for approval and not yet settled: the "identical pending payout" check looks here.
+IN_FLIGHT = frozenset(
+    {
+        S.PENDING_APPROVAL,
+        S.APPROVED,
+        S.SUBMITTING,
+        S.CREATED,
+        S.PENDING,
+        S.PROCESSING,
+        S.IN_REVIEW,
+        S.KYT_PENDING,
+    }
+)
+
+
+class IllegalTransition(Exception):
+    """A move the table does not allow."""
+
+    def __init__(self, payout: Payout, to: str) -> None:
+        super().__init__(f"payout {payout.pk}: {payout.status} -> {to} is not allowed")
+        self.from_status = payout.status
+        self.to_status = to
+
+
+def can_move(current: str, to: str) -> bool:
+    return to in TRANSITIONS.get(current, frozenset())
+
+
+def payout_transition(
+    payout: Payout,
+    to: str,
+    *,
+    source: str,
+    by: StaffUser | None = None,
+    reason: str = "",
+    at: datetime | None = None,
+) -> PayoutStatusChange:
+    """
+    Move `payout` (locked by the caller, e.g. select_for_update) to `to` and record the timeline
+    row, in one transaction. `source` is a ChangeSource (staff, event, poll, system).
+    """
+    if source not in ChangeSource.values:
+        raise ValueError(f"unknown change source {source!r}")
+    if not can_move(payout.status, to):
+        raise IllegalTransition(payout, to)
+    moment = at or timezone.now()
+    previous = payout.status
+    with transaction.atomic():
+        payout.status = to
+        payout.updated_at = moment
+        fields = ["status", "updated_at"]
+        if to == S.PENDING_APPROVAL and payout.submitted_at is None:
+            payout.submitted_at = moment
+            fields.append("submitted_at")
+        payout.save(update_fields=fields)
+        return PayoutStatusChange.objects.create(
+            payout=payout,
+            from_status=previous,
+            to_status=to,
+            source=source,
+            by=by,
+            reason=reason[:500],
+            at=moment,
+        )

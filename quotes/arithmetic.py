@@ -1,0 +1,175 @@
+"""Quote arithmetic (interface.md 4.2 fee rules, decisions.md "Quote arithmetic"): a pure check.
+
+PayOps never trusts a figure it can recompute. Given a quote's own numbers, `recompute` applies
+the documented rules and says, figure by figure, whether the upstream agrees within a cent:
+
+1. total fixed fee   = base fixed + client fixed + network fee
+2. total percentage  = base percentage + client percentage (fractions: 0.01 is 1 %)
+3. total fees        = total fixed + base_amount x total percentage   (money, half-up to the cent)
+4. service rate      = rate x (1 - base fx - client fx - penalty)      (6 decimals, half-up)
+5. quote amount      = (base_amount - total fees) x service rate       (money, half-up)
+
+With `amount_in_destination` the upstream solved rule 5 for base_amount and rounded it *up* to the
+cent, so the recipient may get slightly more than asked: one cent of the base currency, converted
+at the service rate, is allowed on top of the cent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+
+CENT = Decimal("0.01")
+RATE_STEP = Decimal("0.000001")
+ZERO = Decimal("0")
+
+
+def money(value: Decimal) -> Decimal:
+    return value.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def rate6(value: Decimal) -> Decimal:
+    return value.quantize(RATE_STEP, rounding=ROUND_HALF_UP)
+
+
+@dataclass(frozen=True)
+class QuoteFigures:
+    """A quote's numbers as the upstream stated them (a missing part of the breakdown is None)."""
+
+    base_amount: Decimal
+    quote_amount: Decimal
+    rate: Decimal
+    service_rate: Decimal
+    amount_in_destination: bool = False
+    base_fixed_fee: Decimal | None = None
+    base_percentage_fee: Decimal | None = None
+    base_fx_markup: Decimal | None = None
+    client_fixed_fee: Decimal | None = None
+    client_percentage_fee: Decimal | None = None
+    client_fx_markup: Decimal | None = None
+    network_fee: Decimal | None = None
+    penalty_markup: Decimal | None = None
+    total_fees: Decimal | None = None
+
+
+@dataclass(frozen=True)
+class FigureCheck:
+    """One recomputed figure beside the stated one."""
+
+    name: str
+    label: str
+    stated: Decimal | None
+    expected: Decimal
+    tolerance: Decimal
+
+    @property
+    def difference(self) -> Decimal | None:
+        return None if self.stated is None else self.stated - self.expected
+
+    @property
+    def agrees(self) -> bool:
+        return self.stated is not None and abs(self.stated - self.expected) <= self.tolerance
+
+
+@dataclass(frozen=True)
+class Recomputation:
+    total_fixed_fee: Decimal | None
+    total_percentage: Decimal | None
+    total_fees: Decimal | None
+    amount_after_fees: Decimal | None
+    service_rate: Decimal | None
+    quote_amount: Decimal | None
+    checks: tuple[FigureCheck, ...]
+    # What could not be checked because the answer carried only part of the breakdown.
+    unchecked: tuple[str, ...]
+
+    @property
+    def disagreements(self) -> tuple[FigureCheck, ...]:
+        return tuple(check for check in self.checks if not check.agrees)
+
+    @property
+    def agrees(self) -> bool:
+        return not self.disagreements
+
+
+def _sum(*parts: Decimal | None) -> Decimal:
+    return sum((part or ZERO for part in parts), ZERO)
+
+
+def recompute(figures: QuoteFigures) -> Recomputation:
+    """Recompute every derivable figure of `figures` and compare it with the stated one."""
+    checks: list[FigureCheck] = []
+    unchecked: list[str] = []
+    has_breakdown = figures.base_fixed_fee is not None or figures.base_percentage_fee is not None
+
+    total_fixed = total_pct = total_fees = None
+    if has_breakdown:
+        total_fixed = _sum(figures.base_fixed_fee, figures.client_fixed_fee, figures.network_fee)
+        total_pct = _sum(figures.base_percentage_fee, figures.client_percentage_fee)
+        total_fees = money(total_fixed + figures.base_amount * total_pct)
+        checks.append(FigureCheck("total_fees", "Total fees", figures.total_fees, total_fees, CENT))
+    else:
+        unchecked.append("total_fees")
+
+    has_markups = figures.base_fx_markup is not None or figures.penalty_markup is not None
+    service_rate = None
+    if has_markups:
+        service_rate = rate6(
+            figures.rate
+            * (
+                1
+                - _sum(figures.base_fx_markup)
+                - _sum(figures.client_fx_markup)
+                - _sum(figures.penalty_markup)
+            )
+        )
+        checks.append(
+            FigureCheck(
+                "service_rate", "Service rate", figures.service_rate, service_rate, RATE_STEP
+            )
+        )
+    else:
+        unchecked.append("service_rate")
+
+    fees_used = total_fees if total_fees is not None else figures.total_fees
+    rate_used = service_rate if service_rate is not None else figures.service_rate
+    after = quote_amount = None
+    if fees_used is not None:
+        after = figures.base_amount - fees_used
+        quote_amount = money(after * rate_used)
+        tolerance = CENT
+        if figures.amount_in_destination:
+            tolerance = CENT + money(CENT * rate_used)
+        checks.append(
+            FigureCheck(
+                "quote_amount",
+                "Recipient gets",
+                figures.quote_amount,
+                quote_amount,
+                tolerance,
+            )
+        )
+        if figures.amount_in_destination and quote_amount < figures.quote_amount - CENT:
+            # Rounding up must never leave the recipient short of what was asked.
+            checks.append(
+                FigureCheck(
+                    "quote_amount_floor",
+                    "Recipient gets at least the requested amount",
+                    quote_amount,
+                    figures.quote_amount,
+                    CENT,
+                )
+            )
+    else:
+        unchecked.append("quote_amount")
+
+    return Recomputation(
+        total_fixed_fee=total_fixed,
+        total_percentage=total_pct,
+        total_fees=total_fees,
+        amount_after_fees=after,
+        service_rate=service_rate,
+        quote_amount=quote_amount,
+        checks=tuple(checks),
+        unchecked=tuple(unchecked),
+    )

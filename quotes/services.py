@@ -1,0 +1,270 @@
+"""Quote writes: request, re-price, re-check with the upstream, and expire what is due."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.utils import timezone
+
+from gateway.client import call_sync, upstream
+from gateway.errors import UpstreamError
+from gateway.models import Environment
+from gateway.schemas import Quote as UpstreamQuote
+from quotes.choices import STABLECOINS, choices_refresh
+from quotes.errors import QuoteFieldError, quote_errors
+from quotes.models import Quote, QuoteStatus
+from staff.models import StaffUser
+from staff.roles import PAYOUT_INITIATE
+from staff.services import audit_record
+
+MAX_AMOUNT = Decimal("999999999.99")
+
+
+class QuoteRefused(Exception):
+    """The request was refused (by us before sending, or by the upstream): errors by field."""
+
+    def __init__(self, errors: list[QuoteFieldError]) -> None:
+        super().__init__("; ".join(error.message for error in errors))
+        self.errors = errors
+
+
+def require_maker(user: StaffUser) -> None:
+    if not user.has_perm(PAYOUT_INITIATE):
+        raise PermissionDenied("Only finance makers request and re-price quotes.")
+
+
+def _figures(remote: UpstreamQuote) -> dict[str, Any]:
+    fees = remote.fees
+    base = fees.base_fees if fees else None
+    client = fees.client_markup if fees else None
+    return {
+        "base_amount": remote.base_amount,
+        "quote_amount": remote.quote_amount,
+        "rate": remote.rate,
+        "service_rate": remote.service_rate,
+        "account_type": remote.account_type or "",
+        "network": remote.network or "",
+        "status": str(remote.status),
+        "expires_at": remote.expiration_ts,
+        "base_fixed_fee": base.fixed_fee if base else None,
+        "base_percentage_fee": base.percentage_fee if base else None,
+        "base_fx_markup": base.fx_markup if base else None,
+        "client_fixed_fee": client.fixed_fee if client else None,
+        "client_percentage_fee": client.percentage_fee if client else None,
+        "client_fx_markup": client.fx_markup if client else None,
+        "network_fee": fees.network_fee if fees else None,
+        "penalty_markup": fees.penalty_markup if fees else None,
+        "total_fees": fees.total_fees if fees else None,
+        "raw": remote.model_dump(mode="json"),
+    }
+
+
+def _check_request(
+    *, base_currency: str, amount: Decimal, network: str, amount_in_destination: bool
+) -> None:
+    """What we can tell before sending; the upstream's lists decide the rest."""
+    errors: list[QuoteFieldError] = []
+    if amount <= 0:
+        errors.append(QuoteFieldError("amount", "The amount must be greater than 0."))
+    elif amount > MAX_AMOUNT or amount != amount.quantize(Decimal("0.01")):
+        errors.append(QuoteFieldError("amount", "At most 999,999,999.99, with at most 2 decimals."))
+    if base_currency in STABLECOINS and not network:
+        errors.append(QuoteFieldError("network", f"{base_currency} needs its network."))
+    if base_currency not in STABLECOINS and network:
+        errors.append(QuoteFieldError("network", "Only a stablecoin source takes a network."))
+    if errors:
+        raise QuoteRefused(errors)
+
+
+def _refused(
+    exc: UpstreamError, *, environment: Environment, base_currency: str, quote_currency: str
+) -> QuoteRefused:
+    if exc.details:
+        choices_refresh(
+            environment=environment,
+            details=exc.details,
+            base_currency=base_currency,
+            quote_currency=quote_currency,
+        )
+    return QuoteRefused(quote_errors(exc))
+
+
+def quote_request(
+    *,
+    by: StaffUser,
+    environment: Environment,
+    base_currency: str,
+    quote_currency: str,
+    amount: Decimal,
+    amount_in_destination: bool = False,
+    account_type: str = "",
+    network: str = "",
+) -> Quote:
+    """Ask the upstream for a quotation and keep it with who asked; refusals come back by field."""
+    require_maker(by)
+    _check_request(
+        base_currency=base_currency,
+        amount=amount,
+        network=network,
+        amount_in_destination=amount_in_destination,
+    )
+    try:
+        remote = call_sync(
+            upstream(environment).quotations.create,
+            quote_currency=quote_currency,
+            amount=amount,
+            base_currency=base_currency,
+            amount_in_destination=amount_in_destination,
+            account_type=account_type or None,
+            network=network or None,
+        )
+    except UpstreamError as exc:
+        raise _refused(
+            exc,
+            environment=environment,
+            base_currency=base_currency,
+            quote_currency=quote_currency,
+        ) from exc
+    now = timezone.now()
+    with transaction.atomic():
+        quote = Quote.objects.create(
+            environment=environment,
+            upstream_id=remote.quote_id,
+            requested_by=by,
+            base_currency=remote.base_currency,
+            quote_currency=remote.quote_currency,
+            amount_in_destination=amount_in_destination,
+            requested_amount=amount,
+            created_at=now,
+            updated_at=now,
+            **_figures(remote),
+        )
+        audit_record(
+            actor=by,
+            action="quote.requested",
+            target=quote,
+            details={
+                "quote_id": quote.upstream_id,
+                "corridor": quote.corridor,
+                "account_type": quote.account_type,
+                "network": quote.network,
+                "amount": amount,
+                "amount_in_destination": amount_in_destination,
+                "base_amount": quote.base_amount,
+                "quote_amount": quote.quote_amount,
+                "expires_at": quote.expires_at,
+            },
+        )
+    return quote
+
+
+def _mark_expired(quote: Quote) -> None:
+    Quote.objects.filter(pk=quote.pk, status=QuoteStatus.ACTIVE).update(
+        status=QuoteStatus.EXPIRED, updated_at=timezone.now()
+    )
+    quote.status = QuoteStatus.EXPIRED
+
+
+def quote_reprice(*, by: StaffUser, quote: Quote, amount: Decimal) -> Quote:
+    """Change an active quote's amount: the upstream re-prices it and restarts its timer."""
+    require_maker(by)
+    if not quote.is_usable():
+        if quote.status == QuoteStatus.ACTIVE:
+            _mark_expired(quote)
+        raise QuoteRefused(
+            [
+                QuoteFieldError(
+                    None,
+                    f"The quote is {quote.get_status_display().lower()}: request a new one.",
+                    code="QUOTE_INVALID_STATE",
+                )
+            ]
+        )
+    _check_request(
+        base_currency=quote.base_currency,
+        amount=amount,
+        network=quote.network,
+        amount_in_destination=quote.amount_in_destination,
+    )
+    try:
+        remote = call_sync(
+            upstream(quote.environment).quotations.update, quote.upstream_id, amount=amount
+        )
+    except UpstreamError as exc:
+        if exc.code == "QUOTE_INVALID_STATE":
+            _mark_expired(quote)  # the upstream's clock says so, whatever ours says
+        raise _refused(
+            exc,
+            environment=quote.environment,
+            base_currency=quote.base_currency,
+            quote_currency=quote.quote_currency,
+        ) from exc
+    with transaction.atomic():
+        locked = Quote.objects.select_for_update().get(pk=quote.pk)
+        before = {
+            "amount": locked.requested_amount,
+            "base_amount": locked.base_amount,
+            "quote_amount": locked.quote_amount,
+            "expires_at": locked.expires_at,
+        }
+        for name, value in _figures(remote).items():
+            setattr(locked, name, value)
+        locked.requested_amount = amount
+        locked.repriced_count += 1
+        locked.updated_at = timezone.now()
+        locked.save()
+        audit_record(
+            actor=by,
+            action="quote.repriced",
+            target=locked,
+            details={
+                "quote_id": locked.upstream_id,
+                "before": before,
+                "after": {
+                    "amount": amount,
+                    "base_amount": locked.base_amount,
+                    "quote_amount": locked.quote_amount,
+                    "expires_at": locked.expires_at,
+                },
+            },
+        )
+    return locked
+
+
+def quote_recheck(*, by: StaffUser, quote: Quote) -> Quote:
+    """Read the quote back from the upstream (its status by its own clock) and store it."""
+    require_maker(by)
+    try:
+        remote = call_sync(upstream(quote.environment).quotations.get, quote.upstream_id)
+    except UpstreamError as exc:
+        raise QuoteRefused(quote_errors(exc)) from exc
+    with transaction.atomic():
+        locked = Quote.objects.select_for_update().get(pk=quote.pk)
+        previous = locked.status
+        for name, value in _figures(remote).items():
+            setattr(locked, name, value)
+        locked.updated_at = timezone.now()
+        locked.save()
+        if previous != locked.status:
+            audit_record(
+                actor=by,
+                action="quote.status_changed",
+                target=locked,
+                details={"quote_id": locked.upstream_id, "from": previous, "to": locked.status},
+            )
+    return locked
+
+
+def quotes_expire_due(*, now: Any = None) -> int:
+    """Housekeeping: ACTIVE quotes past their upstream expiry become EXPIRED. Safe to run twice."""
+    moment = now or timezone.now()
+    with transaction.atomic():
+        count = Quote.objects.filter(status=QuoteStatus.ACTIVE, expires_at__lte=moment).update(
+            status=QuoteStatus.EXPIRED, updated_at=moment
+        )
+        if count:
+            audit_record(actor=None, action="quotes.expired", details={"count": count})
+    return count

@@ -1,0 +1,110 @@
+"""Factories shared by the quote and payout tests: staff by role, directory records, drafts."""
+
+from __future__ import annotations
+
+import itertools
+from decimal import Decimal
+from typing import Any
+
+from django.contrib.auth.models import Group
+
+from accounts.models import Recipient, VirtualAccount
+from gateway.models import Environment, EnvironmentKind
+from payouts.models import Payout
+from staff.models import StaffUser
+from staff.roles import roles_sync
+from users.models import EndUser
+
+_serial = itertools.count(1)
+
+
+def make_staff(role: str, email: str | None = None) -> StaffUser:
+    roles_sync()
+    user = StaffUser.objects.create_user(
+        email or f"{role}{next(_serial)}@payops.test", "pw-not-secret-123", full_name=role
+    )
+    user.groups.add(Group.objects.get(name=role))
+    return user
+
+
+def make_environment(name: str = "Offline sandbox") -> Environment:
+    environment = Environment(
+        name=name, kind=EnvironmentKind.SANDBOX, base_url="https://upstream.invalid"
+    )
+    environment.set_credentials(client_id="c", password="p", api_key="k")
+    environment.save()
+    return environment
+
+
+def make_end_user(environment: Environment, **fields: Any) -> EndUser:
+    values: dict[str, Any] = {
+        "environment": environment,
+        "email": f"user{next(_serial)}@example.test",
+        "first_name": "Ana",
+        "last_name": "Silva",
+        "country": "US",
+        "status": "verified",
+        "verification_status": "verified",
+        "upstream_id": f"user-{next(_serial)}",
+    }
+    values.update(fields)
+    return EndUser.objects.create(**values)
+
+
+def make_virtual_account(
+    environment: Environment, end_user: EndUser | None = None, **fields: Any
+) -> VirtualAccount:
+    values: dict[str, Any] = {
+        "environment": environment,
+        "end_user": end_user or make_end_user(environment),
+        "mode": "fiat",
+        "status": "active",
+        "available_balance": Decimal("5000.00"),
+        "upstream_id": f"va-{next(_serial)}",
+    }
+    values.update(fields)
+    return VirtualAccount.objects.create(**values)
+
+
+def make_recipient(
+    environment: Environment, end_user: EndUser, created_by: StaffUser, **fields: Any
+) -> Recipient:
+    values: dict[str, Any] = {
+        "environment": environment,
+        "end_user": end_user,
+        "kind": "individual",
+        "first_name": "Bea",
+        "last_name": "Ruiz",
+        "street_name": "1 Main St",
+        "city": "Austin",
+        "country": "US",
+        "account_type": "WIRE",
+        "account_number": "123456789",
+        "routing_number": "021000021",
+        "created_by": created_by,
+        "upstream_id": f"rcp-{next(_serial)}",
+    }
+    values.update(fields)
+    return Recipient.objects.create(**values)
+
+
+def make_draft(
+    *,
+    maker: StaffUser,
+    environment: Environment | None = None,
+    amount: str = "100.00",
+    **fields: Any,
+) -> Payout:
+    environment = environment or make_environment()
+    account = fields.pop("virtual_account", None) or make_virtual_account(environment)
+    recipient = fields.pop("recipient", None) or make_recipient(
+        environment, account.end_user, created_by=maker
+    )
+    return Payout.objects.create(
+        environment=environment,
+        maker=maker,
+        virtual_account=account,
+        recipient=recipient,
+        amount=Decimal(amount),
+        **fields,
+    )
