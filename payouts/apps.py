@@ -6,3 +6,13 @@ from django.apps import AppConfig
 class PayoutsConfig(AppConfig):
     name = "payouts"
     verbose_name = "Payouts"
+
+    def ready(self) -> None:
+        from staff.schedules import register_schedule
+
+        # Exactly-once recovery: a payout stuck in `submitting` is re-sent with its own key.
+        register_schedule(
+            "payouts.recover_submitting", "payouts.tasks.recover_submitting", minutes=1
+        )
+        # Webhooks first; polling is the safety net (background budget).
+        register_schedule("payouts.poll", "payouts.tasks.poll_payouts", minutes=5)

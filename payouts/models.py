@@ -118,6 +118,37 @@ class Payout(models.Model):
     updated_at = models.DateTimeField(default=timezone.now)
     submitted_at = models.DateTimeField(null=True, blank=True)
 
+    # Maker-checker (issue 14): the policy version and count are stamped at submission, so a
+    # later policy change never applies to this payout; approvals belong to a round, which
+    # restarts when what was approved changes beyond the re-quote tolerance.
+    approval_policy = models.ForeignKey(
+        "ApprovalPolicy", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    approvals_required = models.PositiveSmallIntegerField(default=1)
+    approval_round = models.PositiveIntegerField(default=1)
+    approved_amount = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
+    approved_recipient_amount = models.DecimalField(
+        max_digits=18, decimal_places=2, null=True, blank=True
+    )
+    rejection_reason = models.CharField(max_length=500, blank=True)
+    # The fiat OTP: PayOps counts wrong tries itself (the upstream only says "wrong"). The code
+    # is kept encrypted only while a resend of the initiation may need it.
+    otp_sent_to = models.EmailField(blank=True)
+    otp_expires_at = models.DateTimeField(null=True, blank=True)
+    otp_failed_attempts = models.PositiveSmallIntegerField(default=0)
+    otp_code_encrypted = models.TextField(blank=True)
+    # Initiation: how often the call was sent (always with `idempotency_key`) and the last error.
+    submit_attempts = models.PositiveIntegerField(default=0)
+    submitting_since = models.DateTimeField(null=True, blank=True)
+    last_submit_at = models.DateTimeField(null=True, blank=True)
+    initiation_error = models.CharField(max_length=500, blank=True)
+    # Tracking: the upstream's own answer, a crypto payout's deposit instructions, why it failed.
+    upstream_status = models.CharField(max_length=20, blank=True)
+    upstream_payload = models.JSONField(default=dict, blank=True)
+    deposit_instructions = models.JSONField(default=dict, blank=True)
+    failure_reason = models.CharField(max_length=200, blank=True)
+    last_polled_at = models.DateTimeField(null=True, blank=True)
+
     class Meta:
         ordering = ("-created_at", "-pk")
         constraints = [
@@ -157,6 +188,11 @@ class Payout(models.Model):
         if all(value is None for value in values.values()):
             return None
         return {key: str(value) for key, value in values.items() if value is not None}
+
+    @property
+    def submitted_upstream(self) -> bool:
+        """Sent (or being sent) to the upstream: past the point where our side can withdraw it."""
+        return self.status == PayoutStatus.SUBMITTING or bool(self.upstream_id)
 
     @property
     def corridor(self) -> str:
@@ -228,6 +264,8 @@ class PayoutStatusChange(models.Model):
     )
     reason = models.CharField(max_length=500, blank=True)
     at = models.DateTimeField(default=timezone.now)
+    # The upstream event that caused the move, when one did (blank for staff, poll, system).
+    event_id = models.CharField(max_length=80, blank=True)
 
     class Meta:
         ordering = ("at", "pk")
@@ -309,3 +347,93 @@ class ApprovalRule(models.Model):
             rail=self.rail,
             mode=self.mode,
         )
+
+
+class Approval(models.Model):
+    """One person's approval of one payout in one round; a voided round no longer counts."""
+
+    payout = models.ForeignKey(Payout, on_delete=models.CASCADE, related_name="approvals")
+    approver = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="payout_approvals"
+    )
+    round = models.PositiveIntegerField()
+    created_at = models.DateTimeField(default=timezone.now)
+    voided_at = models.DateTimeField(null=True, blank=True)
+    void_reason = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ("created_at", "pk")
+        constraints = [
+            # The database's own refusal of a person counting twice in a round.
+            models.UniqueConstraint(
+                fields=["payout", "approver", "round"], name="approval_once_per_person_and_round"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"approval of payout {self.payout_id} by {self.approver_id} (round {self.round})"
+
+
+class PayoutEvent(models.Model):
+    """
+    Every upstream payout event received (or a change found by polling), once per event id: the
+    record that makes applying events idempotent. `payout` is empty while the event names an
+    upstream id PayOps has not recorded yet (the event came before our initiation's answer).
+    """
+
+    environment = models.ForeignKey(
+        "gateway.Environment", on_delete=models.PROTECT, related_name="+"
+    )
+    payout = models.ForeignKey(
+        Payout, null=True, blank=True, on_delete=models.CASCADE, related_name="events"
+    )
+    upstream_id = models.CharField(max_length=64, db_index=True)
+    event_id = models.CharField(max_length=80)
+    event_type = models.CharField(max_length=60)
+    source = models.CharField(max_length=10, choices=ChangeSource.choices)
+    status = models.CharField(max_length=20, choices=PayoutStatus.choices)
+    applied = models.BooleanField(default=False)
+    note = models.CharField(max_length=200, blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    occurred_at = models.DateTimeField(null=True, blank=True)
+    received_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ("received_at", "pk")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["environment", "event_id"], name="payout_event_once_per_environment"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event_type} {self.status} for {self.upstream_id}"
+
+
+class NotificationKind(models.TextChoices):
+    WAITING_FOR_APPROVAL = "waiting", "Waiting for your approval"
+    REJECTED = "rejected", "Your payout was rejected"
+    READY_FOR_OTP = "ready_for_otp", "Approved: the code can be sent"
+    FAILED = "failed", "Payout failed"
+    RETURNED = "returned", "Payout returned"
+
+
+class PayoutNotification(models.Model):
+    """A message for one staff member about one payout, on the dashboard (and sent by email)."""
+
+    recipient = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="payout_notifications"
+    )
+    payout = models.ForeignKey(Payout, on_delete=models.CASCADE, related_name="notifications")
+    kind = models.CharField(max_length=16, choices=NotificationKind.choices)
+    message = models.CharField(max_length=300)
+    created_at = models.DateTimeField(default=timezone.now)
+    read_at = models.DateTimeField(null=True, blank=True)
+    emailed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-created_at", "-pk")
+        indexes = [models.Index(fields=["recipient", "read_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()}: payout {self.payout_id}"

@@ -1,5 +1,6 @@
 """Settings shared by every environment; each value is read from the environment."""
 
+from decimal import Decimal
 from pathlib import Path
 
 import environ
@@ -170,6 +171,40 @@ else:
 
 # Seconds after which /readyz calls the worker's heartbeat stale.
 PAYOPS_HEARTBEAT_MAX_AGE = env.int("PAYOPS_HEARTBEAT_MAX_AGE", default=180)
+
+# --- Payouts (issue 14) -------------------------------------------------------------------------
+# Approvals survive a re-quote whose figures moved by at most this fraction (0.005 = 0.5 %).
+PAYOUTS_REQUOTE_TOLERANCE = Decimal(env("PAYOUTS_REQUOTE_TOLERANCE", default="0.005"))
+# A payout `submitting` for longer than this is re-sent (same idempotency key) by a schedule.
+PAYOUTS_SUBMITTING_STALE_SECONDS = env.int("PAYOUTS_SUBMITTING_STALE_SECONDS", default=120)
+# After this many sends without an answer, the payout waits for a person instead.
+PAYOUTS_SUBMIT_MAX_ATTEMPTS = env.int("PAYOUTS_SUBMIT_MAX_ATTEMPTS", default=10)
+# Payouts not final this long after their last change are polled (webhooks first).
+PAYOUTS_POLL_AFTER_SECONDS = env.int("PAYOUTS_POLL_AFTER_SECONDS", default=600)
+PAYOUTS_OTP_MAX_TRIES = 5
+
+# --- Email (payout notifications): Django 6.1 mailers; the console unless configured ------------
+_email = env.email_url("EMAIL_URL", default="consolemail://")
+MAILERS = {
+    "default": {
+        "BACKEND": _email["EMAIL_BACKEND"],
+        "OPTIONS": {
+            key: value
+            for key, value in {
+                "host": _email.get("EMAIL_HOST"),
+                "port": _email.get("EMAIL_PORT"),
+                "username": _email.get("EMAIL_HOST_USER"),
+                "password": _email.get("EMAIL_HOST_PASSWORD"),
+                "use_tls": _email.get("EMAIL_USE_TLS"),
+                "use_ssl": _email.get("EMAIL_USE_SSL"),
+            }.items()
+            if value not in (None, "")
+        }
+        if "smtp" in _email["EMAIL_BACKEND"]
+        else {},
+    }
+}
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="payops@localhost")
 
 # --- Auth and staff -----------------------------------------------------------------------------
 AUTH_USER_MODEL = "staff.StaffUser"

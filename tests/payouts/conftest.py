@@ -9,6 +9,7 @@ from payouts.models import Payout
 from staff.models import StaffUser
 from staff.roles import ADMIN, FINANCE_APPROVER, FINANCE_MAKER, roles_sync
 from tests.finance import make_draft, make_staff
+from tests.payouts.live import World, build_world
 
 
 @pytest.fixture
@@ -38,3 +39,23 @@ def staff(db: None) -> dict[str, StaffUser]:
         "approver2": _person("approver2@pay.test", FINANCE_APPROVER.key),
         "admin": _person("admin@pay.test", ADMIN.key),
     }
+
+
+# The live emulator over HTTP (uvicorn on a free port) and a sandbox environment pointing at it.
+from tests.gateway.conftest import _fresh_shared_state, live_emulator, sandbox  # noqa: E402, F401
+
+
+@pytest.fixture
+def q_sync(monkeypatch: pytest.MonkeyPatch) -> None:
+    """django-q2 runs queued tasks inline at once (on commit), as a worker would, in-process."""
+    from django_q.conf import Conf
+
+    monkeypatch.setattr(Conf, "SYNC", True)
+
+
+@pytest.fixture
+def world(request: pytest.FixtureRequest, staff: dict[str, StaffUser], q_sync: None) -> World:
+    emulator = request.getfixturevalue("live_emulator")
+    environment = request.getfixturevalue("sandbox")
+    # The recipient is created by the maker (not an approver), unless a test says otherwise.
+    return build_world(emulator, environment, recipient_creator=staff["maker"])

@@ -1,0 +1,121 @@
+"""Exactly-once initiation against the emulator over HTTP: faults never make money move twice."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from payouts.approvals import payout_approve
+from payouts.errors import PayoutActionRefused
+from payouts.initiation import payouts_recover_submitting
+from payouts.models import Payout, PayoutStatus
+from payouts.otp import payout_otp_confirm, payout_otp_send
+from staff.models import StaffUser
+from tests.payouts.live import World, submitted_payout
+
+S = PayoutStatus
+INITIATE = "/payout"
+
+
+def approved(world: World, staff: dict[str, StaffUser], amount: str = "100.00") -> Payout:
+    payout = submitted_payout(world, maker=staff["maker"], amount=amount)
+    payout_approve(payout=payout, by=staff["approver"])
+    payout.refresh_from_db()
+    assert payout.status == S.APPROVED
+    return payout
+
+
+def release(world: World, payout: Payout, by: StaffUser) -> Payout:
+    sent = payout_otp_send(payout=payout, by=by)
+    assert sent.sent_to == world.environment.verification_email
+    return payout_otp_confirm(payout=payout, by=by, code=world.otp_code())
+
+
+def initiations(world: World) -> int:
+    return world.emulator.witness.count(INITIATE, "POST")
+
+
+def test_approved_fiat_payout_is_initiated_once_with_its_key_and_tracked(
+    world: World, staff: dict[str, StaffUser]
+) -> None:
+    payout = release(world, approved(world, staff), staff["approver"])
+    payout.refresh_from_db()
+    assert payout.status == S.CREATED and payout.upstream_id
+    assert payout.otp_code_encrypted == ""
+    assert [p["payout_id"] for p in world.payouts_upstream()] == [payout.upstream_id]
+    assert initiations(world) == 1
+
+
+def test_double_submit_gives_one_upstream_payout(world: World, staff: dict[str, StaffUser]) -> None:
+    payout = approved(world, staff)
+    payout_otp_send(payout=payout, by=staff["approver"])
+    code = world.otp_code()
+    first = payout_otp_confirm(payout=payout, by=staff["approver"], code=code)
+    with pytest.raises(PayoutActionRefused) as refused:
+        payout_otp_confirm(payout=payout, by=staff["approver"], code=code)
+    assert refused.value.code == "already_sent" and first.upstream_id
+    assert len(world.payouts_upstream()) == 1
+    assert initiations(world) == 1
+
+
+def test_dropped_response_then_retry_gives_one_payout_via_replay(
+    world: World, staff: dict[str, StaffUser]
+) -> None:
+    payout = approved(world, staff)
+    payout_otp_send(payout=payout, by=staff["approver"])
+    world.emulator.faults(drop_response_next=1)
+    payout = payout_otp_confirm(payout=payout, by=staff["approver"], code=world.otp_code())
+    assert payout.status == S.CREATED
+    # Two requests reached the upstream (the first acted, its answer was lost), one payout.
+    assert initiations(world) == 2
+    assert len(world.payouts_upstream()) == 1
+    assert world.payouts_upstream()[0]["payout_id"] == payout.upstream_id
+
+
+@pytest.mark.parametrize("fault", [{"error_rate": 0.5}, {"rate_429": 0.5}])
+def test_500s_and_429s_during_initiation_give_one_payout(
+    world: World, staff: dict[str, StaffUser], fault: dict[str, float], settings
+) -> None:  # type: ignore[no-untyped-def]
+    settings.GATEWAY_MAX_ATTEMPTS = 12
+    payouts = [approved(world, staff, amount=f"{100 + i}.00") for i in range(3)]
+    for payout in payouts:
+        payout_otp_send(payout=payout, by=staff["approver"])
+        world.emulator.faults(**fault)
+        payout_otp_confirm(payout=payout, by=staff["approver"], code=world.otp_code())
+        world.emulator.faults(error_rate=0, rate_429=0)
+    for _ in range(5):  # the recovery schedule, for any payout the retries did not finish
+        payouts_recover_submitting_now()
+    recorded = {p.upstream_id for p in Payout.objects.filter(pk__in=[p.pk for p in payouts])}
+    upstream_ids = [p["payout_id"] for p in world.payouts_upstream()]
+    assert len(upstream_ids) == 3 == len(set(upstream_ids))
+    assert recorded == set(upstream_ids)
+    statuses = world.emulator.witness.statuses()
+    assert (500 in statuses) or (429 in statuses)  # the faults really happened
+
+
+def payouts_recover_submitting_now() -> int:
+    from django.conf import settings
+
+    old = settings.PAYOUTS_SUBMITTING_STALE_SECONDS
+    settings.PAYOUTS_SUBMITTING_STALE_SECONDS = -1
+    try:
+        return payouts_recover_submitting()
+    finally:
+        settings.PAYOUTS_SUBMITTING_STALE_SECONDS = old
+
+
+def test_amount_and_fees_debited_once(world: World, staff: dict[str, StaffUser]) -> None:
+    from gateway.client import call_sync, upstream
+
+    client = upstream(world.environment)
+    before = call_sync(client.virtual_accounts.balance, world.account.upstream_id)
+    payout = approved(world, staff, amount="250.00")
+    payout_otp_send(payout=payout, by=staff["approver"])
+    world.emulator.faults(drop_response_next=1)
+    payout = payout_otp_confirm(payout=payout, by=staff["approver"], code=world.otp_code())
+    after = call_sync(client.virtual_accounts.balance, world.account.upstream_id)
+    debited = before.available_balance - after.available_balance
+    (made,) = world.payouts_upstream()
+    assert made["payout_id"] == payout.upstream_id
+    assert debited == Decimal("250.00") + Decimal(made["fee"])  # amount plus fees, once
