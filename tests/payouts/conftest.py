@@ -54,7 +54,13 @@ def q_sync(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def world(request: pytest.FixtureRequest, staff: dict[str, StaffUser], q_sync: None) -> World:
+def world(
+    transactional_db: None,
+    request: pytest.FixtureRequest,
+    staff: dict[str, StaffUser],
+    q_sync: None,
+) -> World:
+    # transactional_db first: the emulator serves from another thread and must see our rows.
     emulator = request.getfixturevalue("live_emulator")
     environment = request.getfixturevalue("sandbox")
     # The recipient is created by the maker (not an approver), unless a test says otherwise.
