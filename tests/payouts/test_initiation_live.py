@@ -119,3 +119,56 @@ def test_amount_and_fees_debited_once(world: World, staff: dict[str, StaffUser])
     (made,) = world.payouts_upstream()
     assert made["payout_id"] == payout.upstream_id
     assert debited == Decimal("250.00") + Decimal(made["fee"])  # amount plus fees, once
+
+
+def test_crash_between_the_call_and_the_commit_is_recovered_with_the_same_key(
+    world: World, staff: dict[str, StaffUser]
+) -> None:
+    import subprocess
+    import sys
+
+    from django.conf import settings as django_settings
+
+    from gateway.models import UpstreamCall
+    from tests.gateway.conftest import child_environment
+
+    payout = approved(world, staff)
+    payout_otp_send(payout=payout, by=staff["approver"])
+    code = world.otp_code()
+    # Make it `submitting` with the key committed, but let the task run in a process we kill.
+    from payouts import initiation
+
+    original = initiation._queue_submit
+    initiation._queue_submit = lambda payout_id: None  # type: ignore[assignment]
+    try:
+        payout_otp_confirm(payout=payout, by=staff["approver"], code=code)
+    finally:
+        initiation._queue_submit = original  # type: ignore[assignment]
+    payout.refresh_from_db()
+    assert payout.status == S.SUBMITTING and not payout.upstream_id
+
+    child = subprocess.run(
+        [sys.executable, "-m", "tests.payouts.child_submit", str(payout.pk)],
+        env=child_environment(),
+        cwd=str(django_settings.BASE_DIR),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert child.returncode == 137, child.stderr[-2000:]
+    payout.refresh_from_db()
+    assert payout.status == S.SUBMITTING and not payout.upstream_id  # the answer was lost
+    assert len(world.payouts_upstream()) == 1  # ... but the upstream made the payout
+
+    # The recovery schedule re-sends with the same key: the upstream replays, nothing new.
+    assert payouts_recover_submitting_now() == 1
+    payout.refresh_from_db()
+    (made,) = world.payouts_upstream()
+    assert payout.status == S.CREATED and payout.upstream_id == made["payout_id"]
+    keys = set(
+        UpstreamCall.objects.filter(operation="payout_initiate").values_list(
+            "idempotency_key", flat=True
+        )
+    )
+    assert keys == {str(payout.idempotency_key)}
+    assert initiations(world) == 2
