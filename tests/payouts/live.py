@@ -145,3 +145,47 @@ def submitted_payout(
             payout, PayoutStatus.PENDING_APPROVAL, source=ChangeSource.STAFF, by=maker
         )
     return Payout.objects.get(pk=payout.pk)
+
+
+PDF_BYTES = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
+
+
+def attach_pdf(payout: Payout, *, by: StaffUser, name: str = "invoice.pdf") -> None:
+    """A supporting document stored through the storage API, as issue 13's upload stores it."""
+    import hashlib
+
+    from django.core.files.base import ContentFile
+
+    from payouts.models import PayoutDocument
+
+    PayoutDocument.objects.create(
+        payout=payout,
+        kind="invoice",
+        file=ContentFile(PDF_BYTES, name=name),
+        file_name=name,
+        content_type="application/pdf",
+        size=len(PDF_BYTES),
+        sha256=hashlib.sha256(PDF_BYTES).hexdigest(),
+        uploaded_by=by,
+    )
+
+
+def crypto_payout(world: World, *, maker: StaffUser, amount: str = "100.00") -> Payout:
+    """A submitted crypto payout (USDC on solana) with its required document."""
+    with transaction.atomic():
+        payout = Payout.objects.create(
+            environment=world.environment,
+            maker=maker,
+            virtual_account=world.account,
+            recipient=world.recipient,
+            amount=Decimal(amount),
+            mode="crypto",
+            payment_currency="USDC",
+            payment_network="solana",
+            reference=f"INV-{next(_serial)}",
+        )
+        attach_pdf(payout, by=maker)
+        payout_transition(
+            payout, PayoutStatus.PENDING_APPROVAL, source=ChangeSource.STAFF, by=maker
+        )
+    return Payout.objects.get(pk=payout.pk)
