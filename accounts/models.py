@@ -147,6 +147,8 @@ class Recipient(UpstreamMirror):
     Payouts point here (the payouts app adds the reverse relation).
     """
 
+    # The submission id: a double submit finds this row instead of registering a twin.
+    request_key = models.UUIDField(default=uuid.uuid4, editable=False)
     end_user = models.ForeignKey(EndUser, on_delete=models.PROTECT, related_name="recipients")
     kind = models.CharField(max_length=12, choices=RecipientKind.choices)
     first_name = models.CharField(max_length=200, blank=True)
@@ -175,6 +177,9 @@ class Recipient(UpstreamMirror):
                 fields=["environment", "upstream_id"],
                 condition=~models.Q(upstream_id=""),
                 name="recipient_upstream_id_per_environment",
+            ),
+            models.UniqueConstraint(
+                fields=["environment", "request_key"], name="recipient_request_key_per_environment"
             ),
             models.CheckConstraint(
                 condition=models.Q(account_type="SWIFT") | ~models.Q(routing_number=""),

@@ -16,6 +16,9 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
     path("gateway/", include("gateway.urls")),
+    path("quotes/", include("quotes.urls")),
+    path("payouts/", include("payouts.urls")),
+    path("profile/", include("staff.token_urls")),
     path("", include("staff.urls")),
 ]
 

@@ -10,6 +10,10 @@ class PayoutsConfig(AppConfig):
     def ready(self) -> None:
         from staff.schedules import register_schedule
 
+        # Expiry housekeeping of the 15-minute quotes reserved by a payout preview.
+        register_schedule(
+            "payouts.expire_reservations", "payouts.tasks.expire_due_reservations", minutes=1
+        )
         # Exactly-once recovery: a payout stuck in `submitting` is re-sent with its own key.
         register_schedule(
             "payouts.recover_submitting", "payouts.tasks.recover_submitting", minutes=1

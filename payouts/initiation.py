@@ -8,7 +8,6 @@ key; the answer is recorded under the row lock and only from `submitting`.
 
 from __future__ import annotations
 
-import base64
 import logging
 from datetime import timedelta
 from typing import Any
@@ -23,6 +22,7 @@ from gateway.client import call_sync, upstream
 from gateway.errors import BudgetExhausted, PermanentError, TemporaryError, UpstreamError
 from gateway.schemas import PayoutCreated
 from payouts import live, notifications
+from payouts.documents import supporting_documents
 from payouts.errors import PayoutActionRefused
 from payouts.models import ChangeSource, NotificationKind, Payout, PayoutStatus
 from payouts.states import can_move, payout_transition
@@ -87,23 +87,14 @@ def submission_start(*, payout: Payout, by: StaffUser | None, otp: str = "") -> 
     return payout
 
 
-def document_data_uri(document: Any) -> str:
-    """A document as the upstream wants it: `data:<type>;base64,<content>` (never logged)."""
-    with document.file.open("rb") as handle:
-        content = handle.read()
-    return f"data:{document.content_type};base64,{base64.b64encode(content).decode('ascii')}"
-
-
 def initiation_arguments(payout: Payout) -> dict[str, Any]:
     """
     The initiation request, a pure function of the committed payout: every resend is the same
     body, which the upstream needs to replay the first answer for the same key (a different body
     would be refused as IDEMPOTENCY_KEY_REUSED rather than paid twice).
     """
-    documents = [
-        {"type": doc.kind, "file_name": doc.file_name, "file": document_data_uri(doc)}
-        for doc in payout.documents.order_by("uploaded_at", "pk")
-    ]
+    # base64 data URIs in upload order (the model's ordering): the same list on every resend.
+    documents = supporting_documents(payout)
     extra_info = {
         key: value
         for key, value in (("memo", payout.memo), ("internal_notes", payout.internal_notes))

@@ -1,10 +1,16 @@
-"""django-q2 tasks of payouts: thin, they load ids and call the services."""
+"""Payout background work (django-q2): thin calls into services."""
 
 from __future__ import annotations
 
 from payouts.initiation import payout_submit as _submit
 from payouts.initiation import payouts_recover_submitting
+from payouts.services import reservations_expire_due
 from payouts.tracking import payouts_poll
+
+
+def expire_due_reservations() -> int:
+    """Scheduled every minute: reserved preview quotes past their expiry become EXPIRED."""
+    return reservations_expire_due()
 
 
 def payout_submit(payout_id: int) -> str:

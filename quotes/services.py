@@ -36,28 +36,37 @@ def require_maker(user: StaffUser) -> None:
         raise PermissionDenied("Only finance makers request and re-price quotes.")
 
 
+CENT = Decimal("0.01")
+RATE_STEP = Decimal("0.000001")
+
+
+def _money(value: Decimal | None) -> Decimal | None:
+    """Money as the upstream quantises it (2 decimals): a JSON 6.0 is stored and shown 6.00."""
+    return None if value is None else value.quantize(CENT)
+
+
 def _figures(remote: UpstreamQuote) -> dict[str, Any]:
     fees = remote.fees
     base = fees.base_fees if fees else None
     client = fees.client_markup if fees else None
     return {
-        "base_amount": remote.base_amount,
-        "quote_amount": remote.quote_amount,
-        "rate": remote.rate,
-        "service_rate": remote.service_rate,
+        "base_amount": _money(remote.base_amount),
+        "quote_amount": _money(remote.quote_amount),
+        "rate": remote.rate.quantize(RATE_STEP),
+        "service_rate": remote.service_rate.quantize(RATE_STEP),
         "account_type": remote.account_type or "",
         "network": remote.network or "",
         "status": str(remote.status),
         "expires_at": remote.expiration_ts,
-        "base_fixed_fee": base.fixed_fee if base else None,
+        "base_fixed_fee": _money(base.fixed_fee if base else None),
         "base_percentage_fee": base.percentage_fee if base else None,
         "base_fx_markup": base.fx_markup if base else None,
-        "client_fixed_fee": client.fixed_fee if client else None,
+        "client_fixed_fee": _money(client.fixed_fee if client else None),
         "client_percentage_fee": client.percentage_fee if client else None,
         "client_fx_markup": client.fx_markup if client else None,
-        "network_fee": fees.network_fee if fees else None,
+        "network_fee": _money(fees.network_fee if fees else None),
         "penalty_markup": fees.penalty_markup if fees else None,
-        "total_fees": fees.total_fees if fees else None,
+        "total_fees": _money(fees.total_fees if fees else None),
         "raw": remote.model_dump(mode="json"),
     }
 

@@ -10,7 +10,7 @@ from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 
-from staff.models import AuditEntry, StaffUser
+from staff.models import ApiToken, AuditEntry, StaffUser
 
 
 class StaffUserCreationForm(AdminUserCreationForm):
@@ -92,4 +92,21 @@ class AuditEntryAdmin(admin.ModelAdmin):
         return False
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Read-only: tokens are created and revoked by their owners (profile page, command)."""
+
+    list_display = ("name", "user", "prefix", "created_at", "last_used_at", "revoked_at")
+    list_select_related = ("user",)
+    search_fields = ("name", "user__email", "prefix")
+    readonly_fields = ("user", "name", "prefix", "created_at", "last_used_at", "revoked_at")
+    exclude = ("token_hash",)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

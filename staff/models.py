@@ -105,3 +105,33 @@ class WorkerHeartbeat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.cluster} at {self.beat_at:%Y-%m-%d %H:%M:%S}"
+
+
+class ApiToken(models.Model):
+    """
+    A staff member's personal API token: `Authorization: Bearer <token>` acts as them, with
+    exactly their permissions. Only a SHA-256 of the token is stored (it is 256 random bits, so
+    a fast hash is enough); the token itself is shown once, at creation.
+    """
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100)
+    # The first characters, shown so a person can tell their tokens apart (not enough to use one).
+    prefix = models.CharField(max_length=16)
+    token_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-created_at", "-id")
+        verbose_name = "API token"
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…) of {self.user_id}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None

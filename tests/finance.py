@@ -108,3 +108,71 @@ def make_draft(
         amount=Decimal(amount),
         **fields,
     )
+
+
+def upstream_directory(
+    environment: Environment,
+    emulator: Any,
+    *,
+    maker: StaffUser,
+    mode: str = "fiat",
+    deposit: str = "5000.00",
+) -> tuple[VirtualAccount, Recipient]:
+    """A verified user, an active virtual account (funded) and a WIRE recipient that exist in the
+    emulator, mirrored locally as the directory would have them."""
+    import uuid as _uuid
+
+    from gateway.client import call_sync, upstream
+
+    client = upstream(environment)
+    email = f"payer-{_uuid.uuid4().hex[:8]}@example.com"
+    user = call_sync(
+        client.users.create,
+        idempotency_key=str(_uuid.uuid4()),
+        email=email,
+        phone_number="+15125550100",
+        first_name="Ada",
+        last_name="Lovelace",
+        country="US",
+    )
+    account = call_sync(client.virtual_accounts.create, user_id=user.user_id, mode=mode)
+    emulator.advance(10)
+    emulator.control("POST", "tick")
+    if deposit and mode == "fiat":
+        emulator.control(
+            "POST", "deposits", json={"virtual_account_id": account.id, "amount": deposit}
+        )
+    balance = call_sync(client.virtual_accounts.balance, account.id)
+    recipient = call_sync(
+        client.recipients.create,
+        user_id=user.user_id,
+        first_name="Grace",
+        last_name="Hopper",
+        email="grace@example.com",
+        address={"street_name": "1 Main St", "city": "Austin", "country": "US"},
+        account={
+            "account_type": "WIRE",
+            "account_number": "123456789012",
+            "routing_number": "021000021",
+            "bank_name": "Chase",
+        },
+    )
+    end_user = make_end_user(environment, email=email, upstream_id=user.user_id)
+    local_account = make_virtual_account(
+        environment,
+        end_user,
+        upstream_id=account.id,
+        mode=mode,
+        available_balance=balance.available_balance,
+        balance_as_of=balance.updated_at,
+    )
+    local_recipient = make_recipient(
+        environment,
+        end_user,
+        created_by=maker,
+        upstream_id=recipient.recipient_id,
+        first_name="Grace",
+        last_name="Hopper",
+        account_number="123456789012",
+    )
+    return local_account, local_recipient

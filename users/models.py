@@ -61,11 +61,12 @@ class EndUser(UpstreamMirror):
     type = models.CharField(
         max_length=20, choices=EndUserType.choices, default=EndUserType.INDIVIDUAL
     )
-    email = models.EmailField()
+    # Blank only on a mirror made from an event that lacks them, until its refresh fills them.
+    email = models.EmailField(blank=True)
     phone_number = models.CharField(max_length=32, blank=True)
-    first_name = models.CharField(max_length=200)
-    last_name = models.CharField(max_length=200)
-    country = models.CharField(max_length=2)
+    first_name = models.CharField(max_length=200, blank=True)
+    last_name = models.CharField(max_length=200, blank=True)
+    country = models.CharField(max_length=2, blank=True)
     status = models.CharField(
         max_length=20, choices=EndUserStatus.choices, default=EndUserStatus.UNVERIFIED
     )

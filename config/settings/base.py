@@ -291,3 +291,4 @@ LOGGING = {
 # --- Per-concept settings live beside each other, one module a concept ----------------------------
 from .emulator import *  # noqa: E402, F403
 from .gateway import *  # noqa: E402, F403
+from .payouts import *  # noqa: E402, F403

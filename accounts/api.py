@@ -1,0 +1,338 @@
+"""The virtual-account and recipient endpoints of /api/v1."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from decimal import Decimal
+from typing import Literal
+
+from django.http import Http404, HttpRequest
+from ninja import Field, Header, Query, Router, Schema, Status
+
+from accounts import selectors, services
+from accounts.models import Recipient, VirtualAccount
+from config.api_support import (
+    ENVIRONMENT_QUERY_DESCRIPTION,
+    ERROR_RESPONSES,
+    ErrorOut,
+    acting_staff,
+    api_environment,
+    paginate,
+    require_permission,
+)
+from staff import roles
+from staff.errors import ServiceError
+from users.models import EndUser
+from users.selectors import end_user_get
+
+router = Router(tags=["accounts"])
+
+EnvironmentName = Query(None, description=ENVIRONMENT_QUERY_DESCRIPTION)
+IdempotencyKey = Header(
+    None,
+    alias="Idempotency-Key",
+    description="A UUID of your choosing: the same key again returns the same record.",
+)
+
+
+def _request_key(value: str | None) -> uuid.UUID | None:
+    if not value:
+        return None
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        raise ServiceError(
+            "Idempotency-Key must be a UUID.", errors=[("Idempotency-Key", "must be a UUID")]
+        ) from None
+
+
+def _end_user(request: HttpRequest, environment: str | None, end_user_id: int) -> EndUser:
+    try:
+        return end_user_get(environment=api_environment(request, environment), pk=end_user_id)
+    except Http404:
+        raise ServiceError(
+            "No end user with this id in this environment.",
+            errors=[("end_user_id", "no such end user in this environment")],
+        ) from None
+
+
+# --- virtual accounts ------------------------------------------------------------------------
+
+
+class VirtualAccountIn(Schema):
+    end_user_id: int = Field(description="PayOps id of a verified end user.")
+    mode: Literal["fiat", "crypto"] = Field(
+        description="`fiat` debits the balance; `crypto` funds each payout by a stablecoin deposit."
+    )
+
+
+class VirtualAccountOut(Schema):
+    id: int = Field(description="PayOps id (use it in paths).")
+    upstream_id: str = Field(description="The upstream's virtual account id.")
+    environment: str
+    end_user_id: int
+    end_user_upstream_id: str
+    mode: str
+    type: str = Field(description="`US_BANK`.")
+    bank: str
+    status: str = Field(description="`activating`, `active`, `failed`, `frozen`, `deactivated`.")
+    account_number: str = Field(description="Set once active.")
+    routing_number: str = Field(description="Set once active.")
+    available_balance: Decimal | None = Field(
+        description='Exact decimal as a string, e.g. "1500.25"; null until first read.'
+    )
+    currency: str
+    balance_as_of: datetime | None = Field(description="When the upstream reported that balance.")
+    activated_at: datetime | None
+    created_at: datetime
+
+    @staticmethod
+    def resolve_environment(obj: VirtualAccount) -> str:
+        return obj.environment.name
+
+    @staticmethod
+    def resolve_end_user_upstream_id(obj: VirtualAccount) -> str:
+        return obj.end_user.upstream_id
+
+
+class VirtualAccountPage(Schema):
+    items: list[VirtualAccountOut]
+    count: int
+    page: int
+    pages: int
+
+
+@router.post(
+    "/virtual-accounts",
+    response={201: VirtualAccountOut, 502: ErrorOut, **ERROR_RESPONSES},
+    summary="Open a virtual account",
+)
+def create_virtual_account(
+    request: HttpRequest,
+    payload: VirtualAccountIn,
+    environment: str | None = EnvironmentName,
+    idempotency_key: str | None = IdempotencyKey,
+) -> Status[VirtualAccount]:
+    """Only for verified end users (400 `end_user_not_verified` on `end_user_id` otherwise)."""
+    end_user = _end_user(request, environment, payload.end_user_id)
+    va = services.virtual_account_create(
+        end_user=end_user,
+        mode=payload.mode,
+        by=acting_staff(request),
+        request_key=_request_key(idempotency_key),
+    )
+    return Status(201, va)
+
+
+@router.get(
+    "/virtual-accounts",
+    response={200: VirtualAccountPage, **ERROR_RESPONSES},
+    summary="List virtual accounts",
+)
+def list_virtual_accounts(
+    request: HttpRequest,
+    environment: str | None = EnvironmentName,
+    status: Literal["activating", "active", "failed", "frozen", "deactivated"] | None = None,
+    mode: Literal["fiat", "crypto"] | None = None,
+    end_user_id: int | None = None,
+    page: int = Query(1, ge=1),
+    page_size: int = Query(50, ge=1, le=200),
+) -> dict[str, object]:
+    require_permission(request, roles.DIRECTORY_VIEW)
+    rows = selectors.virtual_account_list(
+        environment=api_environment(request, environment),
+        status=status or "",
+        mode=mode or "",
+        end_user_id=end_user_id,
+    )
+    return paginate(rows, page=page, page_size=page_size)
+
+
+@router.get("/virtual-accounts/{id}", response={200: VirtualAccountOut, **ERROR_RESPONSES})
+def get_virtual_account(
+    request: HttpRequest, id: int, environment: str | None = EnvironmentName
+) -> VirtualAccount:
+    require_permission(request, roles.DIRECTORY_VIEW)
+    return selectors.virtual_account_get(environment=api_environment(request, environment), pk=id)
+
+
+@router.post(
+    "/virtual-accounts/{id}/refresh",
+    response={200: VirtualAccountOut, 502: ErrorOut, **ERROR_RESPONSES},
+    summary="Refresh status and balance from the upstream",
+)
+def refresh_virtual_account(
+    request: HttpRequest, id: int, environment: str | None = EnvironmentName
+) -> VirtualAccount:
+    require_permission(request, roles.DIRECTORY_VIEW)
+    va = selectors.virtual_account_get(environment=api_environment(request, environment), pk=id)
+    return services.virtual_account_refresh(virtual_account=va, by=acting_staff(request))
+
+
+# --- recipients ------------------------------------------------------------------------------
+
+
+class AddressIn(Schema):
+    street_name: str = Field(description="Street and number.")
+    city: str
+    state: str = ""
+    postal_code: str = ""
+    country: str = Field(description="ISO 3166-1 alpha-2.", examples=["US"])
+
+
+class BankAccountIn(Schema):
+    account_type: Literal["WIRE", "SWIFT"]
+    account_number: str = Field(
+        description="WIRE: the US account number. SWIFT: the IBAN where the bank's country uses "
+        "one (checked), else the account number."
+    )
+    routing_number: str = Field("", description="WIRE: ABA routing number (checksum verified).")
+    swift_code: str = Field("", description="SWIFT: the bank's BIC (8 or 11 characters).")
+    bank_name: str = ""
+
+
+class RecipientIn(Schema):
+    """decisions.md's recipient body, with `end_user_id` (PayOps id) in place of `user_id`."""
+
+    end_user_id: int = Field(description="PayOps id of the end user this recipient belongs to.")
+    first_name: str = Field("", description="Individual recipients: given name.")
+    last_name: str = Field("", description="Individual recipients: family name.")
+    company_name: str = Field("", description="Company recipients: instead of the names.")
+    email: str = ""
+    address: AddressIn
+    account: BankAccountIn
+
+
+class AddressOut(Schema):
+    street_name: str
+    city: str
+    state: str
+    postal_code: str
+    country: str
+
+
+class BankAccountOut(Schema):
+    account_type: str
+    account_number: str = Field(description="Masked: only the last four characters.")
+    routing_number: str
+    swift_code: str
+    bank_name: str
+
+
+class RecipientOut(Schema):
+    id: int
+    upstream_id: str = Field(description="The upstream's recipient_id.")
+    environment: str
+    end_user_id: int
+    kind: str = Field(description="`individual` or `company`.")
+    name: str
+    first_name: str
+    last_name: str
+    company_name: str
+    email: str
+    address: AddressOut
+    account: BankAccountOut
+    created_by: str = Field(description="Email of the staff member who registered it.")
+    created_at: datetime
+
+    @staticmethod
+    def resolve_environment(obj: Recipient) -> str:
+        return obj.environment.name
+
+    @staticmethod
+    def resolve_name(obj: Recipient) -> str:
+        return obj.display_name
+
+    @staticmethod
+    def resolve_address(obj: Recipient) -> dict[str, str]:
+        return {
+            "street_name": obj.street_name,
+            "city": obj.city,
+            "state": obj.state,
+            "postal_code": obj.postal_code,
+            "country": obj.country,
+        }
+
+    @staticmethod
+    def resolve_account(obj: Recipient) -> dict[str, str]:
+        return {
+            "account_type": obj.account_type,
+            "account_number": obj.masked_account_number,
+            "routing_number": obj.routing_number,
+            "swift_code": obj.swift_code,
+            "bank_name": obj.bank_name,
+        }
+
+    @staticmethod
+    def resolve_created_by(obj: Recipient) -> str:
+        return obj.created_by.email
+
+
+class RecipientPage(Schema):
+    items: list[RecipientOut]
+    count: int
+    page: int
+    pages: int
+
+
+@router.post(
+    "/recipients",
+    response={201: RecipientOut, 502: ErrorOut, **ERROR_RESPONSES},
+    summary="Register a recipient",
+)
+def create_recipient(
+    request: HttpRequest,
+    payload: RecipientIn,
+    environment: str | None = EnvironmentName,
+    idempotency_key: str | None = IdempotencyKey,
+) -> Status[Recipient]:
+    """Checked before sending (ABA checksum, BIC, IBAN); the upstream's field errors come back
+    on the same field names (`account.routing_number`, `end_user_id`, ...)."""
+    end_user = _end_user(request, environment, payload.end_user_id)
+    values = {
+        "kind": "company" if payload.company_name.strip() else "individual",
+        "first_name": payload.first_name,
+        "last_name": payload.last_name,
+        "company_name": payload.company_name,
+        "email": payload.email,
+        **payload.address.dict(),
+        **payload.account.dict(),
+    }
+    recipient = services.recipient_create(
+        end_user=end_user,
+        by=acting_staff(request),
+        values=values,
+        request_key=_request_key(idempotency_key),
+    )
+    return Status(201, recipient)
+
+
+@router.get(
+    "/recipients", response={200: RecipientPage, **ERROR_RESPONSES}, summary="List recipients"
+)
+def list_recipients(
+    request: HttpRequest,
+    environment: str | None = EnvironmentName,
+    end_user_id: int | None = None,
+    account_type: Literal["WIRE", "SWIFT"] | None = None,
+    search: str = Query("", description="Name, company, email or upstream id."),
+    page: int = Query(1, ge=1),
+    page_size: int = Query(50, ge=1, le=200),
+) -> dict[str, object]:
+    require_permission(request, roles.DIRECTORY_VIEW)
+    rows = selectors.recipient_list(
+        environment=api_environment(request, environment),
+        end_user_id=end_user_id,
+        account_type=account_type or "",
+        search=search,
+    )
+    return paginate(rows, page=page, page_size=page_size)
+
+
+@router.get("/recipients/{id}", response={200: RecipientOut, **ERROR_RESPONSES})
+def get_recipient(
+    request: HttpRequest, id: int, environment: str | None = EnvironmentName
+) -> Recipient:
+    require_permission(request, roles.DIRECTORY_VIEW)
+    return selectors.recipient_get(environment=api_environment(request, environment), pk=id)

@@ -1,0 +1,143 @@
+"""Virtual-account and recipient reads: filtered lists, one record with its history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Prefetch, Q, QuerySet
+from django.shortcuts import get_object_or_404
+
+from accounts.models import (
+    Deposit,
+    Recipient,
+    RecipientTimelineEntry,
+    VirtualAccount,
+    VirtualAccountTimelineEntry,
+)
+from gateway.models import Environment
+from users.models import EndUser, VerificationStatus
+
+
+def virtual_account_list(
+    *,
+    environment: Environment,
+    status: str = "",
+    mode: str = "",
+    end_user_id: int | None = None,
+    search: str = "",
+) -> QuerySet[VirtualAccount]:
+    rows = VirtualAccount.objects.filter(environment=environment).select_related(
+        "environment", "end_user", "created_by"
+    )
+    if status:
+        rows = rows.filter(status=status)
+    if mode:
+        rows = rows.filter(mode=mode)
+    if end_user_id:
+        rows = rows.filter(end_user_id=end_user_id)
+    if search.strip():
+        term = search.strip()
+        rows = rows.filter(
+            Q(end_user__email__icontains=term)
+            | Q(end_user__last_name__icontains=term)
+            | Q(account_number__endswith=term)
+            | Q(upstream_id__iexact=term)
+        )
+    return rows.order_by("-created_at", "-id")
+
+
+def virtual_account_get(*, environment: Environment | None, pk: int) -> VirtualAccount:
+    rows = VirtualAccount.objects.select_related("environment", "end_user", "created_by")
+    if environment is not None:
+        rows = rows.filter(environment=environment)
+    return get_object_or_404(rows, pk=pk)
+
+
+def virtual_account_detail(*, environment: Environment | None, pk: int) -> VirtualAccount:
+    rows = VirtualAccount.objects.select_related(
+        "environment", "end_user", "created_by"
+    ).prefetch_related(
+        Prefetch(
+            "timeline",
+            queryset=VirtualAccountTimelineEntry.objects.select_related("actor").order_by(
+                "-at", "-id"
+            ),
+        ),
+        Prefetch("deposits", queryset=Deposit.objects.order_by("-received_at", "-id")),
+    )
+    if environment is not None:
+        rows = rows.filter(environment=environment)
+    return get_object_or_404(rows, pk=pk)
+
+
+def recipient_list(
+    *,
+    environment: Environment,
+    end_user_id: int | None = None,
+    account_type: str = "",
+    search: str = "",
+) -> QuerySet[Recipient]:
+    rows = Recipient.objects.filter(environment=environment).select_related(
+        "environment", "end_user", "created_by"
+    )
+    if end_user_id:
+        rows = rows.filter(end_user_id=end_user_id)
+    if account_type:
+        rows = rows.filter(account_type=account_type)
+    if search.strip():
+        term = search.strip()
+        rows = rows.filter(
+            Q(first_name__icontains=term)
+            | Q(last_name__icontains=term)
+            | Q(company_name__icontains=term)
+            | Q(email__icontains=term)
+            | Q(upstream_id__iexact=term)
+        )
+    return rows.order_by("-created_at", "-id")
+
+
+def recipient_get(*, environment: Environment | None, pk: int) -> Recipient:
+    rows = Recipient.objects.select_related("environment", "end_user", "created_by")
+    if environment is not None:
+        rows = rows.filter(environment=environment)
+    return get_object_or_404(rows, pk=pk)
+
+
+def recipient_detail(*, environment: Environment | None, pk: int) -> Recipient:
+    rows = Recipient.objects.select_related(
+        "environment", "end_user", "created_by"
+    ).prefetch_related(
+        Prefetch(
+            "timeline",
+            queryset=RecipientTimelineEntry.objects.select_related("actor").order_by("-at", "-id"),
+        )
+    )
+    if environment is not None:
+        rows = rows.filter(environment=environment)
+    return get_object_or_404(rows, pk=pk)
+
+
+def recipient_payouts(recipient: Recipient) -> QuerySet[Any] | None:
+    """The payouts that used this recipient, once the payouts app adds `Payout.recipient`
+    (related_name "payouts"); None until then, so the page can say so."""
+    related = getattr(recipient, "payouts", None)
+    return related.all().order_by("-pk") if related is not None else None
+
+
+def verified_end_users(*, environment: Environment) -> QuerySet[EndUser]:
+    """Who may get a virtual account or a recipient (the create forms' choices)."""
+    return (
+        EndUser.objects.filter(
+            environment=environment, verification_status=VerificationStatus.VERIFIED
+        )
+        .exclude(upstream_id="")
+        .order_by("last_name", "first_name", "email")
+    )
+
+
+def synced_end_users(*, environment: Environment) -> QuerySet[EndUser]:
+    return (
+        EndUser.objects.filter(environment=environment)
+        .exclude(upstream_id="")
+        .order_by("last_name", "first_name", "email")
+    )

@@ -1,0 +1,92 @@
+"""Shared pieces of every API router: the error schema, `?environment=`, permission checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from ninja import Field, Schema
+
+from gateway.models import Environment
+from gateway.selectors import environment_current
+from staff.errors import ServiceError
+from staff.models import StaffUser
+
+
+class FieldErrorOut(Schema):
+    field: str = Field(description="The request field at fault, dotted for nested objects.")
+    message: str = Field(description="What is wrong with it, in plain words.")
+
+
+class ErrorOut(Schema):
+    """The one error shape of every endpoint, whatever the status."""
+
+    code: str = Field(
+        description="Stable machine-readable code, e.g. validation_error, permission_denied, "
+        "not_found, unauthorized, end_user_not_verified, upstream_unavailable."
+    )
+    message: str = Field(description="A sentence for a person.")
+    errors: list[FieldErrorOut] = Field(
+        default_factory=list, description="Field errors; empty when no single field is at fault."
+    )
+
+
+# Every endpoint may answer these; list them in `response={...}` so the OpenAPI page shows them.
+ERROR_RESPONSES: dict[int, type[Schema]] = {
+    400: ErrorOut,
+    401: ErrorOut,
+    403: ErrorOut,
+    404: ErrorOut,
+    503: ErrorOut,
+}
+
+ENVIRONMENT_QUERY_DESCRIPTION = (
+    "Name of the upstream environment to work in; defaults to the caller's current environment."
+)
+
+
+def api_environment(request: HttpRequest, name: str | None) -> Environment:
+    """The environment `?environment=NAME` names, or the caller's current one."""
+    if name:
+        environment = Environment.objects.filter(name=name, is_active=True).first()
+        if environment is None:
+            raise ServiceError(
+                f"No active environment is named {name!r}.",
+                code="unknown_environment",
+                errors=[("environment", "no active environment has this name")],
+            )
+        return environment
+    environment = environment_current(user=request.user)
+    if environment is None:
+        raise ServiceError(
+            "No upstream environment is configured yet.",
+            code="no_environment",
+            errors=[("environment", "configure an environment first")],
+        )
+    return environment
+
+
+def require_permission(request: HttpRequest, permission: str) -> None:
+    """403 unless the caller (session or token) holds `permission`."""
+    if not request.user.has_perm(permission):
+        raise PermissionDenied(f"You do not have the permission {permission}.")
+
+
+def paginate(rows: QuerySet[Any], *, page: int, page_size: int) -> dict[str, Any]:
+    """`{"items", "count", "page", "pages"}`: two queries (count + page) whatever the length."""
+    count = rows.count()
+    pages = max(1, -(-count // page_size))
+    start = (page - 1) * page_size
+    return {
+        "items": list(rows[start : start + page_size]),
+        "count": count,
+        "page": page,
+        "pages": pages,
+    }
+
+
+def acting_staff(request: HttpRequest) -> StaffUser:
+    """The staff member the request acts as (token or session; auth guarantees one)."""
+    return request.user  # type: ignore[return-value]

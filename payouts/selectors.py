@@ -1,0 +1,101 @@
+"""Payout reads: the filtered list (constant queries a page), one payout, the form's choices."""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+
+from django.db.models import Prefetch, QuerySet
+
+from accounts.models import Recipient, VirtualAccount
+from gateway.models import Environment
+from payouts.models import Payout, PayoutDocument, PayoutStatusChange
+from staff.models import StaffUser
+
+
+def payout_list(
+    *,
+    environment: Environment | None,
+    status: str = "",
+    maker: StaffUser | None = None,
+    corridor: str = "",
+    amount_min: Decimal | None = None,
+    amount_max: Decimal | None = None,
+    date_from: date | None = None,
+    date_to: date | None = None,
+) -> QuerySet[Payout]:
+    """Payouts of one environment, newest first. `corridor` is SOURCE-RAIL, e.g. USD-WIRE."""
+    payouts = Payout.objects.select_related(
+        "maker", "virtual_account", "recipient", "quote"
+    ).filter(environment=environment)
+    if environment is None:
+        return payouts.none()
+    if status:
+        payouts = payouts.filter(status=status)
+    if maker is not None:
+        payouts = payouts.filter(maker=maker)
+    if corridor and "-" in corridor:
+        source, _, rail = corridor.partition("-")
+        if source == "USD":
+            payouts = payouts.filter(payment_currency="")
+        else:
+            payouts = payouts.filter(payment_currency=source)
+        payouts = payouts.filter(recipient__account_type=rail)
+    if amount_min is not None:
+        payouts = payouts.filter(amount__gte=amount_min)
+    if amount_max is not None:
+        payouts = payouts.filter(amount__lte=amount_max)
+    if date_from:
+        payouts = payouts.filter(created_at__date__gte=date_from)
+    if date_to:
+        payouts = payouts.filter(created_at__date__lte=date_to)
+    return payouts.order_by("-created_at", "-pk")
+
+
+def payout_detail(*, environment: Environment | None, pk: int) -> Payout:
+    return (
+        Payout.objects.select_related(
+            "maker",
+            "virtual_account",
+            "virtual_account__end_user",
+            "recipient",
+            "quote",
+            "environment",
+        )
+        .prefetch_related(
+            Prefetch("documents", queryset=PayoutDocument.objects.select_related("uploaded_by")),
+            Prefetch("status_changes", queryset=PayoutStatusChange.objects.select_related("by")),
+        )
+        .get(pk=pk, environment=environment)
+    )
+
+
+def active_virtual_accounts(environment: Environment | None) -> QuerySet[VirtualAccount]:
+    return (
+        VirtualAccount.objects.filter(environment=environment, status="active")
+        .exclude(upstream_id="")
+        .select_related("end_user")
+        .order_by("end_user__last_name", "pk")
+    )
+
+
+def payout_recipients(environment: Environment | None) -> QuerySet[Recipient]:
+    return (
+        Recipient.objects.filter(environment=environment, account_type__in=("WIRE", "SWIFT"))
+        .exclude(upstream_id="")
+        .order_by("last_name", "company_name", "pk")
+    )
+
+
+def corridors() -> list[tuple[str, str]]:
+    return [
+        (f"{source}-{rail}", f"{source}→USD {rail}")
+        for source in ("USD", "USDC", "USDT")
+        for rail in ("WIRE", "SWIFT")
+    ]
+
+
+def payout_makers(environment: Environment | None) -> QuerySet[StaffUser]:
+    return (
+        StaffUser.objects.filter(payouts_made__environment=environment).distinct().order_by("email")
+    )

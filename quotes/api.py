@@ -1,0 +1,264 @@
+"""Quote endpoints (/api/v1/quotes): the same services and permissions as the pages."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest
+from ninja import Field, Router, Schema
+from ninja.params.functions import Query as QueryParam
+
+from config.api_support import (
+    ENVIRONMENT_QUERY_DESCRIPTION,
+    ERROR_RESPONSES,
+    ErrorOut,
+    FieldErrorOut,
+    api_environment,
+)
+from gateway.models import Environment
+from quotes import selectors
+from quotes.errors import QuoteFieldError
+from quotes.models import Quote
+from quotes.services import QuoteRefused, quote_reprice, quote_request
+from staff.models import StaffUser
+
+router = Router(tags=["quotes"])
+
+
+EnvironmentName = QueryParam(None, description=ENVIRONMENT_QUERY_DESCRIPTION)
+
+
+def error(code: str, message: str, errors: list[QuoteFieldError] | None = None) -> ErrorOut:
+    """The one error shape; an upstream list of valid values is spelt out in the message."""
+    return ErrorOut(
+        code=code,
+        message=message,
+        errors=[
+            FieldErrorOut(
+                field=item.field or "",
+                message=item.message
+                + (f" Valid choices: {', '.join(item.choices)}." if item.choices else ""),
+            )
+            for item in errors or []
+        ],
+    )
+
+
+def refused(exc: QuoteRefused) -> tuple[int, ErrorOut]:
+    codes = {item.code for item in exc.errors if item.code}
+    status = 400
+    if "FEES_EXCEED_AMOUNT" in codes:
+        status = 409  # as the upstream answers it
+    elif "upstream_unavailable" in codes:
+        status = 503
+    return status, error(
+        next(iter(codes), "validation_error"), "The quote request was refused.", exc.errors
+    )
+
+
+def staff_of(request: HttpRequest) -> StaffUser:
+    user = request.user
+    if not isinstance(user, StaffUser):
+        raise PermissionDenied
+    return user
+
+
+def environment_of(request: HttpRequest, name: str | None = None) -> Environment:
+    """`?environment=NAME`, or the caller's current environment (400 when there is none)."""
+    return api_environment(request, name)
+
+
+class QuoteIn(Schema):
+    base_currency: str = Field("USD", description="Source currency: USD, USDC or USDT.")
+    quote_currency: str = Field(description="Destination currency (one of valid_quote_currencies).")
+    amount: Decimal = Field(description="Positive, up to 2 decimals.")
+    amount_in_destination: bool = Field(
+        False, description="True: `amount` is what the recipient gets; the source is solved."
+    )
+    account_type: str = Field("", description="Payment rail; blank for the currency's default.")
+    network: str = Field("", description="Stablecoin network; required for USDC and USDT.")
+
+
+class QuoteAmountIn(Schema):
+    amount: Decimal = Field(description="New amount, in the quote's own amount mode.")
+
+
+class FeesOut(Schema):
+    base_fixed_fee: Decimal | None
+    base_percentage_fee: Decimal | None = Field(description="Fraction: 0.005 is 0.5 %.")
+    base_fx_markup: Decimal | None
+    client_fixed_fee: Decimal | None
+    client_percentage_fee: Decimal | None
+    client_fx_markup: Decimal | None
+    network_fee: Decimal | None
+    penalty_markup: Decimal | None
+    total_fees: Decimal | None
+    currency: str = Field(description="Currency of the money fees (the source currency).")
+
+
+class CheckOut(Schema):
+    name: str
+    stated: Decimal | None
+    recomputed: Decimal
+    agrees: bool
+
+
+class ArithmeticOut(Schema):
+    agrees: bool = Field(description="All recomputed figures agree within a cent.")
+    checks: list[CheckOut]
+    unchecked: list[str]
+
+
+class QuoteOut(Schema):
+    id: int
+    quote_id: str = Field(description="The upstream's quote id.")
+    status: str = Field(description="ACTIVE, EXPIRED or USED.")
+    usable: bool = Field(description="ACTIVE and before its expiry: may be used or re-priced.")
+    base_currency: str
+    quote_currency: str
+    account_type: str
+    network: str
+    amount_in_destination: bool
+    requested_amount: Decimal
+    base_amount: Decimal
+    quote_amount: Decimal
+    rate: Decimal
+    service_rate: Decimal
+    fees: FeesOut
+    expires_at: datetime = Field(description="The upstream's expiration_ts.")
+    requested_by: str
+    created_at: datetime
+    repriced_count: int
+    arithmetic: ArithmeticOut
+
+
+def quote_out(quote: Quote) -> dict[str, Any]:
+    check = selectors.quote_check(quote)
+    return {
+        "id": quote.pk,
+        "quote_id": quote.upstream_id,
+        "status": quote.status,
+        "usable": quote.is_usable(),
+        "base_currency": quote.base_currency,
+        "quote_currency": quote.quote_currency,
+        "account_type": quote.account_type,
+        "network": quote.network,
+        "amount_in_destination": quote.amount_in_destination,
+        "requested_amount": quote.requested_amount,
+        "base_amount": quote.base_amount,
+        "quote_amount": quote.quote_amount,
+        "rate": quote.rate,
+        "service_rate": quote.service_rate,
+        "fees": {
+            "base_fixed_fee": quote.base_fixed_fee,
+            "base_percentage_fee": quote.base_percentage_fee,
+            "base_fx_markup": quote.base_fx_markup,
+            "client_fixed_fee": quote.client_fixed_fee,
+            "client_percentage_fee": quote.client_percentage_fee,
+            "client_fx_markup": quote.client_fx_markup,
+            "network_fee": quote.network_fee,
+            "penalty_markup": quote.penalty_markup,
+            "total_fees": quote.total_fees,
+            "currency": quote.base_currency,
+        },
+        "expires_at": quote.expires_at,
+        "requested_by": quote.requested_by.email,
+        "created_at": quote.created_at,
+        "repriced_count": quote.repriced_count,
+        "arithmetic": {
+            "agrees": check.agrees,
+            "checks": [
+                {
+                    "name": item.name,
+                    "stated": item.stated,
+                    "recomputed": item.expected,
+                    "agrees": item.agrees,
+                }
+                for item in check.checks
+            ],
+            "unchecked": list(check.unchecked),
+        },
+    }
+
+
+ERRORS: dict[int, Any] = {**ERROR_RESPONSES, 409: ErrorOut}
+
+
+@router.post("/quotes", response={201: QuoteOut, **ERRORS})
+def create_quote(
+    request: HttpRequest, payload: QuoteIn, environment: str | None = EnvironmentName
+) -> tuple[int, Any]:
+    """Request a quotation from the upstream in the caller's environment (finance makers)."""
+    user = staff_of(request)
+    try:
+        quote = quote_request(
+            by=user, environment=environment_of(request, environment), **payload.dict()
+        )
+    except PermissionDenied as exc:
+        return 403, error("permission_denied", str(exc) or "Not allowed.")
+    except QuoteRefused as exc:
+        return refused(exc)
+    return 201, quote_out(quote)
+
+
+@router.get("/quotes", response={200: list[QuoteOut], **ERROR_RESPONSES})
+def list_quotes(
+    request: HttpRequest,
+    status: str = "",
+    corridor: str = QueryParam("", description="BASE-DEST, e.g. USD-MXN."),
+    limit: int = QueryParam(50, ge=1, le=200),
+    offset: int = QueryParam(0, ge=0),
+    environment: str | None = EnvironmentName,
+) -> tuple[int, Any]:
+    """The environment's quotes, newest first."""
+    user = staff_of(request)
+    if not selectors.can_read_finance(user):
+        return 403, error("permission_denied", "Not allowed.")
+    quotes = selectors.quote_list(
+        environment=environment_of(request, environment), status=status, corridor=corridor
+    )
+    return 200, [quote_out(quote) for quote in quotes[offset : offset + limit]]
+
+
+def _find(request: HttpRequest, quote_id: int, environment: str | None) -> Quote | None:
+    try:
+        return selectors.quote_detail(environment=environment_of(request, environment), pk=quote_id)
+    except Quote.DoesNotExist:
+        return None
+
+
+@router.get("/quotes/{quote_id}", response={200: QuoteOut, **ERROR_RESPONSES})
+def get_quote(
+    request: HttpRequest, quote_id: int, environment: str | None = EnvironmentName
+) -> tuple[int, Any]:
+    user = staff_of(request)
+    if not selectors.can_read_finance(user):
+        return 403, error("permission_denied", "Not allowed.")
+    quote = _find(request, quote_id, environment)
+    if quote is None:
+        return 404, error("not_found", "No such quote in this environment.")
+    return 200, quote_out(quote)
+
+
+@router.patch("/quotes/{quote_id}", response={200: QuoteOut, **ERRORS})
+def change_quote_amount(
+    request: HttpRequest,
+    quote_id: int,
+    payload: QuoteAmountIn,
+    environment: str | None = EnvironmentName,
+) -> tuple[int, Any]:
+    """Change an active quote's amount: the upstream re-prices it and restarts its timer."""
+    user = staff_of(request)
+    quote = _find(request, quote_id, environment)
+    if quote is None:
+        return 404, error("not_found", "No such quote in this environment.")
+    try:
+        quote = quote_reprice(by=user, quote=quote, amount=payload.amount)
+    except PermissionDenied as exc:
+        return 403, error("permission_denied", str(exc) or "Not allowed.")
+    except QuoteRefused as exc:
+        return refused(exc)
+    return 200, quote_out(quote)

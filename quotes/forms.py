@@ -1,0 +1,131 @@
+"""Forms of the quote builder, the amount change and the quote list's filters."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django import forms
+
+from quotes.choices import Choices, names
+from quotes.errors import QuoteFieldError
+from quotes.models import QuoteStatus
+
+
+def choice_field(form: forms.Form, name: str) -> forms.ChoiceField:
+    """The form's choice field `name` (typed, so its choices can be set)."""
+    field = form.fields[name]
+    assert isinstance(field, forms.ChoiceField)
+    return field
+
+
+AMOUNT_MODES = (
+    ("source", "Amount to send (source currency)"),
+    ("destination", "Amount the recipient gets (destination currency)"),
+)
+
+
+class QuoteRequestForm(forms.Form):
+    """
+    The builder. Currencies, rails and networks come from the environment's valid_* lists; the
+    rail and network lists follow the chosen currencies (the page re-renders them over HTMX).
+    Combinations the lists cannot judge (an enabled pair) are left to the upstream, whose answer
+    lands on the field it concerns.
+    """
+
+    base_currency = forms.ChoiceField(label="Source currency")
+    quote_currency = forms.ChoiceField(label="Destination currency")
+    account_type = forms.ChoiceField(
+        label="Payment rail", required=False, help_text="Blank: the currency's default rail."
+    )
+    network = forms.ChoiceField(
+        label="Network", required=False, help_text="Stablecoin sources only."
+    )
+    amount_mode = forms.ChoiceField(
+        label="Amount is", choices=AMOUNT_MODES, initial="source", widget=forms.RadioSelect
+    )
+    amount = forms.DecimalField(
+        max_digits=11, decimal_places=2, min_value=Decimal("0.01"), label="Amount"
+    )
+
+    def __init__(self, *args: Any, choices: Choices, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.valid = choices
+        source = self._value("base_currency") or "USD"
+        destination = self._value("quote_currency") or ""
+        choice_field(self, "base_currency").choices = names(choices.base_currencies())
+        choice_field(self, "quote_currency").choices = [
+            ("", "Choose…"),
+            *names(choices.quote_currencies()),
+        ]
+        rails = choices.account_types(destination) if destination else []
+        choice_field(self, "account_type").choices = [("", "Default rail"), *names(rails)]
+        networks = choices.networks(source)
+        choice_field(self, "network").choices = [("", "—"), *names(networks)]
+        self.fields["network"].required = bool(networks)
+        if networks:
+            self.fields["network"].help_text = f"{source} needs its network."
+
+    def _value(self, name: str) -> str:
+        if self.is_bound:
+            return str(self.data.get(name) or "")
+        return str(self.initial.get(name) or "")
+
+    @property
+    def needs_network(self) -> bool:
+        return bool(self.fields["network"].required)
+
+    def add_upstream_errors(self, errors: list[QuoteFieldError]) -> None:
+        """Each refusal on its field, with the valid choices; the rest above the form."""
+        for error in errors:
+            message = error.message
+            if error.choices:
+                message = f"{message} Valid choices: {', '.join(error.choices)}."
+            target = error.field if error.field in self.fields else None
+            if error.field == "amount_in_destination":
+                target = "amount_mode"
+            self.add_error(target, message)
+
+    def request_values(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {
+            "base_currency": data["base_currency"],
+            "quote_currency": data["quote_currency"],
+            "account_type": data.get("account_type") or "",
+            "network": data.get("network") or "",
+            "amount": data["amount"],
+            "amount_in_destination": data["amount_mode"] == "destination",
+        }
+
+
+class QuoteAmountForm(forms.Form):
+    amount = forms.DecimalField(
+        max_digits=11, decimal_places=2, min_value=Decimal("0.01"), label="New amount"
+    )
+
+    def add_upstream_errors(self, errors: list[QuoteFieldError]) -> None:
+        for error in errors:
+            self.add_error("amount" if error.field == "amount" else None, error.message)
+
+
+class QuoteFilterForm(forms.Form):
+    status = forms.ChoiceField(choices=[("", "Any status"), *QuoteStatus.choices], required=False)
+    corridor = forms.ChoiceField(required=False)
+    maker = forms.ChoiceField(required=False, label="Requested by")
+    date_from = forms.DateField(
+        required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    date_to = forms.DateField(
+        required=False, label="To", widget=forms.DateInput(attrs={"type": "date"})
+    )
+
+    def __init__(
+        self,
+        *args: Any,
+        corridors: list[tuple[str, str]],
+        makers: list[tuple[str, str]],
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        choice_field(self, "corridor").choices = [("", "Any corridor"), *corridors]
+        choice_field(self, "maker").choices = [("", "Anyone"), *makers]

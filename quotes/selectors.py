@@ -1,0 +1,104 @@
+"""Quote reads: the filtered list (constant queries a page), one quote with its payouts."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Prefetch, QuerySet
+
+from gateway.models import Environment
+from quotes.arithmetic import QuoteFigures, Recomputation, recompute
+from quotes.models import Quote
+from staff.models import StaffUser
+from staff.roles import COMPLIANCE_VIEW, FINANCE_VIEW
+
+
+def can_read_finance(user: StaffUser) -> bool:
+    """Finance staff read quotes and payouts; compliance reads them too (never writes)."""
+    return bool(user.has_perm(FINANCE_VIEW) or user.has_perm(COMPLIANCE_VIEW))
+
+
+def require_reader(user: StaffUser) -> None:
+    if not can_read_finance(user):
+        raise PermissionDenied("Only finance and compliance staff read quotes and payouts.")
+
+
+def quote_list(
+    *,
+    environment: Environment | None,
+    status: str = "",
+    corridor: str = "",
+    maker: StaffUser | None = None,
+    date_from: date | None = None,
+    date_to: date | None = None,
+) -> QuerySet[Quote]:
+    """Quotes of one environment, newest first, with who asked and how many payouts used each."""
+    quotes = Quote.objects.select_related("requested_by").annotate(payout_count=Count("payouts"))
+    quotes = quotes.filter(environment=environment) if environment else quotes.none()
+    if status:
+        quotes = quotes.filter(status=status)
+    if corridor and "-" in corridor:
+        base, _, destination = corridor.partition("-")
+        quotes = quotes.filter(base_currency=base, quote_currency=destination)
+    if maker is not None:
+        quotes = quotes.filter(requested_by=maker)
+    if date_from:
+        quotes = quotes.filter(created_at__date__gte=date_from)
+    if date_to:
+        quotes = quotes.filter(created_at__date__lte=date_to)
+    return quotes.order_by("-created_at", "-pk")
+
+
+def quote_detail(*, environment: Environment | None, pk: int) -> Quote:
+    """One quote of the environment, with the payouts that used it (404 outside it)."""
+    from payouts.models import Payout
+
+    return (
+        Quote.objects.select_related("requested_by", "environment")
+        .prefetch_related(
+            Prefetch("payouts", queryset=Payout.objects.select_related("maker", "recipient"))
+        )
+        .get(pk=pk, environment=environment)
+    )
+
+
+def quote_figures(quote: Quote) -> QuoteFigures:
+    return QuoteFigures(
+        base_amount=quote.base_amount,
+        quote_amount=quote.quote_amount,
+        rate=quote.rate,
+        service_rate=quote.service_rate,
+        amount_in_destination=quote.amount_in_destination,
+        base_fixed_fee=quote.base_fixed_fee,
+        base_percentage_fee=quote.base_percentage_fee,
+        base_fx_markup=quote.base_fx_markup,
+        client_fixed_fee=quote.client_fixed_fee,
+        client_percentage_fee=quote.client_percentage_fee,
+        client_fx_markup=quote.client_fx_markup,
+        network_fee=quote.network_fee,
+        penalty_markup=quote.penalty_markup,
+        total_fees=quote.total_fees,
+    )
+
+
+def quote_check(quote: Quote) -> Recomputation:
+    """PayOps' own recomputation of the quote's figures (quotes.arithmetic)."""
+    return recompute(quote_figures(quote))
+
+
+def corridors(environment: Environment | None) -> list[tuple[str, str]]:
+    """The corridors quoted so far in the environment, for the list's filter."""
+    if environment is None:
+        return []
+    pairs = (
+        Quote.objects.filter(environment=environment)
+        .values_list("base_currency", "quote_currency")
+        .distinct()
+        .order_by("base_currency", "quote_currency")
+    )
+    return [(f"{base}-{dest}", f"{base}→{dest}") for base, dest in pairs]
+
+
+def makers(environment: Environment | None) -> QuerySet[StaffUser]:
+    return StaffUser.objects.filter(quotes__environment=environment).distinct().order_by("email")

@@ -1,0 +1,181 @@
+"""Quote pages: the builder (HTMX), the list with its filters, one quote with its checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from gateway.models import Environment
+from gateway.selectors import environment_current
+from quotes import selectors
+from quotes.choices import Choices
+from quotes.forms import QuoteAmountForm, QuoteFilterForm, QuoteRequestForm
+from quotes.models import Quote
+from quotes.services import QuoteRefused, quote_recheck, quote_reprice, quote_request
+from staff.models import StaffUser
+from staff.roles import PAYOUT_INITIATE
+
+PAGE_SIZE = 50
+
+
+def _staff(request: HttpRequest) -> StaffUser:
+    user = request.user
+    assert isinstance(user, StaffUser)
+    return user
+
+
+def _environment(request: HttpRequest) -> Environment | None:
+    return environment_current(user=request.user)
+
+
+def _get_quote(request: HttpRequest, pk: int) -> Quote:
+    try:
+        return selectors.quote_detail(environment=_environment(request), pk=pk)
+    except Quote.DoesNotExist:
+        raise Http404("No such quote in this environment.") from None
+
+
+def card_context(request: HttpRequest, quote: Quote, **extra: Any) -> dict[str, Any]:
+    user = _staff(request)
+    return {
+        "quote": quote,
+        "check": selectors.quote_check(quote),
+        "usable": quote.is_usable(),
+        "can_change": user.has_perm(PAYOUT_INITIATE),
+        "amount_form": extra.pop("amount_form", None)
+        or QuoteAmountForm(initial={"amount": quote.requested_amount}),
+        **extra,
+    }
+
+
+@login_required
+def quote_list(request: HttpRequest) -> HttpResponse:
+    user = _staff(request)
+    selectors.require_reader(user)
+    environment = _environment(request)
+    makers = selectors.makers(environment)
+    form = QuoteFilterForm(
+        request.GET or None,
+        corridors=selectors.corridors(environment),
+        makers=[(str(m.pk), m.email) for m in makers],
+    )
+    filters = form.cleaned_data if form.is_valid() else {}
+    maker = next((m for m in makers if str(m.pk) == filters.get("maker")), None)
+    quotes = selectors.quote_list(
+        environment=environment,
+        status=filters.get("status") or "",
+        corridor=filters.get("corridor") or "",
+        maker=maker,
+        date_from=filters.get("date_from"),
+        date_to=filters.get("date_to"),
+    )
+    page = Paginator(quotes, PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "form": form,
+        "page": page,
+        "query": query.urlencode(),
+        "environment": environment,
+        "can_request": user.has_perm(PAYOUT_INITIATE),
+    }
+    template = "quotes/quote_list.html"
+    if request.htmx:  # type: ignore[attr-defined]
+        template += "#results"
+    return render(request, template, context)
+
+
+@login_required
+def quote_new(request: HttpRequest) -> HttpResponse:
+    """The builder. A change of currency re-renders the fields (rails, networks) over HTMX."""
+    user = _staff(request)
+    if not user.has_perm(PAYOUT_INITIATE):
+        raise PermissionDenied
+    environment = _environment(request)
+    choices = Choices(environment)
+    quote = None
+    if request.method == "POST":
+        form = QuoteRequestForm(request.POST, choices=choices)
+        if environment is None:
+            form.add_error(None, "Choose the environment you work in first.")
+        elif form.is_valid():
+            try:
+                quote = quote_request(by=user, environment=environment, **form.request_values())
+            except QuoteRefused as exc:
+                form.add_upstream_errors(exc.errors)
+            else:
+                if not request.htmx:  # type: ignore[attr-defined]
+                    return redirect("quotes:detail", pk=quote.pk)
+    else:
+        initial: dict[str, object] = {"base_currency": "USD", "amount_mode": "source"}
+        initial.update({key: value for key, value in request.GET.items() if value})
+        form = QuoteRequestForm(initial=initial, choices=choices)
+    context: dict[str, Any] = {"form": form, "environment": environment, "quote": quote}
+    if quote is not None:
+        context.update(card_context(request, quote))
+    template = "quotes/quote_builder.html"
+    if request.htmx:  # type: ignore[attr-defined]
+        template += "#builder"
+    return render(request, template, context)
+
+
+@login_required
+def quote_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    selectors.require_reader(_staff(request))
+    quote = _get_quote(request, pk)
+    template = "quotes/quote_detail.html"
+    if request.htmx:  # type: ignore[attr-defined]
+        template = "quotes/includes/quote_card.html"
+    return render(request, template, card_context(request, quote))
+
+
+@require_POST
+@login_required
+def quote_amount(request: HttpRequest, pk: int) -> HttpResponse:
+    """Change the amount of an active quote: re-priced upstream, its timer restarted."""
+    user = _staff(request)
+    if not user.has_perm(PAYOUT_INITIATE):
+        raise PermissionDenied
+    quote = _get_quote(request, pk)
+    form = QuoteAmountForm(request.POST)
+    if form.is_valid():
+        try:
+            quote = quote_reprice(by=user, quote=quote, amount=form.cleaned_data["amount"])
+        except QuoteRefused as exc:
+            form.add_upstream_errors(exc.errors)
+        else:
+            form = QuoteAmountForm(initial={"amount": quote.requested_amount})
+    if not request.htmx and not form.errors:  # type: ignore[attr-defined]
+        return redirect("quotes:detail", pk=quote.pk)
+    template = "quotes/includes/quote_card.html"
+    if not request.htmx:  # type: ignore[attr-defined]
+        template = "quotes/quote_detail.html"
+    return render(request, template, card_context(request, quote, amount_form=form))
+
+
+@require_POST
+@login_required
+def quote_recheck_view(request: HttpRequest, pk: int) -> HttpResponse:
+    """Read the quote back from the upstream: its status by the upstream's own clock."""
+    user = _staff(request)
+    if not user.has_perm(PAYOUT_INITIATE):
+        raise PermissionDenied
+    quote = _get_quote(request, pk)
+    errors: list[str] = []
+    try:
+        quote = quote_recheck(by=user, quote=quote)
+    except QuoteRefused as exc:
+        errors = [error.message for error in exc.errors]
+    if not request.htmx:  # type: ignore[attr-defined]
+        return redirect("quotes:detail", pk=quote.pk)
+    return render(
+        request,
+        "quotes/includes/quote_card.html",
+        card_context(request, quote, recheck_errors=errors),
+    )

@@ -1,0 +1,110 @@
+"""The errors services raise for bad input or refused actions, in the API's one error shape."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from django.forms import BaseForm
+
+
+@dataclass(frozen=True)
+class FieldProblem:
+    field: str
+    message: str
+
+
+class ServiceError(Exception):
+    """
+    A request a service refused: `{"code", "message", "errors": [{"field", "message"}]}` with
+    `status` in the API; on a page each field error goes to the form field of the same name.
+    Field names are the API's (dotted for nested bodies: `account.routing_number`).
+    """
+
+    status = 400
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: str = "validation_error",
+        errors: Iterable[FieldProblem | tuple[str, str]] = (),
+        status: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.errors = [e if isinstance(e, FieldProblem) else FieldProblem(*e) for e in errors]
+        if status is not None:
+            self.status = status
+
+    def as_body(self) -> dict[str, object]:
+        return {
+            "code": self.code,
+            "message": self.message,
+            "errors": [{"field": e.field, "message": e.message} for e in self.errors],
+        }
+
+    def add_to_form(self, form: BaseForm, *, rename: Mapping[str, str] | None = None) -> None:
+        """Each error on its form field (by full name, `rename`d name, or last dotted segment)."""
+        rename = rename or {}
+        for item in self.errors:
+            last = re.sub(r"\[\d+\]", "", item.field).rsplit(".", 1)[-1]
+            candidates = (rename.get(item.field), item.field, rename.get(last), last)
+            target = next((n for n in candidates if n and n in form.fields), None)
+            if target is not None and target in form.errors and item.message in form.errors[target]:
+                continue
+            form.add_error(target, item.message if target else f"{item.field}: {item.message}")
+        if not self.errors:
+            form.add_error(None, self.message)
+
+
+class UpstreamUnavailable(ServiceError):
+    """The upstream did not answer (timeout, 5xx, 429, our budget): try again later."""
+
+    status = 503
+
+
+def service_error_from_upstream(
+    exc: Exception, *, rename: Mapping[str, str] | None = None, what: str = "the request"
+) -> ServiceError:
+    """
+    An upstream failure (gateway.errors) as the ServiceError the API and forms show: the
+    upstream's field errors renamed to ours (`user_id` -> `end_user_id`), a refusal as 400, no
+    answer as 503 (nothing was created; submit again), wrong credentials as 502.
+    """
+    from gateway import errors as upstream
+
+    rename = rename or {}
+    if isinstance(exc, upstream.AuthenticationError):
+        return ServiceError(
+            "PayOps could not sign in to the upstream: an admin must check this environment's "
+            "credentials.",
+            code="upstream_credentials",
+            status=502,
+        )
+    if isinstance(exc, upstream.TemporaryError | upstream.BudgetExhausted):
+        return UpstreamUnavailable(
+            f"The upstream did not answer {what} ({exc}). Nothing was lost: submit it again.",
+            code="upstream_unavailable",
+        )
+    if isinstance(exc, upstream.UpstreamError):
+        problems = []
+        for item in exc.field_errors:
+            head, _, rest = item.field.partition(".")
+            name = rename.get(item.field) or (
+                f"{rename[head]}.{rest}"
+                if rest and head in rename
+                else rename.get(head, item.field)
+            )
+            problems.append(FieldProblem(name or "body", item.message))
+        return ServiceError(
+            f"The upstream refused {what}: {exc.message or exc.code}",
+            code=(exc.code or "upstream_refused").lower(),
+            errors=problems,
+            status=404 if isinstance(exc, upstream.NotFoundError) and not problems else 400,
+        )
+    raise TypeError(f"not an upstream error: {exc!r}")

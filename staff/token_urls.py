@@ -1,0 +1,12 @@
+"""URLs of the staff profile page (personal API tokens)."""
+
+from django.urls import path
+
+from staff import token_views
+
+app_name = "profile"
+
+urlpatterns = [
+    path("", token_views.profile, name="profile"),
+    path("tokens/<int:pk>/revoke/", token_views.token_revoke, name="token_revoke"),
+]
