@@ -22,10 +22,13 @@ $(STAMP): requirements/dev.lock pyproject.toml
 
 install: $(STAMP)  ## Create .venv and install the locked dependencies
 
-migrate: install  ## Apply migrations (and the cache table) to the configured database
+migrate: install  ## Apply migrations (and the cache table) to the back office's and the emulator's databases
 	@mkdir -p var
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py createcachetable
+	@# The emulator is a guest with its own database, where the settings install it (not production).
+	@if $(PY) manage.py shell -c "from django.conf import settings; raise SystemExit('emulator' not in settings.DATABASES)" 2>/dev/null; \
+	then $(PY) manage.py migrate --database emulator --noinput; fi
 
 run: migrate  ## Web on :8000, worker, emulator on :8001 (embedded default); Ctrl-C stops all
 	$(PY) manage.py collectstatic --noinput --verbosity 0

@@ -170,3 +170,6 @@ api.add_router("", accounts_router)
 api.add_router("", quotes_router)
 api.add_router("", payouts_router)
 api.add_router("", approvals_router)
+from webhooks.api import router as webhooks_router  # noqa: E402
+
+api.add_router("/webhooks", webhooks_router)

@@ -1,5 +1,6 @@
 """Root URLconf of the back office (the emulator has its own: emulator.urls)."""
 
+from django.apps import apps
 from django.contrib import admin
 from django.urls import include, path
 
@@ -18,9 +19,13 @@ urlpatterns = [
     path("gateway/", include("gateway.urls")),
     path("quotes/", include("quotes.urls")),
     path("payouts/", include("payouts.urls")),
+    path("webhooks/", include("webhooks.urls")),
     path("profile/", include("staff.token_urls")),
     path("", include("staff.urls")),
 ]
+if apps.is_installed("sandbox"):
+    # Dev-only actions (local/test settings); production never installs the sandbox app.
+    urlpatterns.insert(-1, path("sandbox/", include("sandbox.urls")))
 
 handler403 = "staff.views.permission_denied"
 handler404 = "staff.views.page_not_found"

@@ -69,7 +69,7 @@ if settings.PAYOPS_ENVIRONMENT in ("local", "test"):
             "drop_response_next",
         )
 
-# --- domain admin (E2) ---
+# --- the domain: users, accounts, recipients, payouts, webhooks ---
 
 from emulator.models import (
     DeliveryAttempt,

@@ -10,10 +10,10 @@ from emulator.errors import install_handlers
 from emulator.models import Environment
 from emulator.routers.auth import auth_router
 from emulator.routers.control import control_router
-from emulator.routers.control_domain import domain_control_router
 from emulator.routers.payouts import payouts_router
 from emulator.routers.quotations import quotations_router
 from emulator.routers.recipients import recipients_router
+from emulator.routers.scenarios import scenario_control_router
 from emulator.routers.users import users_router
 from emulator.routers.verification import verification_router
 from emulator.routers.virtual_accounts import payout_preview_router, virtual_accounts_router
@@ -21,7 +21,6 @@ from emulator.routers.webhook_registration import webhooks_router
 
 # (prefix, factory(environment) -> Router). A factory is called once per environment, because a
 # Router is attached to one API. Routers other than /auth use `auth=emulator.auth.token_auth(env)`.
-# E2 appends its entries here, e.g. ("v1/users", users_router).
 ROUTER_FACTORIES: list[tuple[str, Callable[[str], Router]]] = [
     ("auth", auth_router),
     ("v1/quotations", quotations_router),
@@ -38,7 +37,7 @@ ROUTER_FACTORIES: list[tuple[str, Callable[[str], Router]]] = [
 # X-Emulator-Token header (emulator.routers.control.ControlTokenAuth, set on the API itself).
 CONTROL_ROUTER_FACTORIES: list[tuple[str, Callable[[], Router]]] = [
     ("", control_router),
-    ("", domain_control_router),
+    ("", scenario_control_router),
 ]
 
 

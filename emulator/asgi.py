@@ -9,33 +9,47 @@ from typing import Any
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
 import django
+from django.apps import apps
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+
+# Settings where the control surface may run with the development token of local/test settings.
+DEVELOPMENT_ENVIRONMENTS = ("local", "test")
+
+
+def assert_may_start() -> None:
+    """The emulator runs only where it is installed, and never with an open control surface."""
+    if not apps.is_installed("emulator"):
+        raise ImproperlyConfigured(
+            f"The emulator is not installed in {settings.SETTINGS_MODULE}: it is a guest of the "
+            "local, test and emulator settings only (config.settings.emulator runs it on its own)."
+        )
+    if (
+        settings.PAYOPS_ENVIRONMENT not in DEVELOPMENT_ENVIRONMENTS
+        and not settings.EMULATOR_CONTROL_TOKEN
+    ):
+        raise ImproperlyConfigured(
+            f"The emulator refuses to start under {settings.PAYOPS_ENVIRONMENT} settings without "
+            "EMULATOR_CONTROL_TOKEN: its /_control/ API would be unprotected."
+        )
+
 
 try:
     django.setup()
+    assert_may_start()
 except ImproperlyConfigured as exc:
     # Under uvicorn a refused configuration would print a traceback wall; one line says it all.
     raise SystemExit(f"emulator: {exc}") from None
 
-from asgiref.sync import sync_to_async
-from django.conf import settings
-from django.core.asgi import get_asgi_application
-from django.db import connections
+from asgiref.sync import sync_to_async  # noqa: E402
+from django.core.asgi import get_asgi_application  # noqa: E402
+from django.db import connections  # noqa: E402
 
-from emulator import edge, loop
-from emulator.middleware import EMULATOR_SCOPE_KEY
+from emulator import edge, loop  # noqa: E402
+from emulator.middleware import EMULATOR_SCOPE_KEY  # noqa: E402
 
 Scope = dict[str, Any]
 logger = logging.getLogger("emulator")
-
-
-def assert_may_start() -> None:
-    """The emulator's control surface must never be open in production."""
-    if settings.PAYOPS_ENVIRONMENT == "production" and not settings.EMULATOR_CONTROL_TOKEN:
-        raise ImproperlyConfigured(
-            "The emulator refuses to start under production settings without "
-            "EMULATOR_CONTROL_TOKEN: its /_control/ API would be unprotected."
-        )
 
 
 def _run_job(job: Any) -> None:

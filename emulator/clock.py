@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 from django.db import transaction
 from django.db.models import F
 
+from emulator.database import EMULATOR_DB
 from emulator.models import ClockState
 
 # The offset is read from the database on every call (one primary-key SELECT): a per-process cache
@@ -36,7 +37,7 @@ def advance(seconds: float) -> datetime:
     """Moves the clock forward by `seconds` (never backwards) and returns the new now()."""
     if seconds < 0:
         raise ValueError("the emulator's clock only moves forward")
-    with transaction.atomic():
+    with transaction.atomic(using=EMULATOR_DB):
         ClockState.objects.get_or_create(pk=1)
         ClockState.objects.filter(pk=1).update(offset_seconds=F("offset_seconds") + seconds)
     return now()

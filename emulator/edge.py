@@ -15,10 +15,11 @@ from typing import Any
 
 import httpx
 from asgiref.sync import sync_to_async
-from django.db import connection, connections
+from django.db import connections
 
 from emulator import faults
 from emulator.clients import client_by_api_key
+from emulator.database import EMULATOR_DB
 from emulator.limits import LIMITER, Decision, admit
 from emulator.models import ApiClient
 
@@ -55,8 +56,8 @@ class Verdict:
 
 
 def is_limited_path(path: str) -> bool:
-    """/_control/ and /healthz are outside the limits and faults; everything else is API."""
-    return not (path.startswith("/_control/") or path == "/healthz")
+    """/_control/, /healthz and the landing page (/) skip limits and faults; the rest is API."""
+    return not (path.startswith("/_control/") or path in ("/healthz", "/"))
 
 
 def _is_auth_path(path: str) -> bool:
@@ -97,7 +98,7 @@ def decide(*, api_key: str | None, peer: str, method: str, path: str) -> Verdict
         # This worker thread is not a Django request, so nothing else closes its connection. On
         # PostgreSQL it is a pool slot: give it back. A SQLite connection stays with the thread
         # (the executor's threads are few and reused), which saves a reconnect per request.
-        if connection.vendor != "sqlite":
+        if connections[EMULATOR_DB].vendor != "sqlite":
             connections.close_all()
 
 

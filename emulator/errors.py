@@ -13,7 +13,7 @@ Family = Literal["resource", "quote", "auth"]
 
 # Which error shape ninja's own request-validation errors take, by path prefix (after any
 # /sandbox prefix). The first matching prefix wins; anything else is the "resource" family.
-# E2: append (prefix, family) pairs here if a router needs a family other than "resource".
+# Append (prefix, family) pairs here if a router needs a family other than "resource".
 ERROR_FAMILIES: list[tuple[str, Family]] = [
     ("/v1/quotations", "quote"),
     ("/auth", "auth"),
@@ -102,7 +102,7 @@ def validation_error_for(request: HttpRequest, errors: list[dict[str, Any]]) -> 
     family = family_for_path(request.path)
     messages = [_message_of(e) for e in errors] or ["invalid request body"]
     if family == "quote":
-        from emulator.corridors import QUOTE_CURRENCIES
+        from emulator.domain.corridors import QUOTE_CURRENCIES
 
         return quote_validation_error(messages[0], valid_quote_currencies=list(QUOTE_CURRENCIES))
     if family == "auth":

@@ -8,6 +8,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import F
 
+from emulator.database import EMULATOR_DB
 from emulator.models import FaultSettings
 
 
@@ -27,7 +28,7 @@ FIELDS = ("latency_ms", "error_rate", "rate_429", "drop_webhooks", "drop_respons
 
 
 def current() -> Faults:
-    """The faults in force (E2's webhook delivery reads `drop_webhooks` from here)."""
+    """The faults in force (webhook delivery reads `drop_webhooks` from here)."""
     row = FaultSettings.objects.filter(pk=1).values(*FIELDS).first()
     return Faults(**row) if row else Faults()
 
@@ -37,7 +38,7 @@ def faults_set(**values: Any) -> Faults:
     unknown = set(values) - set(FIELDS)
     if unknown:
         raise ValueError(f"unknown fault fields: {sorted(unknown)}")
-    with transaction.atomic():
+    with transaction.atomic(using=EMULATOR_DB):
         FaultSettings.objects.get_or_create(pk=1)
         if values:
             FaultSettings.objects.filter(pk=1).update(**values)

@@ -28,6 +28,7 @@ from django.db import IntegrityError, transaction
 from django.http import HttpRequest
 
 from emulator import clock
+from emulator.database import EMULATOR_DB
 from emulator.errors import EmulatorError, resource_error
 from emulator.models import ApiClient, IdempotencyRecord
 
@@ -92,12 +93,12 @@ def idempotent(
         )
     fingerprint = request_fingerprint(request)
     lookup = {"client": client, "environment": environment, "scope": scope, "key": key}
-    with transaction.atomic():
+    with transaction.atomic(using=EMULATOR_DB):
         existing = IdempotencyRecord.objects.select_for_update().filter(**lookup).first()
         if existing is not None:
             return _replay(existing, fingerprint)
         try:
-            with transaction.atomic():
+            with transaction.atomic(using=EMULATOR_DB):
                 record = IdempotencyRecord.objects.create(
                     **lookup, request_digest=fingerprint, created_at=clock.now()
                 )

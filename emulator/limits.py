@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from django.db import transaction
 
 from emulator import clock
+from emulator.database import EMULATOR_DB
 from emulator.models import ApiClient, WeeklyUsage
 
 WINDOW_SECONDS = 1.0
@@ -185,7 +186,7 @@ def _store(client_pk: int, week: str, count: int) -> None:
         count=count
     )
     if not updated:
-        with transaction.atomic():
+        with transaction.atomic(using=EMULATOR_DB):
             WeeklyUsage.objects.get_or_create(
                 client_id=client_pk, week=week, defaults={"count": count}
             )

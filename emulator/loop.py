@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from emulator.domain.tick import tick_job
+from emulator.domain.webhooks import delivery_tick
 from emulator.limits import flush_weekly_usage
-from emulator.webhooks import delivery_tick
 
 # Sync functions without arguments; each runs in a worker thread, and an exception is logged
-# without stopping the loop. E2 appends its tick and webhook delivery here.
+# without stopping the loop: weekly usage flush, the domain tick, webhook delivery.
 PERIODIC_JOBS: list[Callable[[], None]] = [flush_weekly_usage, tick_job, delivery_tick]

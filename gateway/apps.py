@@ -8,13 +8,10 @@ class GatewayConfig(AppConfig):
     verbose_name = "Upstream gateway"
 
     def ready(self) -> None:
-        from gateway.bootstrap import ensure_emulator_sandbox
         from gateway.views import quota_panel_context
-        from staff.bootstrap import register_step
         from staff.dashboard import DashboardPanel, register_panel
         from staff.roles import ENVIRONMENTS_MANAGE
 
-        register_step("gateway.emulator_sandbox", ensure_emulator_sandbox)
         register_panel(
             DashboardPanel(
                 "gateway.quota",

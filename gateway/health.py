@@ -1,4 +1,4 @@
-"""Readiness of the upstream: does the active environment's API root (or the emulator) answer?"""
+"""Readiness of the upstream: does the active environment's API root answer?"""
 
 from __future__ import annotations
 
@@ -8,12 +8,10 @@ from django.conf import settings
 from gateway.models import Environment
 
 
-async def _probe_url() -> str:
-    """The URL to probe: the first active environment's API root, else the emulator's /healthz."""
+async def _probe_url() -> str | None:
+    """The URL to probe: the first active environment's API root (None when there is none)."""
     environment = await Environment.objects.filter(is_active=True).order_by("kind", "name").afirst()
-    if environment is not None:
-        return environment.api_root
-    return settings.EMULATOR_URL.rstrip("/") + "/healthz"
+    return environment.api_root if environment is not None else None
 
 
 async def upstream_reachable() -> tuple[bool, str]:
@@ -27,6 +25,8 @@ async def upstream_reachable() -> tuple[bool, str]:
         url = await _probe_url()
     except Exception as exc:  # the database itself may be what is down
         return False, f"cannot read environments: {type(exc).__name__}"
+    if url is None:
+        return True, "no active environment to probe"
     timeout = httpx.Timeout(settings.GATEWAY_HEALTH_TIMEOUT)
     try:
         async with httpx.AsyncClient(timeout=timeout) as client:

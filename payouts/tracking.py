@@ -114,6 +114,7 @@ def _apply(payout: Payout, record: PayoutEvent, report: StatusReport) -> None:
     payout.upstream_status = target.upper()
     if record.source == ChangeSource.POLL:
         payout.last_polled_at = timezone.now()
+    previous = str(payout.status)
     if target == payout.status:
         record.note = "already in this state"
     elif can_move(payout.status, target):
@@ -135,7 +136,7 @@ def _apply(payout: Payout, record: PayoutEvent, report: StatusReport) -> None:
             why = f": {payout.failure_reason}" if payout.failure_reason else ""
             notifications.notify_maker(payout, kind, f"Payout {payout.pk} {target}{why}")
         if record.source == ChangeSource.POLL:
-            _report_missed_event(payout, record)
+            _report_missed_event(payout, record, previous)
         live.payout_changed(payout)
     else:
         record.note = f"not applied: {payout.status} cannot become {target} (late or out of order)"
@@ -143,7 +144,7 @@ def _apply(payout: Payout, record: PayoutEvent, report: StatusReport) -> None:
     record.save(update_fields=["note", "applied"])
 
 
-def _report_missed_event(payout: Payout, record: PayoutEvent) -> None:
+def _report_missed_event(payout: Payout, record: PayoutEvent, previous: str) -> None:
     """
     A change only polling found means a webhook was lost: tell the webhooks inspector. The hook
     is `webhooks.services.missed_event_record`; until that app provides it, the audit trail
@@ -159,14 +160,20 @@ def _report_missed_event(payout: Payout, record: PayoutEvent) -> None:
     details = {
         "upstream_id": payout.upstream_id,
         "status": record.status,
+        "previous": previous,
         "event_type": "payout.status_changed",
     }
     if hook is not None:
+        # The upstream's own word for the state (a return reads FAILED there, decisions.md 3).
+        observed = str((record.data or {}).get("status") or record.status).upper()
         hook(
             environment=payout.environment,
-            event_type="payout.status_changed",
-            object_id=payout.upstream_id,
-            detail=details,
+            object_kind="payout",
+            upstream_id=payout.upstream_id,
+            observed_state=observed,
+            previous_state=str(details.get("previous") or ""),
+            expected_event="payout.status_changed",
+            source="payouts poll",
         )
     audit_record(actor=None, action="payout.missed_event", target=payout, details=details)
 

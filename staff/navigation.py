@@ -108,6 +108,13 @@ NAV_SECTIONS: tuple[NavSection, ...] = (
                 description="Every call made to the upstream, redacted.",
             ),
             NavItem(
+                "webhooks",
+                "Webhook events",
+                "webhooks:events",
+                roles.WEBHOOK_EVENTS_VIEW,
+                description="Every event the upstream pushed, live; endpoints and secrets.",
+            ),
+            NavItem(
                 "system-health",
                 "System health",
                 "staff:system_health",

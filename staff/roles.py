@@ -22,6 +22,9 @@ CALL_LOG_VIEW = "staff.view_call_log"
 SYSTEM_HEALTH_VIEW = "staff.view_system_health"
 AUDIT_LOG_VIEW = "staff.view_audit_log"
 APPROVAL_POLICY_MANAGE = "payouts.manage_approval_policy"
+# Declared on webhooks.WebhookEndpoint.Meta.permissions.
+WEBHOOK_EVENTS_VIEW = "webhooks.view_webhook_events"
+WEBHOOKS_MANAGE = "webhooks.manage_webhooks"
 # The directory (issue 11): permissions declared by the apps that own the records.
 DIRECTORY_VIEW = "users.view_directory"
 KYC_REVIEW = "users.review_kyc"
@@ -61,7 +64,7 @@ FINANCE_APPROVER = Role(
         "Approve or reject them with a reason",
         "Watch failed and returned payouts",
     ),
-    permissions=(FINANCE_VIEW, PAYOUT_APPROVE, DIRECTORY_VIEW),
+    permissions=(FINANCE_VIEW, PAYOUT_APPROVE, DIRECTORY_VIEW, WEBHOOK_EVENTS_VIEW),
     demo_email="approver@payops.local",
 )
 COMPLIANCE = Role(
@@ -79,6 +82,7 @@ COMPLIANCE = Role(
         DIRECTORY_VIEW,
         KYC_REVIEW,
         ACCOUNTS_MANAGE,
+        WEBHOOK_EVENTS_VIEW,
     ),
     demo_email="compliance@payops.local",
 )
@@ -97,6 +101,8 @@ ADMIN = Role(
         SYSTEM_HEALTH_VIEW,
         AUDIT_LOG_VIEW,
         APPROVAL_POLICY_MANAGE,
+        WEBHOOK_EVENTS_VIEW,
+        WEBHOOKS_MANAGE,
         # "Admins all" on the directory (issue 11).
         COMPLIANCE_VIEW,
         END_USERS_MANAGE,

@@ -40,9 +40,14 @@ def on_login_failed(
 
 
 def on_post_migrate(sender: AppConfig, using: str, **kwargs: Any) -> None:
+    from django.contrib.auth.models import Group
+    from django.db import router
+
     from staff.roles import roles_sync
 
-    roles_sync(using=using)
+    # Only where the groups live: another database (the emulator's own, say) has no auth tables.
+    if router.allow_migrate_model(using, Group):
+        roles_sync(using=using)
 
 
 def connect() -> None:

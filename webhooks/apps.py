@@ -1,8 +1,53 @@
-"""App configuration for webhooks."""
+"""App configuration for webhooks: its schedules and its dashboard panel."""
+
+from __future__ import annotations
+
+from typing import Any
 
 from django.apps import AppConfig
+from django.http import HttpRequest
+
+
+def dashboard_context(request: HttpRequest) -> dict[str, Any]:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from webhooks.models import EventStatus, MissedEvent, WebhookEvent
+    from webhooks.services.gaps import drift_summary, silences
+
+    week = timezone.now() - timedelta(days=7)
+    return {
+        "silences": silences(),
+        "drift": drift_summary(since=week),
+        "failed": WebhookEvent.objects.filter(status=EventStatus.FAILED).count(),
+        "missed": MissedEvent.objects.filter(detected_at__gte=week).count(),
+    }
 
 
 class WebhooksConfig(AppConfig):
     name = "webhooks"
     verbose_name = "Webhooks"
+
+    def ready(self) -> None:
+        from staff.dashboard import DashboardPanel, register_panel
+        from staff.schedules import register_schedule
+        from webhooks.permissions import WEBHOOK_EVENTS_VIEW
+
+        register_panel(
+            DashboardPanel(
+                "webhooks.health",
+                "webhooks/includes/dashboard_panel.html",
+                permission=WEBHOOK_EVENTS_VIEW,
+                context=dashboard_context,
+            )
+        )
+        # Failed and handler-less events come back here with their backoff; nothing is dropped.
+        register_schedule(
+            "webhooks.retry_due", "webhooks.tasks.webhook_events_retry_due_task", minutes=1
+        )
+        register_schedule(
+            "webhooks.prune_deliveries",
+            "webhooks.tasks.webhook_deliveries_prune_task",
+            every="daily",
+        )

@@ -1,6 +1,5 @@
 """Settings shared by every environment; each value is read from the environment."""
 
-from decimal import Decimal
 from pathlib import Path
 
 import environ
@@ -16,7 +15,7 @@ SECRET_KEY = env("DJANGO_SECRET_KEY", default="")
 ALLOWED_HOSTS: list[str] = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS: list[str] = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
-# Which environment this is: shown in logs and refused combinations (emulator in production).
+# Which environment this is: shown in logs; decides what a dev-only step may do.
 PAYOPS_ENVIRONMENT = "base"
 
 INSTALLED_APPS = [
@@ -33,7 +32,6 @@ INSTALLED_APPS = [
     "axes",
     "staff",
     "gateway",
-    "emulator",
     "users",
     "accounts",
     "quotes",
@@ -44,7 +42,6 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "emulator.middleware.EmulatorURLConfMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -172,16 +169,6 @@ else:
 # Seconds after which /readyz calls the worker's heartbeat stale.
 PAYOPS_HEARTBEAT_MAX_AGE = env.int("PAYOPS_HEARTBEAT_MAX_AGE", default=180)
 
-# --- Payouts (issue 14) -------------------------------------------------------------------------
-# Approvals survive a re-quote whose figures moved by at most this fraction (0.005 = 0.5 %).
-PAYOUTS_REQUOTE_TOLERANCE = Decimal(env("PAYOUTS_REQUOTE_TOLERANCE", default="0.005"))
-# A payout `submitting` for longer than this is re-sent (same idempotency key) by a schedule.
-PAYOUTS_SUBMITTING_STALE_SECONDS = env.int("PAYOUTS_SUBMITTING_STALE_SECONDS", default=120)
-# After this many sends without an answer, the payout waits for a person instead.
-PAYOUTS_SUBMIT_MAX_ATTEMPTS = env.int("PAYOUTS_SUBMIT_MAX_ATTEMPTS", default=10)
-# Payouts not final this long after their last change are polled (webhooks first).
-PAYOUTS_POLL_AFTER_SECONDS = env.int("PAYOUTS_POLL_AFTER_SECONDS", default=600)
-PAYOUTS_OTP_MAX_TRIES = 5
 
 # --- Email (payout notifications): Django 6.1 mailers; the console unless configured ------------
 _email = env.email_url("EMAIL_URL", default="consolemail://")
@@ -289,6 +276,6 @@ LOGGING = {
 }
 
 # --- Per-concept settings live beside each other, one module a concept ----------------------------
-from .emulator import *  # noqa: E402, F403
 from .gateway import *  # noqa: E402, F403
 from .payouts import *  # noqa: E402, F403
+from .webhooks import *  # noqa: E402, F403

@@ -1,7 +1,16 @@
 """Local development: the embedded default (SQLite, in-memory channels, ORM broker, emulator)."""
 
 from .base import *  # noqa: F403
-from .base import env
+from .base import BASE_DIR, DATABASES, INSTALLED_APPS, MIDDLEWARE, env
+from .emulator_guest import *  # noqa: F403
+from .emulator_guest import install_emulator
+
+# Dev-only guests, the way cookiecutter-django adds its dev-only apps in local settings: the
+# emulator (with its own database) and the sandbox tools that drive it over HTTP.
+INSTALLED_APPS, MIDDLEWARE, DATABASES, DATABASE_ROUTERS = install_emulator(
+    INSTALLED_APPS, MIDDLEWARE, DATABASES, BASE_DIR
+)
+INSTALLED_APPS = [*INSTALLED_APPS, "sandbox"]
 
 PAYOPS_ENVIRONMENT = "local"
 DEBUG = env.bool("DJANGO_DEBUG", default=True)

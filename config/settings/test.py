@@ -1,7 +1,15 @@
 """Test settings: the embedded default unless DATABASE_URL / REDIS_URL point at real services."""
 
 from .base import *  # noqa: F403
-from .base import BASE_DIR, DATABASES, env
+from .base import BASE_DIR, DATABASES, INSTALLED_APPS, MIDDLEWARE, env
+from .emulator_guest import *  # noqa: F403
+from .emulator_guest import install_emulator
+
+# As in local settings: the emulator and the sandbox tools are guests here, never in production.
+INSTALLED_APPS, MIDDLEWARE, DATABASES, DATABASE_ROUTERS = install_emulator(
+    INSTALLED_APPS, MIDDLEWARE, DATABASES, BASE_DIR
+)
+INSTALLED_APPS = [*INSTALLED_APPS, "sandbox"]
 
 PAYOPS_ENVIRONMENT = "test"
 DEBUG = False
@@ -19,5 +27,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file, not :memory:, so that live servers in other threads and processes share it.
     DATABASES["default"]["TEST"] = {
         "NAME": env("PAYOPS_TEST_SQLITE_PATH", default=str(BASE_DIR / "var" / "test.sqlite3"))
+    }
+if DATABASES["emulator"]["ENGINE"] == "django.db.backends.sqlite3":
+    DATABASES["emulator"]["TEST"] = {
+        "NAME": env(
+            "PAYOPS_TEST_EMULATOR_SQLITE_PATH",
+            default=str(BASE_DIR / "var" / "test-emulator.sqlite3"),
+        )
     }
 AXES_ENABLED = env.bool("PAYOPS_TEST_AXES", default=True)

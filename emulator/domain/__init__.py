@@ -1,1 +1,2 @@
-"""The emulator's domain half: users, accounts, recipients, OTPs, payouts (services and states)."""
+"""The emulator's domain: quotations, pricing and corridors, users, accounts, recipients, OTPs,
+payouts and webhooks (services, states and the one formats module)."""

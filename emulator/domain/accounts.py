@@ -12,11 +12,12 @@ from django.db import transaction
 from django.db.models import F
 
 from emulator import clock
+from emulator.database import EMULATOR_DB
+from emulator.domain.events import emit
 from emulator.domain.formats import CENTS, FieldErrors, iso, money, parse_decimal, parse_uuid
 from emulator.domain.lookup import owned_or_404
 from emulator.domain.users import user_get
 from emulator.errors import resource_error
-from emulator.events import emit
 from emulator.models import ApiClient, VirtualAccount
 
 # The only bank provider the emulator knows, in both environments (interface.md 4.8 names it).
@@ -111,7 +112,7 @@ def account_create(*, client: ApiClient, environment: str, body: dict[str, Any])
             [("user_id", f"verification_status is {user.verification_status}")],
         )
     now = clock.now()
-    with transaction.atomic():
+    with transaction.atomic(using=EMULATOR_DB):
         account = VirtualAccount.objects.create(
             client=client,
             environment=environment,
@@ -143,7 +144,7 @@ def accounts_activate_due() -> int:
     activated = 0
     due = VirtualAccount.objects.filter(status="activating", activate_at__lte=now)
     for account_id in list(due.values_list("id", flat=True)):
-        with transaction.atomic():
+        with transaction.atomic(using=EMULATOR_DB):
             number = "".join(secrets.choice("0123456789") for _ in range(12))
             claimed = VirtualAccount.objects.filter(id=account_id, status="activating").update(
                 status="active",
@@ -178,7 +179,7 @@ def deposit_simulate(*, account_id: Any, amount: Any) -> dict[str, Any]:
             400, "validation_error", "Invalid amount", [("amount", "a positive amount in cents")]
         )
     now = clock.now()
-    with transaction.atomic():
+    with transaction.atomic(using=EMULATOR_DB):
         account = _locked_account(account_id)
         if account.status != "active":
             raise resource_error(
@@ -223,7 +224,7 @@ def account_set_status(*, account_id: Any, status: Any) -> VirtualAccount:
 
     No event is emitted: neither document names one for these states.
     """
-    with transaction.atomic():
+    with transaction.atomic(using=EMULATOR_DB):
         account = _locked_account(account_id)
         allowed = STATUS_MOVES.get(account.status, ())
         if status not in allowed:

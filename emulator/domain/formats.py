@@ -1,4 +1,4 @@
-"""Wire formats shared by the domain half: timestamps, money strings and request-body checks."""
+"""The emulator's one formats module: timestamps, money strings, JSON bodies and their checks."""
 
 from __future__ import annotations
 
@@ -111,3 +111,17 @@ def optional_str(body: dict[str, Any], field: str, errors: FieldErrors, max_leng
 
 
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+class BodyError(ValueError):
+    """The body is not JSON (for /auth and quotations, which answer it in their own shapes)."""
+
+
+def raw_json_body(request: HttpRequest) -> Any:
+    """The parsed body, numbers with a fraction as Decimal (money never goes through float)."""
+    if not request.body:
+        return None
+    try:
+        return json.loads(request.body, parse_float=Decimal)
+    except ValueError as exc:
+        raise BodyError("request body is not valid JSON") from exc

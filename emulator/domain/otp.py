@@ -13,6 +13,7 @@ from django.db import transaction
 from django.db.models import F
 
 from emulator import clock
+from emulator.database import EMULATOR_DB
 from emulator.domain.formats import EMAIL_RE, iso, validation_error
 from emulator.errors import resource_error
 from emulator.models import ApiClient, MailboxMessage, OtpCode
@@ -34,7 +35,7 @@ def otp_send(*, client: ApiClient, environment: str, email: Any) -> dict[str, An
     code = f"{secrets.randbelow(1_000_000):06d}"
     now = clock.now()
     expires_at = now + OTP_LIFETIME
-    with transaction.atomic():
+    with transaction.atomic(using=EMULATOR_DB):
         OtpCode.objects.filter(
             client=client, environment=environment, consumed_at__isnull=True, superseded=False
         ).update(superseded=True)
@@ -78,7 +79,7 @@ def otp_check(*, client: ApiClient, environment: str, code: str | None) -> OtpCo
         raise resource_error(
             400, "INVALID_OTP", "Invalid verification code", [("x-validation-header", "6 digits")]
         )
-    with transaction.atomic():
+    with transaction.atomic(using=EMULATOR_DB):
         otp = (
             OtpCode.objects.select_for_update()
             .filter(client=client, environment=environment, superseded=False)

@@ -8,10 +8,10 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from emulator.domain.formats import CENTS
+from emulator.domain.pricing import ClientMarkup, Pricing, price
+from emulator.domain.quotations import client_markup_of
 from emulator.errors import EmulatorError, resource_error
 from emulator.models import ApiClient, Quote, Recipient
-from emulator.pricing import ClientMarkup, Pricing, price
-from emulator.quotes import client_markup_of
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,7 @@ def price_payout(
             amount_in_destination=False,
             at=at,
             client_markup=markup or client_markup_of(client),
+            fees_on_top=True,
         )
     except EmulatorError as exc:
         raise as_resource_error(exc) from None

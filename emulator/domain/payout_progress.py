@@ -9,10 +9,11 @@ from typing import Any
 from django.db import transaction
 
 from emulator import clock
+from emulator.database import EMULATOR_DB
 from emulator.domain import payout_states as states
+from emulator.domain.events import emit
 from emulator.domain.formats import parse_decimal
 from emulator.errors import resource_error
-from emulator.events import emit
 from emulator.models import Payout
 
 
@@ -26,7 +27,7 @@ def payout_deposit(*, payout_id: str, amount: Any) -> Payout:
     except ValueError:
         raise resource_error(404, "PAYOUT_NOT_FOUND", "Payout not found") from None
     now = clock.now()
-    with transaction.atomic():
+    with transaction.atomic(using=EMULATOR_DB):
         payout = Payout.objects.select_for_update().filter(payout_id=key).first()
         if payout is None:
             raise resource_error(404, "PAYOUT_NOT_FOUND", "Payout not found")
@@ -70,14 +71,14 @@ def payouts_step_due() -> int:
         deposit_expires_at__lte=now,
     )
     for payout_id in list(expired.values_list("payout_id", flat=True)):
-        with transaction.atomic():
+        with transaction.atomic(using=EMULATOR_DB):
             payout = Payout.objects.select_for_update().select_related("client").get(pk=payout_id)
             if payout.status == states.CREATED and payout.next_step_at is None:
                 states.move(payout, states.CANCELLED, at=now, reason="deposit_address_expired")
                 moved += 1
     due = Payout.objects.filter(next_step_at__lte=now).exclude(status__in=states.FINAL)
     for payout_id in list(due.values_list("payout_id", flat=True)):
-        with transaction.atomic():
+        with transaction.atomic(using=EMULATOR_DB):
             payout = Payout.objects.select_for_update().select_related("client").get(pk=payout_id)
             target = states.next_planned(payout)
             if payout.next_step_at is None or payout.next_step_at > now or target is None:

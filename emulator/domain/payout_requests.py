@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from emulator.corridors import NETWORKS
+from emulator.domain.corridors import NETWORKS
 from emulator.domain.formats import FieldErrors, optional_str, parse_decimal, parse_payout_amount
+from emulator.domain.pricing import ClientMarkup
 from emulator.models import VirtualAccount
-from emulator.pricing import ClientMarkup
 
 STABLECOINS = ("USDC", "USDT")
 MAX_DOCUMENTS = 10

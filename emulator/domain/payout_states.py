@@ -9,8 +9,8 @@ from typing import Any
 from django.conf import settings
 from django.db.models import F
 
+from emulator.domain.events import emit
 from emulator.domain.formats import iso, money
-from emulator.events import emit
 from emulator.models import Payout, VirtualAccount
 
 CREATED = "CREATED"

@@ -11,7 +11,9 @@ from django.db import transaction
 from django.db.models import F
 
 from emulator import clock
+from emulator.database import EMULATOR_DB
 from emulator.domain import payout_states as states
+from emulator.domain.events import emit
 from emulator.domain.formats import FieldErrors, iso, money, parse_payout_amount, parse_uuid
 from emulator.domain.otp import otp_consume
 from emulator.domain.payout_pricing import (
@@ -20,11 +22,10 @@ from emulator.domain.payout_pricing import (
     pricing_from_quote,
 )
 from emulator.domain.payout_requests import PayoutRequest
+from emulator.domain.quotations import PREVIEW_SOURCE, QuoteRequest, quote_create, quote_use
 from emulator.domain.recipients import PAYOUT_ACCOUNT_TYPES, recipient_get
 from emulator.errors import EmulatorError, resource_error
-from emulator.events import emit
 from emulator.models import ApiClient, OtpCode, Payout, Quote, Recipient, VirtualAccount
-from emulator.quotes import QuoteRequest, quote_create, quote_use
 
 PREVIEW_QUOTE_LIFETIME_SECONDS = 900
 DEPOSIT_ADDRESS_LIFETIME = timedelta(minutes=60)
@@ -109,7 +110,7 @@ def payout_preview(
                     network=None,
                 ),
                 lifetime_seconds=PREVIEW_QUOTE_LIFETIME_SECONDS,
-                source="preview",
+                source=PREVIEW_SOURCE,
             )
         except EmulatorError as exc:
             raise as_resource_error(exc) from None
@@ -153,7 +154,7 @@ def payout_create(
 ) -> Payout:
     """Creates the payout in one transaction: quote used, OTP consumed, balance debited, events."""
     now = clock.now()
-    with transaction.atomic():
+    with transaction.atomic(using=EMULATOR_DB):
         account = VirtualAccount.objects.select_for_update().get(id=account_id)
         check_account_usable(account)
         recipient = payout_recipient(

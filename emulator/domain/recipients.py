@@ -5,9 +5,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pycountry
 from django.db import transaction
 
 from emulator import clock
+from emulator.database import EMULATOR_DB
 from emulator.domain.formats import EMAIL_RE, FieldErrors, iso, optional_str
 from emulator.domain.lookup import owned_or_404
 from emulator.domain.users import user_get
@@ -26,6 +28,28 @@ PAYOUT_ACCOUNT_TYPES = ("WIRE", "SWIFT")
 ROUTING_RE = re.compile(r"^\d{9}$")
 SWIFT_RE = re.compile(r"^[A-Z]{6}[A-Z0-9]{2}([A-Z0-9]{3})?$")
 ADDRESS_FIELDS = ("street_name", "city", "state", "postal_code", "country")
+# decisions.md, Recipients row: the address fields a recipient cannot do without.
+REQUIRED_ADDRESS_FIELDS = ("street_name", "city", "country")
+COUNTRY_RE = re.compile(r"^[A-Z]{2}$")
+
+
+def _address_errors(address: dict[str, Any], errors: FieldErrors) -> None:
+    for name in address:
+        if name not in ADDRESS_FIELDS:
+            errors.add(f"address.{name}", "is not a known field")
+        elif not isinstance(address[name], str):
+            errors.add(f"address.{name}", "must be a string")
+    for name in REQUIRED_ADDRESS_FIELDS:
+        if not (isinstance(address.get(name), str) and address[name].strip()):
+            errors.add(f"address.{name}", "is required")
+    country = address.get("country")
+    if isinstance(country, str) and country and not is_country_code(country):
+        errors.add("address.country", "must be an ISO 3166 alpha-2 country code, e.g. US")
+
+
+def is_country_code(value: str) -> bool:
+    """An assigned ISO 3166-1 alpha-2 code, in capitals as the upstream writes them."""
+    return bool(COUNTRY_RE.match(value)) and pycountry.countries.get(alpha_2=value) is not None
 
 
 def recipient_payload(recipient: Recipient) -> dict[str, Any]:
@@ -81,11 +105,7 @@ def recipient_create(*, client: ApiClient, environment: str, body: dict[str, Any
     if not isinstance(address, dict):
         errors.add("address", "must be an object")
         address = {}
-    for name in address:
-        if name not in ADDRESS_FIELDS:
-            errors.add(f"address.{name}", "is not a known field")
-        elif not isinstance(address[name], str):
-            errors.add(f"address.{name}", "must be a string")
+    _address_errors(address, errors)
     account = body.get("account")
     if not isinstance(account, dict):
         errors.add("account", "is required")
@@ -105,7 +125,7 @@ def recipient_create(*, client: ApiClient, environment: str, body: dict[str, Any
         errors.add("account.swift_code", "SWIFT needs an 8 or 11 character swift_code")
     errors.raise_if_any()
     user = user_get(client=client, environment=environment, user_id=body["user_id"])
-    with transaction.atomic():
+    with transaction.atomic(using=EMULATOR_DB):
         return Recipient.objects.create(
             client=client,
             environment=environment,

@@ -1,4 +1,4 @@
-"""Reads of the domain half: one client's accounts, recipients and a page of payouts."""
+"""Reads of the domain: one client's accounts, recipients and a page of payouts."""
 
 from __future__ import annotations
 

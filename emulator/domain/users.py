@@ -9,6 +9,8 @@ from typing import Any
 from django.db import transaction
 
 from emulator import clock
+from emulator.database import EMULATOR_DB
+from emulator.domain.events import emit
 from emulator.domain.formats import (
     EMAIL_RE,
     FieldErrors,
@@ -18,7 +20,6 @@ from emulator.domain.formats import (
 )
 from emulator.domain.lookup import owned_or_404
 from emulator.errors import resource_error
-from emulator.events import emit
 from emulator.models import ApiClient, EmulatedUser
 
 USER_TYPES = ("individual", "business")
@@ -103,7 +104,7 @@ def user_create(*, client: ApiClient, environment: str, body: dict[str, Any]) ->
         errors.add("type", f"must be one of {', '.join(USER_TYPES)}")
     errors.raise_if_any()
     now = clock.now()
-    with transaction.atomic():
+    with transaction.atomic(using=EMULATOR_DB):
         user = EmulatedUser.objects.create(
             client=client,
             environment=environment,
@@ -144,7 +145,7 @@ def user_update(
     if not body:
         errors.add("body", "send at least one field to change")
     errors.raise_if_any()
-    with transaction.atomic():
+    with transaction.atomic(using=EMULATOR_DB):
         user = user_get(client=client, environment=environment, user_id=user_id)
         user = EmulatedUser.objects.select_for_update().get(pk=user.pk)
         changed: dict[str, str] = {}
@@ -241,7 +242,7 @@ def user_decide(*, user_id: str, accept: Any, reasons: Any) -> EmulatedUser:
         key = uuid.UUID(str(user_id))
     except ValueError:
         raise resource_error(404, "USER_NOT_FOUND", "User not found") from None
-    with transaction.atomic():
+    with transaction.atomic(using=EMULATOR_DB):
         user = EmulatedUser.objects.select_for_update().filter(user_id=key).first()
         if user is None:
             raise resource_error(404, "USER_NOT_FOUND", "User not found")

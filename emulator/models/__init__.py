@@ -1,4 +1,4 @@
-"""Models of the emulator: platform (E1) and domain (E2) halves."""
+"""Models of the emulator: its edge (clients, clock, faults, idempotency) and its domain."""
 
 from emulator.models.domain import (  # noqa: F401
     DeliveryAttempt,
@@ -6,19 +6,19 @@ from emulator.models.domain import (  # noqa: F401
     MailboxMessage,
     OtpCode,
     Payout,
+    Quote,
+    QuoteStatus,
     Recipient,
     VirtualAccount,
     WebhookDelivery,
     WebhookEvent,
     WebhookRegistration,
 )
-from emulator.models.platform import (  # noqa: F401
+from emulator.models.edge import (  # noqa: F401
     ApiClient,
     ClockState,
     Environment,
     FaultSettings,
     IdempotencyRecord,
-    Quote,
-    QuoteStatus,
     WeeklyUsage,
 )

@@ -10,8 +10,8 @@ from ninja import Router
 from emulator import clock, tokens
 from emulator.auth import api_client_of
 from emulator.clients import client_check_password
+from emulator.domain.formats import BodyError, raw_json_body
 from emulator.errors import EmulatorError, auth_error
-from emulator.routers.body import BodyError, json_body
 
 
 def _bad_request(message: str) -> EmulatorError:
@@ -27,7 +27,7 @@ def auth_router(environment: str) -> Router:
         if client is None:
             raise auth_error("invalid API key")
         try:
-            body = json_body(request)
+            body = raw_json_body(request)
         except BodyError:
             raise _bad_request("request body must be JSON") from None
         if not isinstance(body, dict):

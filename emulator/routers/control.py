@@ -1,4 +1,4 @@
-"""/_control/ (platform half): API clients, the clock and fault injection; guarded by a token."""
+"""/_control/ for API clients, the clock and fault injection; the token guarding every call."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pydantic import Field
 
 from emulator import clock, faults
 from emulator.clients import client_create
+from emulator.domain.formats import iso
 from emulator.errors import auth_error
-from emulator.quotes import iso_ms
 
 
 class ControlTokenAuth:
@@ -47,7 +47,7 @@ class FaultsIn(Schema):
 
 
 def _clock_json() -> dict[str, Any]:
-    return {"now": iso_ms(clock.now()), "offset_seconds": clock.offset().total_seconds()}
+    return {"now": iso(clock.now()), "offset_seconds": clock.offset().total_seconds()}
 
 
 def control_router() -> Router:

@@ -8,8 +8,8 @@ from django.http import HttpRequest
 from ninja import Router, Status
 
 from emulator.auth import token_auth
-from emulator.models import ApiClient
-from emulator.quotes import (
+from emulator.domain.formats import BodyError, raw_json_body
+from emulator.domain.quotations import (
     invalid_quote_request,
     parse_amount,
     quote_create,
@@ -18,12 +18,12 @@ from emulator.quotes import (
     quote_update_amount,
     validate_quote_request,
 )
-from emulator.routers.body import BodyError, json_body
+from emulator.models import ApiClient
 
 
 def _body(request: HttpRequest) -> Any:
     try:
-        return json_body(request)
+        return raw_json_body(request)
     except BodyError:
         raise invalid_quote_request("request body must be valid JSON") from None
 

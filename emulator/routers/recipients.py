@@ -9,8 +9,8 @@ from emulator.auth import token_auth
 from emulator.domain.formats import json_body
 from emulator.domain.recipients import recipient_create, recipient_get, recipient_payload
 from emulator.domain.selectors import recipients_of
-from emulator.routers.domain_schemas import RecipientBody, body_doc
 from emulator.routers.respond import caller, respond
+from emulator.routers.schemas import RecipientBody, body_doc
 
 
 def recipients_router(environment: str) -> Router:

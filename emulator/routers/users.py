@@ -9,8 +9,8 @@ from emulator.auth import token_auth
 from emulator.domain.formats import json_body
 from emulator.domain.users import user_create, user_get, user_payload, user_update
 from emulator.idempotency import idempotent
-from emulator.routers.domain_schemas import UserCreateBody, UserUpdateBody, body_doc
 from emulator.routers.respond import caller, respond
+from emulator.routers.schemas import UserCreateBody, UserUpdateBody, body_doc
 
 
 def users_router(environment: str) -> Router:

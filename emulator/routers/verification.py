@@ -8,8 +8,8 @@ from ninja import Router
 from emulator.auth import token_auth
 from emulator.domain.formats import json_body
 from emulator.domain.otp import otp_send
-from emulator.routers.domain_schemas import OtpSendBody, body_doc
 from emulator.routers.respond import caller, respond
+from emulator.routers.schemas import OtpSendBody, body_doc
 
 
 def verification_router(environment: str) -> Router:

@@ -11,15 +11,15 @@ from emulator.domain.formats import json_body, validation_error
 from emulator.domain.payouts import payout_preview
 from emulator.domain.selectors import accounts_of
 from emulator.errors import resource_error
-from emulator.routers.domain_schemas import (
+from emulator.routers.payouts import initiate_payout
+from emulator.routers.respond import caller, respond
+from emulator.routers.schemas import (
     PayoutBody,
     PreviewAliasBody,
     PreviewBody,
     VirtualAccountBody,
     body_doc,
 )
-from emulator.routers.payouts import initiate_payout
-from emulator.routers.respond import caller, respond
 
 
 def virtual_accounts_router(environment: str) -> Router:

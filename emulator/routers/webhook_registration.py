@@ -7,9 +7,9 @@ from ninja import Router
 
 from emulator.auth import token_auth
 from emulator.domain.formats import json_body
-from emulator.routers.domain_schemas import WebhookRegisterBody, body_doc
+from emulator.domain.webhooks import webhook_register
 from emulator.routers.respond import caller, respond
-from emulator.webhooks import webhook_register
+from emulator.routers.schemas import WebhookRegisterBody, body_doc
 
 
 def webhooks_router(environment: str) -> Router:

@@ -159,7 +159,7 @@ def authed(http: httpx.Client, api_client: Credentials) -> Callable[..., dict[st
     return headers_for
 
 
-# --- domain fixtures (E2) ---
+# --- domain fixtures: webhook receiver, a scripted sandbox walk ---
 
 
 class WebhookReceiver:

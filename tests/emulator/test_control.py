@@ -82,7 +82,7 @@ def test_management_command_prints_json_credentials():
     assert client.api_key_digest == api_key_digest(creds["api_key"])
 
 
-def test_emulator_refuses_production_without_control_token(tmp_path):
+def test_emulator_is_not_installed_in_production_and_needs_a_token_on_its_own(tmp_path):
     env = {
         "PATH": "/usr/bin:/bin",
         "DJANGO_SETTINGS_MODULE": "config.settings.production",
@@ -104,10 +104,17 @@ def test_emulator_refuses_production_without_control_token(tmp_path):
             cwd=str(__import__("django.conf").conf.settings.BASE_DIR),
         )
 
+    refused = import_emulator()
+    assert refused.returncode == 1
+    assert "Traceback" not in refused.stderr
+    assert "emulator: The emulator is not installed in config.settings.production" in refused.stderr
+
+    # On its own (config.settings.emulator) it starts only with a control token.
+    env["DJANGO_SETTINGS_MODULE"] = "config.settings.emulator"
     result = import_emulator()
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
-    assert "emulator: The emulator refuses to start" in result.stderr
+    assert "emulator: The emulator refuses to start under emulator settings" in result.stderr
     assert "EMULATOR_CONTROL_TOKEN" in result.stderr
     env["EMULATOR_CONTROL_TOKEN"] = "set-in-production"
     allowed = import_emulator()

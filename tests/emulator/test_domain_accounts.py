@@ -133,9 +133,60 @@ def test_recipients_create_get_and_list(sandbox):
     assert sandbox.get(f"/v1/recipients/{uuid.uuid4()}").json()["code"] == "RECIPIENT_NOT_FOUND"
 
 
+ADDRESS = {"street_name": "1 Main St", "city": "Austin", "country": "US"}
+VALID_RECIPIENT = {
+    "company_name": "Acme",
+    "address": ADDRESS,
+    "account": {"account_type": "WIRE", "account_number": "1", "routing_number": "026009593"},
+}
+
+
+@pytest.mark.parametrize(
+    ("path", "field"),
+    [
+        (("user_id",), "user_id"),
+        (("company_name",), "first_name"),
+        (("address",), "address.street_name"),
+        (("address", "street_name"), "address.street_name"),
+        (("address", "city"), "address.city"),
+        (("address", "country"), "address.country"),
+        (("account",), "account"),
+        (("account", "account_type"), "account.account_type"),
+        (("account", "account_number"), "account.account_number"),
+        (("account", "routing_number"), "account.routing_number"),
+    ],
+)
+def test_each_missing_required_recipient_field_is_a_400_naming_it(sandbox, path, field):
+    user = sandbox.create_user()
+    body = {**VALID_RECIPIENT, "user_id": user["user_id"]}
+    body = {k: (dict(v) if isinstance(v, dict) else v) for k, v in body.items()}
+    if len(path) == 1:
+        del body[path[0]]
+    else:
+        del body[path[0]][path[1]]
+    response = sandbox.post("/v1/recipients", body)
+    assert response.status_code == 400, response.text
+    assert field in [error["field"] for error in response.json()["errors"]]
+    complete = sandbox.post("/v1/recipients", {**VALID_RECIPIENT, "user_id": user["user_id"]})
+    assert complete.status_code == 201, complete.text
+
+
+@pytest.mark.parametrize("country", ["USA", "us", "XX", "1"])
+def test_a_recipient_country_must_be_an_iso_3166_alpha_2_code(sandbox, country):
+    user = sandbox.create_user()
+    body = {
+        **VALID_RECIPIENT,
+        "user_id": user["user_id"],
+        "address": {**ADDRESS, "country": country},
+    }
+    response = sandbox.post("/v1/recipients", body)
+    assert response.status_code == 400, response.text
+    assert response.json()["errors"][0]["field"] == "address.country"
+
+
 def test_recipient_rail_needs_its_bank_code(sandbox):
     user = sandbox.create_user()
-    base = {"user_id": user["user_id"], "company_name": "Acme"}
+    base = {"user_id": user["user_id"], "company_name": "Acme", "address": ADDRESS}
     wire = sandbox.post(
         "/v1/recipients", {**base, "account": {"account_type": "WIRE", "account_number": "1"}}
     )
@@ -147,7 +198,11 @@ def test_recipient_rail_needs_its_bank_code(sandbox):
     assert swift.json()["errors"][0]["field"] == "account.swift_code"
     nameless = sandbox.post(
         "/v1/recipients",
-        {"user_id": user["user_id"], "account": {"account_type": "ACH", "account_number": "1"}},
+        {
+            "user_id": user["user_id"],
+            "address": ADDRESS,
+            "account": {"account_type": "ACH", "account_number": "1"},
+        },
     )
     assert nameless.json()["errors"][0]["field"] == "first_name"
 

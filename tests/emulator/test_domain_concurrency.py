@@ -61,8 +61,8 @@ def test_concurrent_duplicate_payouts_create_one_payout(sandbox, live_url):
 
 def test_periodic_jobs_activate_accounts_and_deliver_webhooks(sandbox, receiver, api_client):
     from emulator.domain.tick import tick_job
+    from emulator.domain.webhooks import delivery_tick
     from emulator.loop import PERIODIC_JOBS
-    from emulator.webhooks import delivery_tick
 
     assert tick_job in PERIODIC_JOBS and delivery_tick in PERIODIC_JOBS
     account_id = activation_due_with_webhooks(sandbox, receiver, api_client)

@@ -258,13 +258,61 @@ def test_account_and_recipient_rules(sandbox, control):
     assert unknown.status_code == 404 and unknown.json()["code"] == "RECIPIENT_NOT_FOUND"
 
 
-def test_fees_above_amount_are_refused(sandbox):
-    account_id, recipient_id = sandbox.funded_setup()
+def test_a_small_wire_payout_whose_fees_exceed_its_amount_succeeds_when_funded(
+    sandbox, business_hours
+):
+    # Fees are on top (decisions.md "Payout pricing"): 10.00 + 15.01 (15.00 fixed + 0.1 %).
+    account_id, recipient_id = sandbox.funded_setup(balance="25.01")
     response = sandbox.payout(
         account_id, {"recipient_id": recipient_id, "amount": "10.00"}, otp=sandbox.otp()
     )
-    assert response.status_code == 409
-    assert response.json()["code"] == "FEES_EXCEED_AMOUNT"
+    assert response.status_code == 201, response.text
+    data = response.json()["data"]
+    assert data["amount"] == "10.00" and data["fees"]["total_fees"] == 15.01
+    assert data["recipient_amount"] == "10.00"
+    assert sandbox.balance(account_id) == "0.00"
+
+
+def test_a_small_wire_payout_the_balance_cannot_cover_is_insufficient_funds(
+    sandbox, business_hours
+):
+    account_id, recipient_id = sandbox.funded_setup(balance="25.00")  # one cent short
+    response = sandbox.payout(
+        account_id, {"recipient_id": recipient_id, "amount": "10.00"}, otp=sandbox.otp()
+    )
+    assert response.status_code == 422, response.text
+    assert response.json()["code"] == "INSUFFICIENT_FUNDS"
+    assert sandbox.balance(account_id) == "25.00"
+
+
+@pytest.mark.parametrize("amount", ["10.00", "100.00"])
+def test_preview_and_initiation_give_the_same_figures(sandbox, business_hours, amount):
+    account_id, recipient_id = sandbox.funded_setup()
+    body = {"recipient_id": recipient_id, "amount": amount}
+    preview = sandbox.post(f"/v1/virtual-accounts/{account_id}/payout/preview", body)
+    assert preview.status_code == 200, preview.text
+    reserved = sandbox.post(
+        f"/v1/virtual-accounts/{account_id}/payout/preview", {**body, "create_quote": True}
+    )
+    assert reserved.status_code == 200, reserved.text
+    initiated = sandbox.payout(account_id, body, otp=sandbox.otp())
+    assert initiated.status_code == 201, initiated.text
+    before = Decimal("1000.00")
+    for figures in (preview.json()["data"], reserved.json()["data"]):
+        data = initiated.json()["data"]
+        assert figures["fees"] == data["fees"]
+        assert figures["recipient_amount"] == data["recipient_amount"]
+        total = Decimal(figures["total_amount"])
+        assert total == Decimal(amount) + Decimal(str(data["fees"]["total_fees"]))
+    assert Decimal(sandbox.balance(account_id)) == before - total
+    # The reserved quote pays the same too.
+    quoted = sandbox.payout(
+        account_id,
+        {**body, "quote_id": reserved.json()["data"]["quote_id"]},
+        otp=sandbox.otp(),
+    )
+    assert quoted.status_code == 201, quoted.text
+    assert quoted.json()["data"]["fees"] == initiated.json()["data"]["fees"]
 
 
 def test_client_markup_is_added_to_the_fees(sandbox, business_hours):

@@ -86,7 +86,7 @@ def test_api_events_reach_the_receiver(sandbox, control, receiver, api_client):
 def test_a_500_is_retried_after_the_configured_delays(
     sandbox, control, receiver, api_client, settings
 ):
-    from emulator.webhooks import deliver_due
+    from emulator.domain.webhooks import deliver_due
 
     settings.EMULATOR_WEBHOOK_RETRY_DELAYS = "5,10,15,20"
     register(sandbox, api_client, receiver.url)
@@ -200,8 +200,8 @@ def test_a_second_rotation_does_not_forget_the_first(sandbox, control, receiver,
 def test_a_delivery_left_sending_by_a_crash_is_retried_after_its_lease(
     sandbox, control, receiver, api_client, settings
 ):
+    from emulator.domain.webhooks import _claim, deliver_due
     from emulator.models import WebhookDelivery
-    from emulator.webhooks import _claim, deliver_due
 
     settings.EMULATOR_WEBHOOK_LEASE_SECONDS = 30
     register(sandbox, api_client, receiver.url)

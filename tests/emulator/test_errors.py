@@ -3,7 +3,7 @@
 import pytest
 from django.test import RequestFactory
 
-from emulator.corridors import QUOTE_CURRENCIES
+from emulator.domain.corridors import QUOTE_CURRENCIES
 from emulator.errors import family_for_path, validation_error_for
 
 
@@ -59,3 +59,19 @@ def test_unknown_paths_answer_json_404_with_rate_limit_headers(http, authed, san
         for name in ("RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"):
             assert name in response.headers, (response.status_code, response.text)
         assert "Retry-After" not in response.headers
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_root_is_a_landing_page_naming_the_api_docs_and_control_calls(emulator_http):
+    response = await emulator_http.get("/")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/html")
+    page = response.text
+    assert "<h1>PayOps upstream emulator</h1>" in page
+    for where in ("/docs", "/sandbox/docs", "/sandbox/auth", "/healthz", "X-Emulator-Token"):
+        assert where in page, where
+    for call in ("/_control/clients", "/_control/mailbox", "/_control/tick", "/_control/events"):
+        assert call in page, call
+    # Anything else still answers the API's JSON 404, not a page.
+    other = await emulator_http.get("/nothing-here")
+    assert other.status_code == 404 and other.json()["code"] == "NOT_FOUND"

@@ -3,6 +3,7 @@
 import asyncio
 import threading
 
+import pytest
 from django.test import override_settings
 
 from emulator import loop
@@ -59,8 +60,17 @@ def test_assert_may_start():
         assert_may_start()
 
 
-def test_uvicorn_refuses_production_without_token_in_one_line():
-    """The real command under production settings: exit status 1, one clear line, no traceback."""
+@pytest.mark.parametrize(
+    ("settings_module", "says"),
+    [
+        ("config.settings.production", "is not installed in config.settings.production"),
+        ("config.settings.emulator", "without EMULATOR_CONTROL_TOKEN"),
+    ],
+)
+def test_uvicorn_refuses_production_and_a_tokenless_emulator_in_one_line(
+    settings_module: str, says: str
+) -> None:
+    """The real command: exit status 1, one clear line, no traceback."""
     import os
     import subprocess
     import sys
@@ -69,7 +79,7 @@ def test_uvicorn_refuses_production_without_token_in_one_line():
 
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.production",
+        "DJANGO_SETTINGS_MODULE": settings_module,
         "DJANGO_SECRET_KEY": "refusal-test",
         "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/payops_refusal_test",
         "REDIS_URL": "redis://127.0.0.1:6379/7",
@@ -82,4 +92,4 @@ def test_uvicorn_refuses_production_without_token_in_one_line():
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr
     [line] = [line for line in result.stderr.splitlines() if line.startswith("emulator:")]
-    assert "EMULATOR_CONTROL_TOKEN" in line and "production" in line
+    assert says in line

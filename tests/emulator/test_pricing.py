@@ -6,8 +6,8 @@ from decimal import Decimal
 import pytest
 from django.test import override_settings
 
+from emulator.domain.pricing import ClientMarkup, is_off_hours, price
 from emulator.errors import EmulatorError
-from emulator.pricing import ClientMarkup, is_off_hours, price
 
 # Tuesday 24 November 2026, 12:00 in New York (EST, UTC-5): business hours.
 TUESDAY_NOON_NY = datetime(2026, 11, 24, 17, 0, tzinfo=UTC)

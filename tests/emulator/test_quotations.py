@@ -4,8 +4,8 @@ import uuid
 
 import pytest
 
+from emulator.domain.quotations import quote_use
 from emulator.models import Quote
-from emulator.quotes import quote_use
 from tests.emulator.conftest import make_credentials
 from tests.emulator.helpers import move_clock_to_business_hours
 

@@ -59,7 +59,10 @@ OPERATIONS = [
     Operation("webhook_register", "webhooks.register", "POST", r"/webhooks/register"),
 ]
 
-ALLOWED_HTTPX = ("gateway", "emulator")
+# gateway/ is the one client of the upstream. The emulator is the upstream's stand-in (its webhook
+# sender speaks HTTP). sandbox/ (dev-only, never installed in production) talks HTTP to the
+# emulator's control surface, which is not the upstream: the rule is about the upstream.
+ALLOWED_HTTPX = ("gateway", "emulator", "sandbox")
 NOT_PRODUCT = ("tests", "bench", ".venv", "node_modules", "var", "static")
 
 

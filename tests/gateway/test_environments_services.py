@@ -8,7 +8,6 @@ import pytest
 from django.db import connection
 
 from gateway import crypto
-from gateway.bootstrap import SANDBOX_NAME, ensure_emulator_sandbox
 from gateway.models import Environment, EnvironmentKind, StaffEnvironmentChoice
 from gateway.selectors import environment_current
 from gateway.services.environments import (
@@ -155,40 +154,3 @@ def test_switch_to_an_inactive_environment_is_refused(admin_user: StaffUser) -> 
     with pytest.raises(EnvironmentNotActive):
         environment_switch(user=admin_user, environment=inactive)
     assert not StaffEnvironmentChoice.objects.exists()
-
-
-def test_bootstrap_creates_the_emulator_sandbox_once(settings) -> None:  # type: ignore[no-untyped-def]
-    from emulator.clients import client_by_api_key, client_check_password
-    from emulator.models import ApiClient
-
-    settings.EMULATOR_URL = "http://127.0.0.1:8001"
-    first = ensure_emulator_sandbox()
-    assert "created" in first
-    environment = Environment.objects.get(name=SANDBOX_NAME)
-    assert environment.kind == EnvironmentKind.SANDBOX
-    assert environment.base_url == "http://127.0.0.1:8001"
-    assert environment.api_root == "http://127.0.0.1:8001/sandbox"
-    client = client_by_api_key(environment.api_key)
-    assert client is not None
-    assert str(client.client_id) == environment.client_id
-    assert client_check_password(client, environment.password)
-
-    second = ensure_emulator_sandbox()
-    assert "already set up" in second
-    assert ApiClient.objects.count() == 1
-    assert Environment.objects.filter(name=SANDBOX_NAME).count() == 1
-
-    # The emulator database was reset: the next bootstrap issues a client again.
-    ApiClient.objects.all().delete()
-    settings.EMULATOR_URL = "http://127.0.0.1:9001/"
-    third = ensure_emulator_sandbox()
-    assert "credentials" in third and "base_url" in third
-    environment.refresh_from_db()
-    assert environment.base_url == "http://127.0.0.1:9001"
-    assert client_by_api_key(environment.api_key) is not None
-
-
-def test_bootstrap_does_nothing_outside_local_settings(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.PAYOPS_ENVIRONMENT = "production"
-    assert "skipped" in ensure_emulator_sandbox()
-    assert not Environment.objects.exists()

@@ -14,6 +14,13 @@ from staff.tasks import heartbeat
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+def _active_environment(base_url: str) -> None:
+    """The environment readiness probes (there is no fallback to an emulator URL any more)."""
+    from gateway.models import Environment
+
+    Environment.objects.create(name="Probed", kind="sandbox", base_url=base_url)
+
+
 async def test_healthz_answers_ok_without_touching_anything(async_client) -> None:
     response = await async_client.get("/healthz")
     assert response.status_code == 200
@@ -23,7 +30,7 @@ async def test_healthz_answers_ok_without_touching_anything(async_client) -> Non
 def test_readyz_is_ok_with_a_fresh_heartbeat_and_a_live_emulator(
     client, settings, emulator_url
 ) -> None:
-    settings.EMULATOR_URL = emulator_url
+    _active_environment(emulator_url)
     heartbeat()
 
     response = client.get("/readyz")
@@ -40,7 +47,7 @@ def test_readyz_is_ok_with_a_fresh_heartbeat_and_a_live_emulator(
 def test_readyz_fails_naming_the_worker_when_the_heartbeat_is_stale(
     client, settings, emulator_url
 ) -> None:
-    settings.EMULATOR_URL = emulator_url
+    _active_environment(emulator_url)
     heartbeat()
     stale = timezone.now() - timedelta(seconds=settings.PAYOPS_HEARTBEAT_MAX_AGE + 60)
     WorkerHeartbeat.objects.update(beat_at=stale)
@@ -57,7 +64,7 @@ def test_readyz_fails_naming_the_worker_when_the_heartbeat_is_stale(
 
 
 def test_readyz_fails_when_no_worker_ever_beat(client, settings, emulator_url) -> None:
-    settings.EMULATOR_URL = emulator_url
+    _active_environment(emulator_url)
 
     body = client.get("/readyz").json()
 
@@ -73,7 +80,7 @@ def test_readyz_fails_when_no_worker_ever_beat(client, settings, emulator_url) -
 def test_readyz_fails_naming_the_upstream_when_it_is_unreachable(
     client, settings, closed_port_url
 ) -> None:
-    settings.EMULATOR_URL = closed_port_url
+    _active_environment(closed_port_url)
     heartbeat()
 
     response = client.get("/readyz")
@@ -128,7 +135,7 @@ async def test_a_raising_check_is_reported_not_raised() -> None:
 def test_readyz_names_every_failing_check_when_the_channel_layer_is_down(
     client, settings, emulator_url
 ) -> None:
-    settings.EMULATOR_URL = emulator_url
+    _active_environment(emulator_url)
     settings.CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",

@@ -132,6 +132,14 @@ def test_an_unreachable_database_stops_make_run_before_any_child_starts() -> Non
     assert "started" not in completed.stdout
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def test_the_banner_shows_the_urls_and_the_demo_logins(tmp_path: Path) -> None:
     # A fresh embedded database, migrated and bootstrapped the way `make run` does it.
     env = {
@@ -139,9 +147,16 @@ def test_the_banner_shows_the_urls_and_the_demo_logins(tmp_path: Path) -> None:
         "DJANGO_SETTINGS_MODULE": "config.settings.local",
         "DATABASE_URL": "",
         "PAYOPS_SQLITE_PATH": str(tmp_path / "run.sqlite3"),
+        # The emulator's own database, and no server: the bootstrap uses it in-process.
+        "EMULATOR_SQLITE_PATH": str(tmp_path / "emulator.sqlite3"),
+        "EMULATOR_URL": f"http://127.0.0.1:{_free_port()}",
         "NO_COLOR": "1",
     }
-    for command in (["migrate", "--noinput"], ["payops_bootstrap"]):
+    for command in (
+        ["migrate", "--noinput"],
+        ["migrate", "--database", "emulator", "--noinput"],
+        ["payops_bootstrap"],
+    ):
         subprocess.run(
             [PY, "manage.py", *command],
             cwd=ROOT,

@@ -85,3 +85,56 @@ def test_code_is_six_digits_and_only_an_approver_not_the_maker_releases(
 
     with pytest.raises(PermissionDenied):
         payout_otp_send(payout=payout, by=staff["maker"])
+
+
+def test_sandbox_panel_shows_the_code_from_the_emulator_mailbox(
+    world: World, staff: dict[str, StaffUser]
+) -> None:
+    from django.test import Client
+
+    payout = approved(world, staff)
+    payout_otp_send(payout=payout, by=staff["approver"])
+    client = Client()
+    client.force_login(staff["approver"])
+    page = client.get(f"/payouts/{payout.pk}/").content.decode()
+    assert 'data-testid="sandbox-otp-link"' in page
+    mailbox = client.get("/sandbox/payouts/otp/", {"payout": payout.pk})
+    assert mailbox.status_code == 200
+    assert f'data-testid="latest-code">{world.otp_code()}<' in mailbox.content.decode()
+    maker = Client()
+    maker.force_login(staff["maker"])
+    assert maker.get("/sandbox/payouts/otp/", {"payout": payout.pk}).status_code == 403
+
+
+def test_no_sandbox_panel_with_production_settings() -> None:
+    import subprocess
+    import sys
+
+    from django.conf import settings
+
+    script = (
+        "import django,os;"
+        "os.environ['DJANGO_SETTINGS_MODULE']='config.settings.production';"
+        "django.setup();from django.apps import apps\n"
+        "from django.urls import reverse,NoReverseMatch\n"
+        "try:\n reverse('sandbox:otp_mailbox'); print('present')\n"
+        "except NoReverseMatch: print('absent')\n"
+        "print(apps.is_installed('sandbox'))"
+    )
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "DJANGO_SECRET_KEY": "x" * 60,
+        "DATABASE_URL": "postgres://u:p@127.0.0.1:5432/none",
+        "REDIS_URL": "redis://127.0.0.1:6379/15",
+        "DJANGO_ALLOWED_HOSTS": "payops.example",
+        "PAYOPS_ENCRYPTION_KEYS": "dGVzdC1lbmNyeXB0aW9uLWtleS1ub3Qtc2VjcmV0ISE=",
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        env=env,
+        cwd=str(settings.BASE_DIR),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.stdout.split() == ["absent", "False"], out.stderr[-2000:]

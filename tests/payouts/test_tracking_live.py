@@ -162,6 +162,10 @@ def test_polling_finds_what_no_event_told_and_reports_a_missed_event(
     assert AuditEntry.objects.filter(
         action="payout.missed_event", target_id=str(payout.pk)
     ).exists()
+    from webhooks.models import MissedEvent
+
+    gap = MissedEvent.objects.get(upstream_id=payout.upstream_id)
+    assert (gap.object_kind, gap.observed_state) == ("payout", "COMPLETED")
     calls = [r for r in world.emulator.witness.api_requests() if r["path"].endswith("/v1/payouts")]
     assert calls and all(r["method"] == "GET" for r in calls)
     assert payouts_poll() == 0  # final now: nothing more to learn

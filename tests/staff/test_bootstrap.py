@@ -14,7 +14,8 @@ from staff.bootstrap import DEMO_PASSWORD, DemoSeedingRefused, seed_demo_staff
 from staff.models import AuditEntry, StaffUser
 from staff.roles import ROLES
 
-pytestmark = pytest.mark.django_db
+# Transactional: the sandbox step reaches the emulator over HTTP, served from another thread.
+pytestmark = pytest.mark.django_db(transaction=True)
 
 DEMO_EMAILS = {role.demo_email for role in ROLES}
 

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 
-from emulator.corridors import FEES, NETWORK_FEES, RATES, pair_enabled
+from emulator.domain.corridors import FEES, NETWORK_FEES, RATES, pair_enabled
 from emulator.errors import quote_error
 
 CENT = Decimal("0.01")
@@ -80,10 +80,15 @@ def price(
     amount_in_destination: bool,
     at: datetime,
     client_markup: ClientMarkup | None = None,
+    fees_on_top: bool = False,
 ) -> Pricing:
     """Prices a validated request; raises CURRENCY_PAIR_NOT_ENABLED, FEES_EXCEED_AMOUNT (409) or
     INVALID_CALCULATED_AMOUNT. `amount` is the base amount, or the recipient amount when
-    `amount_in_destination` (then base_amount is solved and rounded up to the cent)."""
+    `amount_in_destination` (then base_amount is solved and rounded up to the cent).
+
+    A quotation deducts its fees from the amount. A payout charges them on top (`fees_on_top`,
+    decisions.md "Payout pricing"): the recipient gets amount x service_rate, and fees larger
+    than the amount are no reason to refuse (the balance check is the payout's own)."""
     profile = FEES.get((quote_currency, account_type))
     if profile is None or not pair_enabled(base_currency, quote_currency, account_type):
         raise quote_error(
@@ -119,6 +124,10 @@ def price(
         if money(requested / service_rate) < total_fees:
             raise _invalid_calculated(requested, base_amount)
         quote_amount = requested
+    elif fees_on_top:
+        base_amount = amount
+        total_fees = _total_fees(base_amount, fixed, pct)
+        quote_amount = money(base_amount * service_rate)
     else:
         base_amount = amount
         total_fees = _total_fees(base_amount, fixed, pct)

@@ -9,6 +9,7 @@ from typing import Any
 from django.db import transaction
 
 from emulator import clock
+from emulator.database import EMULATOR_DB
 from emulator.models import ApiClient, WebhookDelivery, WebhookEvent, WebhookRegistration
 
 
@@ -43,7 +44,7 @@ def emit(*, client: ApiClient, environment: str, event: str, data: dict[str, Any
     payload = {"event_id": data.get("event_id") or new_event_id()}
     payload.update({key: value for key, value in data.items() if key != "event_id"})
     now = clock.now()
-    with transaction.atomic():
+    with transaction.atomic(using=EMULATOR_DB):
         stored = WebhookEvent.objects.create(
             event_id=payload["event_id"],
             client=client,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -12,10 +12,12 @@ from django.conf import settings
 from django.db import transaction
 
 from emulator import clock
-from emulator.corridors import ACCOUNT_TYPES, BASE_CURRENCIES, NETWORKS, QUOTE_CURRENCIES
+from emulator.database import EMULATOR_DB
+from emulator.domain.corridors import ACCOUNT_TYPES, BASE_CURRENCIES, NETWORKS, QUOTE_CURRENCIES
+from emulator.domain.formats import iso
+from emulator.domain.pricing import ClientMarkup, Pricing, price
 from emulator.errors import quote_error, quote_validation_error
 from emulator.models import ApiClient, Quote, QuoteStatus
-from emulator.pricing import ClientMarkup, Pricing, price
 
 MAX_AMOUNT = Decimal("999999999.99")
 
@@ -119,6 +121,10 @@ def _apply_pricing(quote: Quote, pricing: Pricing) -> None:
         setattr(quote, field, getattr(pricing, field))
 
 
+# The `source` of a quote reserved by POST .../payout/preview with create_quote.
+PREVIEW_SOURCE = "preview"
+
+
 def quote_create(
     *,
     client: ApiClient,
@@ -140,6 +146,8 @@ def quote_create(
         amount_in_destination=request.amount_in_destination,
         at=now,
         client_markup=client_markup or client_markup_of(client),
+        # A quote reserved by a payout preview prices a payout: fees on top of the amount.
+        fees_on_top=source == PREVIEW_SOURCE,
     )
     quote = Quote(
         client=client,
@@ -157,7 +165,7 @@ def quote_create(
         expires_at=now + timedelta(seconds=lifetime),
     )
     _apply_pricing(quote, pricing)
-    with transaction.atomic():
+    with transaction.atomic(using=EMULATOR_DB):
         quote.save()
     return quote
 
@@ -218,7 +226,7 @@ def quote_update_amount(
     *, quote_id: uuid.UUID | str, client: ApiClient, environment: str, amount: Decimal
 ) -> Quote:
     """Re-prices an ACTIVE quote for a new amount (same direction) and restarts its timer."""
-    with transaction.atomic():
+    with transaction.atomic(using=EMULATOR_DB):
         quote, now = _lock_active(quote_id, client, environment)
         pricing = price(
             base_currency=quote.base_currency,
@@ -245,19 +253,13 @@ def quote_use(quote: Quote | uuid.UUID | str, client: ApiClient, environment: st
 
     Raises QUOTE_NOT_FOUND (unknown, other client or environment) or QUOTE_INVALID_STATE."""
     quote_id = quote.quote_id if isinstance(quote, Quote) else quote
-    with transaction.atomic():
+    with transaction.atomic(using=EMULATOR_DB):
         locked, now = _lock_active(quote_id, client, environment)
         locked.status = QuoteStatus.USED
         locked.used_at = now
         locked.updated_at = now
         locked.save(update_fields=["status", "used_at", "updated_at"])
     return locked
-
-
-def iso_ms(at: datetime) -> str:
-    """ISO 8601 UTC with milliseconds and Z, as the upstream writes timestamps."""
-    text = at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.")
-    return f"{text}{at.astimezone(UTC).microsecond // 1000:03d}Z"
 
 
 def quote_json(quote: Quote) -> dict[str, Any]:
@@ -285,7 +287,7 @@ def quote_json(quote: Quote) -> dict[str, Any]:
         "account_type": quote.account_type,
         "rate": float(quote.rate),
         "service_rate": float(quote.service_rate),
-        "expiration_ts": iso_ms(quote.expires_at),
+        "expiration_ts": iso(quote.expires_at),
         "status": quote.status,
         "fees": fees,
     }

@@ -1,4 +1,4 @@
-"""Platform tables of the emulator: API clients, clock, faults, idempotency, quotes, usage."""
+"""Tables of the emulator's edge: API clients, clock, faults, idempotency records, usage."""
 
 from __future__ import annotations
 
@@ -107,53 +107,6 @@ class IdempotencyRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.scope} {self.key}"
-
-
-class QuoteStatus(models.TextChoices):
-    ACTIVE = "ACTIVE", "Active"
-    EXPIRED = "EXPIRED", "Expired"
-    USED = "USED", "Used"
-
-
-class Quote(models.Model):
-    """A priced quotation, locked for its lifetime; EXPIRED is applied lazily when read."""
-
-    quote_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
-    client = models.ForeignKey(ApiClient, on_delete=models.CASCADE, related_name="quotes")
-    environment = models.CharField(max_length=10, choices=Environment.choices)
-    status = models.CharField(max_length=8, choices=QuoteStatus.choices, default=QuoteStatus.ACTIVE)
-    base_currency = models.CharField(max_length=4)
-    quote_currency = models.CharField(max_length=4)
-    account_type = models.CharField(max_length=8)
-    network = models.CharField(max_length=16, blank=True, default="")
-    amount_in_destination = models.BooleanField(default=False)
-    requested_amount = money_field()
-    base_amount = money_field()
-    quote_amount = money_field()
-    rate = rate_field()
-    service_rate = rate_field()
-    base_fixed_fee = money_field()
-    base_percentage_fee = rate_field()
-    base_fx_markup = rate_field()
-    client_fixed_fee = money_field()
-    client_percentage_fee = rate_field()
-    client_fx_markup = rate_field()
-    network_fee = money_field()
-    penalty_markup = rate_field()
-    total_fees = money_field()
-    lifetime_seconds = models.PositiveIntegerField(default=600)
-    source = models.CharField(max_length=16, default="quotation")
-    created_at = models.DateTimeField()
-    updated_at = models.DateTimeField()
-    expires_at = models.DateTimeField()
-    used_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-        indexes = [models.Index(fields=["client", "environment", "status"])]
-
-    def __str__(self) -> str:
-        return f"{self.base_currency}->{self.quote_currency} {self.quote_id}"
 
 
 class WeeklyUsage(models.Model):

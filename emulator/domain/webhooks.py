@@ -15,6 +15,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from emulator import clock, faults
+from emulator.database import EMULATOR_DB
 from emulator.domain.formats import iso, validation_error
 from emulator.models import (
     ApiClient,
@@ -87,7 +88,7 @@ def webhook_register(
         raise validation_error(errors)
     assert isinstance(url, str) and isinstance(secret, str)
     now = clock.now()
-    with transaction.atomic():
+    with transaction.atomic(using=EMULATOR_DB):
         registration = (
             WebhookRegistration.objects.select_for_update()
             .filter(client=client, environment=environment)
@@ -185,7 +186,7 @@ def _send(delivery: WebhookDelivery, http: httpx.Client) -> None:
             else:
                 log.outcome = "rejected"
     delays = retry_delays()
-    with transaction.atomic():
+    with transaction.atomic(using=EMULATOR_DB):
         log.save()
         delivery.attempts = attempt
         if status == DeliveryStatus.FAILED and attempt <= len(delays):

@@ -1,4 +1,4 @@
-"""/_control/ (domain half): mailbox, deposits, account states, KYC, tick, webhooks."""
+"""/_control/ scenario calls: mailbox, deposits, account states, KYC decisions, tick, webhooks."""
 
 from __future__ import annotations
 
@@ -9,16 +9,18 @@ from django.http import HttpRequest, JsonResponse
 from ninja import Router
 
 from emulator.domain.accounts import account_payload, account_set_status, deposit_simulate
+from emulator.domain.events import emit
 from emulator.domain.formats import json_body, validation_error
 from emulator.domain.otp import mailbox
 from emulator.domain.payout_progress import payout_deposit
 from emulator.domain.payouts import payout_payload
 from emulator.domain.tick import tick
 from emulator.domain.users import user_decide, user_payload
+from emulator.domain.webhooks import deliveries_log, flush
 from emulator.errors import resource_error
-from emulator.events import emit
 from emulator.models import ApiClient, Environment
-from emulator.routers.domain_schemas import (
+from emulator.routers.respond import respond
+from emulator.routers.schemas import (
     ControlEventBody,
     CryptoDepositBody,
     DecisionBody,
@@ -26,8 +28,6 @@ from emulator.routers.domain_schemas import (
     StatusBody,
     body_doc,
 )
-from emulator.routers.respond import respond
-from emulator.webhooks import deliveries_log, flush
 
 
 def _client(client_id: Any) -> ApiClient:
@@ -41,7 +41,7 @@ def _client(client_id: Any) -> ApiClient:
     return client
 
 
-def domain_control_router() -> Router:
+def scenario_control_router() -> Router:
     router = Router(tags=["control"])
 
     @router.get("/mailbox", url_name="control-mailbox")

@@ -1,0 +1,158 @@
+"""Chromium journey: the emulator delivers events that appear live on the open event log, and an
+admin rotates the secret in the browser while deliveries continue; none is lost."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import httpx
+import pytest
+from django.conf import settings as django_settings
+from playwright.sync_api import Browser, Page, expect
+
+from gateway import idempotency
+from gateway.client import call_sync, upstream
+from gateway.models import Environment
+from staff.models import StaffUser
+from tests.gateway.conftest import CONTROL_HEADERS, LiveEmulator, live_emulator, make_environment  # noqa: F401
+from tests.servers import serve_in_thread
+from webhooks.models import SecretSlot, WebhookDelivery, WebhookEndpoint, WebhookEvent
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def backoffice_asgi(transactional_db: None) -> Iterator[str]:
+    """The back office as production runs it (HTTP + websockets through Channels), plus static."""
+    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+
+    from config.asgi import application
+
+    with serve_in_thread(ASGIStaticFilesHandler(application), lifespan="off") as url:
+        yield url
+
+
+@pytest.fixture
+def asgi_page(browser: Browser, backoffice_asgi: str, console_errors: list[str]) -> Iterator[Page]:
+    context = browser.new_context(base_url=backoffice_asgi)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+def _create_user(environment: Environment, email: str) -> Any:
+    """A gateway call from a plain thread (Playwright's loop owns the test thread)."""
+    result: dict[str, Any] = {}
+
+    def run() -> None:
+        result["user"] = call_sync(
+            upstream(environment).users.create,
+            idempotency_key=idempotency.key_for(scope=f"journey:{email}", obj=environment),
+            email=email,
+            phone_number="+15125550100",
+            first_name="Ada",
+            last_name="Lovelace",
+            country="US",
+        )
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join(timeout=30)
+    return result["user"]
+
+
+def _flush(emulator: LiveEmulator) -> None:
+    httpx.post(f"{emulator.url}/_control/webhooks/flush", headers=CONTROL_HEADERS, timeout=30)
+
+
+def _emulator_deliveries(emulator: LiveEmulator) -> list[dict[str, Any]]:
+    response = httpx.get(
+        f"{emulator.url}/_control/webhooks/deliveries", headers=CONTROL_HEADERS, timeout=10
+    )
+    return list(response.json()["deliveries"])
+
+
+def test_events_appear_live_and_a_rotation_loses_no_delivery(
+    live_emulator: LiveEmulator,  # noqa: F811
+    backoffice_asgi: str,
+    asgi_page: Page,
+    sign_in: Callable[..., None],
+    demo_staff: dict[str, StaffUser],
+    console_errors: list[str],
+    settings: Any,
+) -> None:
+    settings.WEBHOOKS_PUBLIC_BASE_URL = backoffice_asgi
+    environment = make_environment(live_emulator, name="Journey sandbox")
+    page = asgi_page
+    sign_in(page, demo_staff["admin"].email)
+
+    # Register in the browser.
+    page.goto("/webhooks/")
+    page.locator(f"#endpoint-{environment.pk}").get_by_role("button", name="Register").click()
+    expect(page.get_by_text("Receiver registered for Journey sandbox.")).to_be_visible()
+
+    # The event log is open and live; an emulator delivery shows up at the top, no reload.
+    page.goto("/webhooks/events/")
+    expect(page.get_by_test_id("live-status")).to_have_text("live")
+    page.evaluate("window.__noReload = 'still here'")
+    user = _create_user(environment, "live@example.com")
+    _flush(live_emulator)
+    created = WebhookEvent.objects.get(event_type="user.created")
+    first_row = page.locator("#event-rows tr").first
+    expect(first_row).to_have_attribute("data-event-id", created.event_id, timeout=10_000)
+    expect(page.locator(f"tr[data-event-id='{created.event_id}']")).to_contain_text("user.created")
+    assert page.evaluate("window.__noReload") == "still here"
+    assert user.user_id in created.object_ids
+
+    # Deliveries keep coming while the admin rotates the secret in another tab.
+    stop = threading.Event()
+    sent: list[str] = []
+
+    def keep_delivering() -> None:
+        number = 0
+        while not stop.is_set() and number < 12:
+            number += 1
+            _create_user(environment, f"during-{number}@example.com")
+            sent.append(f"during-{number}")
+            _flush(live_emulator)
+
+    sender = threading.Thread(target=keep_delivering)
+    sender.start()
+    admin_tab = page.context.new_page()
+    admin_tab.goto("/webhooks/")
+    old_masked = admin_tab.get_by_test_id("current-secret").inner_text()
+    admin_tab.locator(f"#endpoint-{environment.pk}").get_by_role(
+        "button", name="Rotate secret"
+    ).click()
+    expect(admin_tab.get_by_text("Secret rotated for Journey sandbox")).to_be_visible()
+    assert admin_tab.get_by_test_id("current-secret").inner_text() != old_masked
+    _create_user(environment, "after-rotation@example.com")
+    stop.set()
+    sender.join(timeout=120)
+    _flush(live_emulator)
+
+    deliveries = _emulator_deliveries(live_emulator)
+    emitted = {d["event_id"] for d in deliveries}
+    assert all(d["status_code"] == 200 for d in deliveries), [
+        d for d in deliveries if d["status_code"] != 200
+    ]
+    stored = set(WebhookEvent.objects.values_list("event_id", flat=True))
+    assert emitted == stored
+    assert len(stored) >= 2 * (len(sent) + 2)
+    endpoint = WebhookEndpoint.objects.get()
+    assert endpoint.previous_accepted()
+    slots = set(WebhookDelivery.objects.values_list("matched_secret", flat=True))
+    assert SecretSlot.CURRENT in slots
+    # The newest events are on the open log too, still without a reload.
+    newest = WebhookEvent.objects.order_by("-received_at", "-id").first()
+    assert newest is not None
+    expect(page.locator(f"tr[data-event-id='{newest.event_id}']")).to_be_visible(timeout=10_000)
+    assert page.evaluate("window.__noReload") == "still here"
+    assert not console_errors, console_errors
+    assert backoffice_asgi == django_settings.WEBHOOKS_PUBLIC_BASE_URL

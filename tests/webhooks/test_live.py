@@ -1,0 +1,93 @@
+"""The live stream: permission on connect and on each join; stored events reach their groups."""
+
+from __future__ import annotations
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+from django.test import Client
+
+from config.asgi import application
+from tests.webhooks.conftest import new_event
+from webhooks.consumers import CLOSE_FORBIDDEN, CLOSE_UNAUTHENTICATED
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _session_cookie(user) -> bytes:  # type: ignore[no-untyped-def]
+    client = Client()
+    client.force_login(user)
+    name = settings.SESSION_COOKIE_NAME
+    return f"{name}={client.cookies[name].value}".encode()
+
+
+async def _connect(user=None) -> WebsocketCommunicator:  # type: ignore[no-untyped-def]
+    headers = [(b"origin", b"http://testserver"), (b"host", b"testserver")]
+    if user is not None:
+        headers.append((b"cookie", await sync_to_async(_session_cookie)(user)))
+    return WebsocketCommunicator(application, "/ws/webhooks/", headers=headers)
+
+
+async def test_anonymous_visitors_are_refused() -> None:
+    communicator = await _connect()
+
+    connected, code = await communicator.connect()
+
+    assert not connected and code == CLOSE_UNAUTHENTICATED
+
+
+async def test_users_without_a_role_are_refused(db) -> None:  # type: ignore[no-untyped-def]
+    from staff.models import StaffUser
+
+    user = await sync_to_async(StaffUser.objects.create_user)(email="x@payops.local", password="p")
+    communicator = await _connect(user)
+
+    connected, code = await communicator.connect()
+
+    assert not connected and code == CLOSE_FORBIDDEN
+
+
+async def test_event_stream_broadcast_reaches_staff_with_the_permission(
+    demo_staff, post_signed
+) -> None:
+    communicator = await _connect(demo_staff["compliance"])
+    assert (await communicator.connect())[0]
+    await communicator.send_json_to({"action": "join", "group": "events"})
+    assert await communicator.receive_json_from(timeout=5) == {"joined": "events", "id": None}
+    await communicator.send_json_to({"action": "join", "group": "user", "id": "u-live"})
+    assert (await communicator.receive_json_from(timeout=5))["joined"] == "user"
+    payload = new_event("user.created", user_id="u-live")
+
+    response = await sync_to_async(post_signed)(payload)
+
+    assert response.status_code == 200
+    received = [await communicator.receive_json_from(timeout=5) for _ in range(2)]
+    assert {m["event_id"] for m in received} == {payload["data"]["event_id"]}
+    assert all(m["type"] == "webhook.event" and m["event_type"] == "user.created" for m in received)
+    await communicator.disconnect()
+
+
+async def test_each_join_is_checked_against_its_groups_permission(demo_staff, post_signed) -> None:
+    maker = await _connect(demo_staff["finance_maker"])
+    assert (await maker.connect())[0]
+    await maker.send_json_to({"action": "join", "group": "events"})
+    assert await maker.receive_json_from(timeout=5) == {"error": "forbidden", "group": "events"}
+    await maker.disconnect()
+
+    compliance = await _connect(demo_staff["compliance"])
+    assert (await compliance.connect())[0]
+    await compliance.send_json_to({"action": "join", "group": "payout", "id": "p-1"})
+    assert (await compliance.receive_json_from(timeout=5))["error"] == "forbidden"
+    await compliance.send_json_to({"action": "join", "group": "user", "id": "bad id!"})
+    assert (await compliance.receive_json_from(timeout=5))["error"] == "invalid id"
+    await compliance.send_json_to({"action": "join", "group": "user", "id": "u-1"})
+    assert (await compliance.receive_json_from(timeout=5))["joined"] == "user"
+
+    await sync_to_async(post_signed)(new_event("payout.created", payout_id="p-1", status="CREATED"))
+    await sync_to_async(post_signed)(new_event("user.created", user_id="u-1"))
+
+    message = await compliance.receive_json_from(timeout=5)
+    assert message["event_type"] == "user.created"
+    assert await compliance.receive_nothing(timeout=0.3)
+    await compliance.disconnect()

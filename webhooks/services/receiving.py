@@ -1,0 +1,319 @@
+"""Store every delivery raw, then the event once per (environment, event_id); queue the rest."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from webhooks import contract
+from webhooks.models import (
+    EventStatus,
+    SecretSlot,
+    SignatureVerdict,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEvent,
+    WebhookEventLink,
+)
+from webhooks.services.live import event_groups, event_message
+from webhooks.signatures import SignatureCheck, verify_signature
+
+# Headers never stored with a delivery: credentials a misconfigured sender or proxy might add.
+_SECRET_HEADERS = frozenset(
+    {"authorization", "proxy-authorization", "cookie", "x-api-key", "x-emulator-token"}
+)
+
+
+@dataclass(frozen=True)
+class ReceiverAnswer:
+    """What the receiver view answers; never a 5xx for anything the sender controls."""
+
+    status: int
+    reason: str
+    event_pk: int | None = None
+    # For a newly stored event: the live message and its groups, sent by the async view once
+    # the transaction has committed (no thread hop for the broadcast).
+    broadcast: tuple[dict[str, Any], list[str]] | None = None
+
+    def body(self) -> dict[str, Any]:
+        return {"status": "accepted" if self.status == 200 else "rejected", "reason": self.reason}
+
+
+def safe_headers(headers: dict[str, str]) -> dict[str, str]:
+    return {
+        key.lower(): value[:500]
+        for key, value in headers.items()
+        if key.lower() not in _SECRET_HEADERS
+    }
+
+
+def endpoint_secrets(endpoint: WebhookEndpoint) -> list[tuple[str, str]]:
+    """The secrets a delivery may be signed with, in the order they are tried."""
+    secrets = []
+    if endpoint.secret_encrypted:
+        secrets.append((SecretSlot.CURRENT.value, endpoint.secret))
+    if endpoint.pending_secret_encrypted:
+        secrets.append((SecretSlot.PENDING.value, endpoint.pending_secret))
+    if endpoint.previous_accepted():
+        secrets.append((SecretSlot.PREVIOUS.value, endpoint.previous_secret))
+    return secrets
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError("number out of range")
+    return value
+
+
+def _holds_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return chr(0) in value
+    if isinstance(value, dict):
+        return any(_holds_nul(key) or _holds_nul(item) for key, item in value.items())
+    if isinstance(value, list):
+        return any(_holds_nul(item) for item in value)
+    return False
+
+
+def _envelope(body: bytes) -> tuple[dict[str, Any] | None, str]:
+    """The parsed envelope, or None and why it is refused.
+
+    Stricter than Python's json module where the database would otherwise fail later (a 5xx for
+    bad input): NaN/Infinity, numbers beyond a double, NUL characters and lone surrogates (which
+    PostgreSQL's jsonb refuses) and nesting deep enough to exhaust recursion are all a 400.
+    """
+    try:
+        parsed = json.loads(body, parse_constant=_no_constant, parse_float=_finite)
+        text = json.dumps(parsed, ensure_ascii=False)
+        text.encode("utf-8")  # lone surrogates cannot be stored
+    except (ValueError, RecursionError):
+        return None, "body is not valid JSON (or holds values that cannot be stored)"
+    if _holds_nul(parsed):
+        return None, "body holds NUL characters"
+    if not isinstance(parsed, dict):
+        return None, "body is not a JSON object"
+    event_type, data = parsed.get("event"), parsed.get("data")
+    if not isinstance(event_type, str) or not event_type or len(event_type) > 100:
+        return None, "`event` must be a non-empty string"
+    if not isinstance(data, dict):
+        return None, "`data` must be an object"
+    event_id = data.get("event_id")
+    if not isinstance(event_id, str) or not event_id or len(event_id) > 100:
+        return None, "`data.event_id` must be a non-empty string"
+    return parsed, ""
+
+
+def _store_refused(
+    *,
+    endpoint: WebhookEndpoint,
+    headers: dict[str, str],
+    body: bytes,
+    body_size: int,
+    verdict: str,
+    reason: str,
+    status: int,
+    check: SignatureCheck | None,
+    started: float,
+) -> None:
+    """Keep a refused delivery for diagnosis, within the hourly cap and the body limit."""
+    since = timezone.now() - timedelta(hours=1)
+    stored = WebhookDelivery.objects.filter(
+        endpoint=endpoint, received_at__gte=since, event__isnull=True
+    ).count()
+    if stored >= settings.WEBHOOKS_INVALID_DELIVERIES_PER_HOUR:
+        WebhookEndpoint.objects.filter(pk=endpoint.pk).update(
+            invalid_not_stored=F("invalid_not_stored") + 1
+        )
+        return
+    limit = settings.WEBHOOKS_INVALID_BODY_LIMIT
+    WebhookDelivery.objects.create(
+        endpoint=endpoint,
+        headers=safe_headers(headers),
+        body=body[:limit],
+        body_truncated=len(body) > limit or body_size > len(body),
+        body_size=body_size,
+        verdict=verdict,
+        signature=headers.get("x-signature-sha256", "")[:200],
+        reason=reason[:200],
+        response_status=status,
+        duration_ms=(time.perf_counter() - started) * 1000,
+        matched_secret=check.matched_secret if check else "",
+        signed_over=check.signed_over if check else "",
+    )
+
+
+def delivery_receive(
+    *,
+    receiver_id: str,
+    headers: dict[str, str],
+    body: bytes | None,
+    body_size: int,
+    started: float,
+) -> ReceiverAnswer:
+    """
+    Everything the receiver does with one request, in one place. `body` is None when it was too
+    large to read. The delivery row is written before the answer is returned, refused ones
+    included (capped); a valid event is stored once and its processing queued after commit.
+    """
+    headers = {key.lower(): value for key, value in headers.items()}
+    endpoint = (
+        WebhookEndpoint.objects.select_related("environment")
+        .filter(receiver_id=receiver_id)
+        .first()
+    )
+    if endpoint is None:
+        return ReceiverAnswer(404, "unknown receiver")
+
+    def refuse(verdict: str, reason: str, status: int, check: SignatureCheck | None = None) -> Any:
+        _store_refused(
+            endpoint=endpoint,
+            headers=headers,
+            body=body or b"",
+            body_size=body_size,
+            verdict=verdict,
+            reason=reason,
+            status=status,
+            check=check,
+            started=started,
+        )
+        return ReceiverAnswer(status, reason)
+
+    if body is None or body_size > settings.WEBHOOKS_MAX_BODY_BYTES:
+        return refuse(SignatureVerdict.TOO_LARGE, "body too large", 413)
+    secrets = endpoint_secrets(endpoint)
+    signature = headers.get("x-signature-sha256")
+    check = verify_signature(body=body, header=signature, secrets=secrets)
+    if not check.valid:
+        if not signature:
+            return refuse(SignatureVerdict.MISSING, check.reason, 400)
+        verdict = SignatureVerdict.NO_SECRET if not secrets else SignatureVerdict.INVALID
+        return refuse(verdict, check.reason, 400, check)
+    envelope, problem = _envelope(body)
+    if envelope is None:
+        return refuse(SignatureVerdict.MALFORMED, problem, 400, check)
+    return _store_event(
+        endpoint=endpoint,
+        headers=headers,
+        body=body,
+        envelope=envelope,
+        check=check,
+        started=started,
+    )
+
+
+def _store_event(
+    *,
+    endpoint: WebhookEndpoint,
+    headers: dict[str, str],
+    body: bytes,
+    envelope: dict[str, Any],
+    check: SignatureCheck,
+    started: float,
+) -> ReceiverAnswer:
+    event_type: str = envelope["event"]
+    data: dict[str, Any] = envelope["data"]
+    known = event_type in contract.EVENT_KINDS
+    drift = contract.contract_drift(event_type, data)
+    with transaction.atomic():
+        event, created = _event_get_or_create(
+            WebhookEvent(
+                environment_id=endpoint.environment_id,
+                event_id=data["event_id"],
+                event_type=event_type,
+                payload=envelope,
+                status=EventStatus.PENDING if known else EventStatus.UNHANDLED,
+                drift=drift,
+                has_drift=bool(drift),
+                object_ids=" ".join(contract.upstream_ids(data)),
+            )
+        )
+        if not created:
+            WebhookEvent.objects.filter(pk=event.pk).update(delivery_count=F("delivery_count") + 1)
+        WebhookDelivery.objects.create(
+            endpoint=endpoint,
+            event=event,
+            headers=safe_headers(headers),
+            body=body,
+            body_size=len(body),
+            verdict=SignatureVerdict.VALID,
+            matched_secret=check.matched_secret,
+            signed_over=check.signed_over,
+            signature=headers.get("x-signature-sha256", "")[:200],
+            response_status=200,
+            duplicate=not created,
+            duration_ms=(time.perf_counter() - started) * 1000,
+        )
+        if created:
+            WebhookEventLink.objects.bulk_create(
+                [
+                    WebhookEventLink(event=event, kind=kind, upstream_id=upstream_id)
+                    for kind, upstream_id in dict.fromkeys(contract.named_objects(event_type, data))
+                ],
+                ignore_conflicts=True,
+            )
+            if known:
+                _queue_processing(event.pk)
+    reason = "stored" if created else "duplicate"
+    if created and not known:
+        reason = "stored (unhandled event type)"
+    live = (event_message(event), event_groups(event)) if created else None
+    return ReceiverAnswer(200, reason, event.pk, broadcast=live)
+
+
+def _event_get_or_create(candidate: WebhookEvent) -> tuple[WebhookEvent, bool]:
+    """
+    Insert, and on the unique constraint read the twin: get_or_create without its first SELECT
+    (duplicates are the exception). The insert runs in a savepoint; on PostgreSQL a concurrent
+    twin's insert waits for the first transaction and then fails here, so two deliveries at the
+    same instant store one event.
+    """
+    try:
+        with transaction.atomic():
+            candidate.save(force_insert=True)
+    except IntegrityError:
+        existing = WebhookEvent.objects.get(
+            environment_id=candidate.environment_id, event_id=candidate.event_id
+        )
+        return existing, False
+    return candidate, True
+
+
+_broker: Any = None
+
+
+def _queue_processing(event_pk: int) -> None:
+    """Queue the event's processing so that it runs only once the event is committed.
+
+    With the ORM broker (the embedded default) the task row is written inside the event's own
+    transaction: it becomes visible exactly when the event does, and costs one insert. With
+    Redis the push waits for the commit (on_commit), or a worker could look before it exists.
+    Either way a lost push is not a lost event: PENDING events are swept by the retry schedule.
+    """
+    from django_q.brokers import get_broker
+    from django_q.conf import Conf
+    from django_q.tasks import async_task
+
+    global _broker
+    if _broker is None:
+        _broker = get_broker()
+
+    def push() -> None:
+        async_task("webhooks.tasks.webhook_event_process_task", event_pk, "receipt", broker=_broker)
+
+    if Conf.ORM and not Conf.SYNC:
+        push()
+    else:
+        transaction.on_commit(push)

@@ -1,0 +1,278 @@
+"""Webhook pages: endpoints (register, rotate), the live event log, an event's page, gaps."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.apps import apps
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required, permission_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import NoReverseMatch, reverse
+from django.views.decorators.http import require_POST
+
+from gateway import crypto
+from gateway.models import Environment
+from staff.errors import ServiceError
+from webhooks import selectors
+from webhooks.forms import EventFilterForm
+from webhooks.jsonjs import js_reserialise
+from webhooks.models import (
+    ReprocessRun,
+    SignatureVerdict,
+    SignedOver,
+    WebhookDelivery,
+    WebhookEvent,
+)
+from webhooks.permissions import WEBHOOK_EVENTS_VIEW, WEBHOOKS_MANAGE
+from webhooks.services import (
+    receiver_url,
+    webhook_endpoint_register,
+    webhook_reprocess_start,
+    webhook_secret_rotate,
+)
+from webhooks.services.endpoints import secret_fingerprint
+
+PAGE_SIZE = 50
+
+
+def _base_url(request: HttpRequest) -> str:
+    from django.conf import settings
+
+    return settings.WEBHOOKS_PUBLIC_BASE_URL or request.build_absolute_uri("/")
+
+
+@login_required
+@permission_required(WEBHOOKS_MANAGE, raise_exception=True)
+def endpoint_list(request: HttpRequest) -> HttpResponse:
+    rows = []
+    for row in selectors.endpoint_rows():
+        endpoint = row["endpoint"]
+        if endpoint is not None:
+            row["url"] = receiver_url(endpoint, base_url=_base_url(request))
+            row["secret_masked"] = crypto.mask(endpoint.secret) if endpoint.secret_encrypted else ""
+            row["previous_masked"] = (
+                crypto.mask(endpoint.previous_secret) if endpoint.previous_accepted() else ""
+            )
+            row["pending"] = bool(endpoint.pending_secret_encrypted)
+        rows.append(row)
+    # The "send a test event" button exists only where the sandbox tools are installed.
+    sandbox_tools = apps.is_installed("sandbox")
+    return render(
+        request, "webhooks/endpoints.html", {"rows": rows, "sandbox_tools": sandbox_tools}
+    )
+
+
+def _endpoint_action(request: HttpRequest, environment_pk: int, *, rotate: bool) -> HttpResponse:
+    environment = get_object_or_404(Environment, pk=environment_pk)
+    action = webhook_secret_rotate if rotate else webhook_endpoint_register
+    try:
+        result = action(environment=environment, by=request.user, base_url=_base_url(request))
+    except ServiceError as exc:
+        details = "; ".join(f"{e.field}: {e.message}" for e in exc.errors)
+        messages.error(request, exc.message + (f" ({details})" if details else ""))
+    else:
+        if result.rotated:
+            messages.success(
+                request,
+                f"Secret rotated for {environment.name}; the previous one is accepted until "
+                f"{result.endpoint.previous_valid_until:%Y-%m-%d %H:%M:%S} UTC.",
+            )
+        else:
+            messages.success(request, f"Receiver registered for {environment.name}.")
+    return redirect("webhooks:endpoints")
+
+
+@login_required
+@permission_required(WEBHOOKS_MANAGE, raise_exception=True)
+@require_POST
+def endpoint_register(request: HttpRequest, environment_pk: int) -> HttpResponse:
+    return _endpoint_action(request, environment_pk, rotate=False)
+
+
+@login_required
+@permission_required(WEBHOOKS_MANAGE, raise_exception=True)
+@require_POST
+def endpoint_rotate(request: HttpRequest, environment_pk: int) -> HttpResponse:
+    return _endpoint_action(request, environment_pk, rotate=True)
+
+
+def _filters(request: HttpRequest) -> tuple[EventFilterForm, dict[str, Any]]:
+    form = EventFilterForm(request.GET or None)
+    if not form.is_valid():
+        return form, {}
+    data = form.cleaned_data
+    return form, {
+        "q": data.get("q") or "",
+        "event_type": data.get("event_type") or "",
+        "status": data.get("status") or "",
+        "object_kind": data.get("object_kind") or "",
+        "environment": data.get("environment"),
+        "received_from": data.get("received_from"),
+        "received_to": data.get("received_to"),
+    }
+
+
+@login_required
+@permission_required(WEBHOOK_EVENTS_VIEW, raise_exception=True)
+def event_list(request: HttpRequest) -> HttpResponse:
+    form, filters = _filters(request)
+    query = request.GET.copy()
+    query.pop("page", None)
+    context: dict[str, Any] = {"form": form, "query": query.urlencode(), "filters": filters}
+    if filters.get("status") == "invalid":
+        deliveries = selectors.refused_deliveries(
+            environment=filters.get("environment"), q=filters.get("q", "")
+        )
+        context["refused"] = Paginator(deliveries, PAGE_SIZE).get_page(request.GET.get("page"))
+    else:
+        events = selectors.event_list(**filters)
+        context["page"] = Paginator(events, PAGE_SIZE).get_page(request.GET.get("page"))
+    context["can_manage"] = request.user.has_perm(WEBHOOKS_MANAGE)
+    template = "webhooks/event_list.html"
+    if request.htmx:  # type: ignore[attr-defined]
+        template += "#results"
+    return render(request, template, context)
+
+
+@login_required
+@permission_required(WEBHOOK_EVENTS_VIEW, raise_exception=True)
+def event_row(request: HttpRequest, pk: int) -> HttpResponse:
+    """One row of the log, for the live stream; empty when the event is outside the filters."""
+    event = get_object_or_404(WebhookEvent.objects.select_related("environment"), pk=pk)
+    _, filters = _filters(request)
+    if (
+        filters
+        and filters.get("status") != "invalid"
+        and not selectors.event_matches(event, filters)
+    ):
+        return HttpResponse("")
+    return render(request, "webhooks/event_list.html#row", {"event": event, "live": True})
+
+
+def _link_url(link: Any) -> str:
+    if link.content_type is None or not link.object_pk:
+        return ""
+    model = link.content_type.model_class()
+    if model is None:
+        return ""
+    instance = model._default_manager.filter(pk=link.object_pk).first()
+    if instance is not None and hasattr(instance, "get_absolute_url"):
+        return str(instance.get_absolute_url())
+    try:
+        return reverse(
+            f"admin:{link.content_type.app_label}_{link.content_type.model}_change",
+            args=[link.object_pk],
+        )
+    except NoReverseMatch:
+        return ""
+
+
+@login_required
+@permission_required(WEBHOOK_EVENTS_VIEW, raise_exception=True)
+def event_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    try:
+        event = selectors.event_detail(pk=pk)
+    except WebhookEvent.DoesNotExist:
+        return render(request, "404.html", status=404)
+    deliveries = [_delivery_bodies(delivery) for delivery in event.deliveries.all()]
+    links = [{"link": link, "url": _link_url(link)} for link in event.links.all()]
+    context = {
+        "event": event,
+        "pretty": json.dumps(event.payload, indent=2, ensure_ascii=False),
+        "deliveries": deliveries,
+        "attempts": list(event.attempt_log.all()),
+        "links": links,
+        "can_manage": request.user.has_perm(WEBHOOKS_MANAGE),
+    }
+    return render(request, "webhooks/event_detail.html", context)
+
+
+def _delivery_bodies(delivery: WebhookDelivery) -> dict[str, Any]:
+    raw = bytes(delivery.body)
+    reserialised = ""
+    if (
+        delivery.signed_over == SignedOver.RESERIALISED
+        or delivery.verdict != SignatureVerdict.VALID
+    ):
+        try:
+            reserialised = js_reserialise(raw).decode("utf-8")
+        except (ValueError, RecursionError):
+            reserialised = "(the body is not JSON)"
+    return {
+        "delivery": delivery,
+        "raw": raw.decode("utf-8", errors="replace"),
+        "reserialised": reserialised,
+    }
+
+
+@login_required
+@permission_required(WEBHOOK_EVENTS_VIEW, raise_exception=True)
+def delivery_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """One delivery, refused ones included: what to compare when a secret looks wrong."""
+    delivery = get_object_or_404(
+        WebhookDelivery.objects.select_related("endpoint__environment", "event"), pk=pk
+    )
+    endpoint = delivery.endpoint
+    fingerprints = {
+        "current": secret_fingerprint(endpoint.secret) if endpoint.secret_encrypted else "",
+        "previous": secret_fingerprint(endpoint.previous_secret)
+        if endpoint.previous_accepted()
+        else "",
+    }
+    context = {"item": _delivery_bodies(delivery), "fingerprints": fingerprints}
+    return render(request, "webhooks/delivery_detail.html", context)
+
+
+@login_required
+@permission_required(WEBHOOKS_MANAGE, raise_exception=True)
+@require_POST
+def event_reprocess(request: HttpRequest, pk: int) -> HttpResponse:
+    event = get_object_or_404(WebhookEvent, pk=pk)
+    run = webhook_reprocess_start(
+        events=WebhookEvent.objects.filter(pk=event.pk),
+        by=request.user,
+        description=f"event {event.event_id}",
+    )
+    messages.info(request, f"Reprocessing {event.event_id}.")
+    return redirect("webhooks:reprocess_progress", pk=run.pk)
+
+
+@login_required
+@permission_required(WEBHOOKS_MANAGE, raise_exception=True)
+@require_POST
+def events_reprocess(request: HttpRequest) -> HttpResponse:
+    """Re-run the events the current filters select (the "all failed" button sets status)."""
+    form = EventFilterForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "The filters are not valid.")
+        return redirect("webhooks:events")
+    request.GET = request.POST
+    _, filters = _filters(request)
+    if filters.get("status") == "invalid":
+        messages.error(request, "Refused deliveries have no event to reprocess.")
+        return redirect("webhooks:events")
+    events = selectors.event_list(**filters)
+    described = ", ".join(f"{k}={v}" for k, v in filters.items() if v) or "all events"
+    run = webhook_reprocess_start(events=events, by=request.user, description=described)
+    return redirect("webhooks:reprocess_progress", pk=run.pk)
+
+
+@login_required
+@permission_required(WEBHOOKS_MANAGE, raise_exception=True)
+def reprocess_progress(request: HttpRequest, pk: int) -> HttpResponse:
+    run = get_object_or_404(ReprocessRun, pk=pk)
+    template = "webhooks/reprocess_progress.html"
+    if request.htmx:  # type: ignore[attr-defined]
+        template += "#progress"
+    return render(request, template, {"run": run})
+
+
+@login_required
+@permission_required(WEBHOOK_EVENTS_VIEW, raise_exception=True)
+def missed_list(request: HttpRequest) -> HttpResponse:
+    page = Paginator(selectors.missed_list(), PAGE_SIZE).get_page(request.GET.get("page"))
+    return render(request, "webhooks/missed.html", {"page": page})
