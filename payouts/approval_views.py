@@ -278,6 +278,33 @@ def resend_view(request: HttpRequest, pk: int) -> HttpResponse:
     )
 
 
+# --- Notifications (dashboard) ------------------------------------------------------------------
+
+
+def dashboard_panel_context(request: HttpRequest) -> dict[str, Any]:
+    from payouts.approval_selectors import waiting_count
+    from payouts.notifications import notifications_unread
+
+    user = _staff(request)
+    can_approve = user.has_perm(PAYOUT_APPROVE)
+    return {
+        "can_approve": can_approve,
+        "waiting": waiting_count(user, environment_current(user=user)) if can_approve else 0,
+        "notifications": notifications_unread(user),
+    }
+
+
+@require_POST
+@login_required
+def notifications_read_view(request: HttpRequest) -> HttpResponse:
+    from payouts.models import PayoutNotification
+
+    PayoutNotification.objects.filter(recipient=_staff(request), read_at__isnull=True).update(
+        read_at=timezone.now()
+    )
+    return redirect("staff:dashboard")
+
+
 # --- The approval inbox -------------------------------------------------------------------------
 
 

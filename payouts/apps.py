@@ -8,7 +8,20 @@ class PayoutsConfig(AppConfig):
     verbose_name = "Payouts"
 
     def ready(self) -> None:
+        from payouts.approval_views import dashboard_panel_context
+        from staff.dashboard import DashboardPanel, register_panel
+        from staff.roles import FINANCE_VIEW
         from staff.schedules import register_schedule
+
+        # Waiting for me, my drafts returned, failures and returns (also sent by email).
+        register_panel(
+            DashboardPanel(
+                "payouts.notifications",
+                "payouts/includes/dashboard_panel.html",
+                permission=FINANCE_VIEW,
+                context=dashboard_panel_context,
+            )
+        )
 
         # Expiry housekeeping of the 15-minute quotes reserved by a payout preview.
         register_schedule(

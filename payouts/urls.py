@@ -31,4 +31,9 @@ urlpatterns = [
     path("approvals/", approval_views.approval_inbox_view, name="approvals"),
     path("approvals/approve/", approval_views.bulk_approve_view, name="bulk_approve"),
     path("approval-policy/", approval_views.approval_policy_view, name="approval_policy"),
+    path(
+        "notifications/read/",
+        approval_views.notifications_read_view,
+        name="notifications_read",
+    ),
 ]

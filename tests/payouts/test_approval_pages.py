@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from django.db import connection
@@ -124,3 +125,26 @@ def test_admin_previews_impact_then_publishes(staff: dict[str, StaffUser]) -> No
     assert later.approval_policy is not None and later.approval_policy.rules.get().min_amount == (
         Decimal("10000")
     )
+
+
+def test_dashboard_shows_waiting_for_me_and_my_returned_drafts(
+    staff: dict[str, StaffUser], django_capture_on_commit_callbacks: Any
+) -> None:
+    from django.core import mail
+
+    from payouts.approvals import payout_reject
+
+    with django_capture_on_commit_callbacks(execute=True):
+        first, second = pending(staff), pending(staff)
+    approver = client_for(staff["approver"]).get("/").content.decode()
+    assert "2 payouts waiting for your approval" in approver
+    assert any("waits for approval" in m.body for m in mail.outbox)
+    with django_capture_on_commit_callbacks(execute=True):
+        payout_reject(payout=first, by=staff["approver"], reason="Wrong invoice")
+    assert any("Wrong invoice" in m.body and m.to == [staff["maker"].email] for m in mail.outbox)
+    maker = client_for(staff["maker"])
+    page = maker.get("/").content.decode()
+    assert "rejected: Wrong invoice" in page
+    maker.post("/payouts/notifications/read/")
+    assert "rejected: Wrong invoice" not in maker.get("/").content.decode()
+    assert second.status == S.PENDING_APPROVAL
