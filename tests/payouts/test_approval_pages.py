@@ -60,7 +60,7 @@ def test_approve_and_reject_from_the_page(staff: dict[str, StaffUser]) -> None:
     first, second = pending(staff), pending(staff)
     client = client_for(staff["approver"])
     response = client.post(f"/payouts/{first.pk}/approve/", HTTP_HX_REQUEST="true")
-    assert 'data-testid="live-status"' in response.content.decode()
+    assert 'data-testid="payout-status"' in response.content.decode()
     first.refresh_from_db()
     assert first.status == S.APPROVED
     empty = client.post(f"/payouts/{second.pk}/reject/", {"reason": ""}, HTTP_HX_REQUEST="true")

@@ -3,10 +3,36 @@
 (function () {
   "use strict";
 
-  function refresh(region) {
-    if (window.htmx) {
-      window.htmx.ajax("GET", region.dataset.liveUrl, { target: region, swap: "outerHTML" });
-    }
+  // One fetch at a time; a change announced while one is in flight triggers one more after it,
+  // so the last swap always shows the newest state (swaps never target a replaced element).
+  var inFlight = false;
+  var again = false;
+
+  function refresh() {
+    var region = document.querySelector("[data-payout-live]");
+    if (!region) { return; }
+    if (inFlight) { again = true; return; }
+    inFlight = true;
+    again = false;
+    fetch(region.dataset.liveUrl, { headers: { "HX-Request": "true" }, credentials: "same-origin" })
+      .then(function (response) { return response.ok ? response.text() : null; })
+      .then(function (html) {
+        var current = document.querySelector("[data-payout-live]");
+        if (html && current) {
+          var holder = document.createElement("div");
+          holder.innerHTML = html.trim();
+          var fresh = holder.firstElementChild;
+          if (fresh) {
+            current.replaceWith(fresh);
+            if (window.htmx) { window.htmx.process(fresh); }
+            document.dispatchEvent(new CustomEvent("payout:refreshed"));
+          }
+        }
+      })
+      .finally(function () {
+        inFlight = false;
+        if (again) { refresh(); }
+      });
   }
 
   function connect() {
@@ -20,7 +46,7 @@
       var current = document.querySelector("[data-payout-live]");
       if (current && event.kind === "payout.changed" && event.payload &&
           String(event.payload.payout_id) === current.dataset.payoutLive) {
-        refresh(current);
+        refresh();
       }
     };
     socket.onopen = function () { document.body.dataset.liveConnected = "yes"; };
