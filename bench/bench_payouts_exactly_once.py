@@ -268,6 +268,13 @@ def run(url: str, token: str) -> None:
     all_calls = UpstreamCall.objects.filter(environment=env).count()
     print(f"# {PAYOUTS} payouts in {elapsed:.1f}s, {dropped} with a dropped initiation response")
     print(f"# our statuses: {dict(statuses)}; recovery rounds: {rounds}")
+    for odd in Payout.objects.filter(pk__in=ours).exclude(status=PayoutStatus.CREATED):
+        print(f"# payout {odd.pk} {odd.status}: {odd.initiation_error or odd.failure_reason}")
+    refusals = initiations.filter(status__gte=400, status__lt=429).values_list(
+        "status", "response_body"
+    )
+    for status, body in refusals:
+        print(f"# refused {status}: {str(body)[:200]}")
     print(f"# initiation answers seen: {dict(sorted(faults_seen.items(), key=str))}")
     print(f"# never made upstream: {never_made}; made but unknown to PayOps: {unknown_to_us}")
     print(f"upstream_calls_per_payout_all={all_calls / PAYOUTS:.2f}")
