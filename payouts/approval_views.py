@@ -149,6 +149,11 @@ def live_context(request: HttpRequest, payout: Payout, **extra: Any) -> dict[str
         "can_cancel": payout.status in CANCELLABLE
         and (is_approver or (user.pk == payout.maker_id and user.has_perm(PAYOUT_INITIATE))),
         "can_resend": is_approver and payout.status == S.SUBMITTING,
+        "can_requote": user.pk == payout.maker_id
+        and user.has_perm(PAYOUT_INITIATE)
+        and payout.status in (S.PENDING_APPROVAL, S.APPROVED)
+        and bool(payout.preview_quote_id)
+        and not payout.quote_id,
         "deposit": deposit,
         "deposit_qr": deposit_qr_svg(deposit["wallet_address"])
         if deposit.get("wallet_address")
@@ -257,6 +262,20 @@ def otp_confirm_view(request: HttpRequest, pk: int) -> HttpResponse:
             raise
 
     return _act(request, pk, confirm, "Code accepted: sending the payout.", otp_form=form)
+
+
+@require_POST
+@login_required
+def requote_view(request: HttpRequest, pk: int) -> HttpResponse:
+    from payouts.approvals import payout_requote
+
+    payout = _payout(request, pk)
+    return _act(
+        request,
+        pk,
+        lambda: payout_requote(payout=payout, by=_staff(request)),
+        "Re-quoted: approvals are kept only if the figures stayed within the tolerance.",
+    )
 
 
 @require_POST

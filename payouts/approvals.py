@@ -199,6 +199,7 @@ def payout_requote_apply(
         locked.preview_recipient_amount = recipient_amount
         if expires_at is not None:
             locked.preview_quote_expires_at = expires_at  # type: ignore[assignment]
+        locked.preview_quote_status = "ACTIVE"
         import uuid
 
         locked.idempotency_key = uuid.uuid4()
@@ -236,6 +237,48 @@ def payout_requote_apply(
         )
         live.payout_changed(locked)
     return locked
+
+
+def payout_requote(*, payout: Payout | int, by: StaffUser) -> Payout:
+    """
+    The maker reserves a new price for a payout whose reserved quote expired before initiation
+    (a new upstream preview with `create_quote`); approvals are kept only within the tolerance.
+    """
+    from gateway.client import call_sync, upstream
+    from gateway.errors import UpstreamError
+
+    current = Payout.objects.select_related("environment", "virtual_account", "recipient").get(
+        pk=payout.pk if isinstance(payout, Payout) else payout
+    )
+    if by.pk != current.maker_id or not by.has_perm(PAYOUT_INITIATE):
+        raise PermissionDenied("Only the payout's maker re-quotes it.")
+    if current.status not in (S.PENDING_APPROVAL, S.APPROVED) or current.quote_id:
+        raise PayoutActionRefused(
+            "not_requotable",
+            "Only a payout waiting for approval or approved, priced by a reserved preview "
+            "quote, is re-quoted.",
+        )
+    try:
+        preview = call_sync(
+            upstream(current.environment).payouts.preview,
+            virtual_account_id=current.virtual_account.upstream_id,
+            amount=current.amount,
+            recipient_id=current.recipient.upstream_id,
+            create_quote=True,
+        )
+    except UpstreamError as exc:
+        raise PayoutActionRefused(
+            "requote_failed", f"The upstream could not re-quote: {exc.message}", status=502
+        ) from exc
+    if not preview.quote_id or preview.recipient_amount is None:
+        raise PayoutActionRefused("requote_failed", "The upstream reserved no quote.", status=502)
+    return payout_requote_apply(
+        payout=current,
+        by=by,
+        quote_id=preview.quote_id,
+        recipient_amount=preview.recipient_amount,
+        expires_at=preview.quote_expires_at,
+    )
 
 
 CANCELLABLE = frozenset({S.PENDING_APPROVAL, S.APPROVED})

@@ -27,6 +27,7 @@ urlpatterns = [
     path("<int:pk>/otp/send/", approval_views.otp_send_view, name="otp_send"),
     path("<int:pk>/otp/confirm/", approval_views.otp_confirm_view, name="otp_confirm"),
     path("<int:pk>/cancel/", approval_views.cancel_view, name="cancel"),
+    path("<int:pk>/requote/", approval_views.requote_view, name="requote"),
     path("<int:pk>/resend/", approval_views.resend_view, name="resend"),
     path("approvals/", approval_views.approval_inbox_view, name="approvals"),
     path("approvals/approve/", approval_views.bulk_approve_view, name="bulk_approve"),

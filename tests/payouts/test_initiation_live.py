@@ -177,3 +177,41 @@ def test_crash_between_the_call_and_the_commit_is_recovered_with_the_same_key(
     )
     assert keys == {str(payout.idempotency_key)}
     assert initiations(world) == 2
+
+
+def test_expired_reserved_quote_is_requoted_by_the_maker_within_tolerance_and_sent(
+    world: World, staff: dict[str, StaffUser]
+) -> None:
+    from gateway.client import call_sync, upstream
+    from payouts.approvals import payout_requote
+
+    reserved = call_sync(
+        upstream(world.environment).payouts.preview,
+        virtual_account_id=world.account.upstream_id,
+        amount=Decimal("300.00"),
+        recipient_id=world.recipient.upstream_id,
+        create_quote=True,
+    )
+    payout = submitted_payout(
+        world,
+        maker=staff["maker"],
+        amount="300.00",
+        preview_quote_id=reserved.quote_id,
+        preview_recipient_amount=reserved.recipient_amount,
+        preview_quote_expires_at=reserved.quote_expires_at,
+    )
+    payout_approve(payout=payout, by=staff["approver"])
+    world.emulator.advance(16 * 60)  # the reservation lived 15 minutes
+    payout_otp_send(payout=payout, by=staff["approver"])
+    payout = payout_otp_confirm(payout=payout, by=staff["approver"], code=world.otp_code())
+    assert payout.status == S.APPROVED and world.payouts_upstream() == []
+    assert payout.initiation_error  # the upstream refused the expired quote
+    key = payout.idempotency_key
+    payout = payout_requote(payout=payout, by=staff["maker"])
+    assert payout.status == S.APPROVED  # same price: the approval is kept
+    assert payout.preview_quote_id != reserved.quote_id and payout.idempotency_key != key
+    payout_otp_send(payout=payout, by=staff["approver"])
+    payout = payout_otp_confirm(payout=payout, by=staff["approver"], code=world.otp_code())
+    assert payout.status == S.CREATED
+    (made,) = world.payouts_upstream()
+    assert made["quote_id"] == payout.preview_quote_id
