@@ -8,7 +8,8 @@ through PayOps's own path: submitted, approved, OTP sent and confirmed, initiate
 (inline here) with the payout's key; then the recovery schedule runs until nothing is left in
 `submitting`. The upstream's own list is the truth: each upstream payout carries its PayOps
 reference. Last lines: double_payouts=<n> (upstream payouts beyond one per PayOps payout),
-lost_payouts=<n> (PayOps payouts the upstream never made, or made but PayOps does not know),
+lost_payouts=<n> (PayOps payouts the upstream never made while PayOps does not show them as
+refused and waiting for a person, or made but PayOps does not know them),
 upstream_calls_per_payout=<x> (initiation requests per payout, retries included).
 """
 
@@ -255,7 +256,17 @@ def run(url: str, token: str) -> None:
     }
     upstream_ids = {item["payout_id"] for item in made}
     double = sum(count - 1 for ref, count in by_reference.items() if ref in known and count > 1)
-    never_made = sum(1 for ref in known if by_reference.get(ref, 0) == 0)
+    # A payout the upstream never made is lost unless PayOps shows it as refused and waiting for a
+    # person (back in `approved` with the reason, e.g. its code was superseded by a newer one).
+    waiting_refs = set(
+        Payout.objects.filter(pk__in=ours, status=PayoutStatus.APPROVED)
+        .exclude(initiation_error="")
+        .values_list("reference", flat=True)
+    )
+    never_made = sum(
+        1 for ref in known if by_reference.get(ref, 0) == 0 and ref not in waiting_refs
+    )
+    refused_waiting = sum(1 for ref in waiting_refs if by_reference.get(ref, 0) == 0)
     unknown_to_us = sum(
         1 for ref, upstream_id in known.items() if by_reference.get(ref) and upstream_id is None
     )
@@ -278,6 +289,7 @@ def run(url: str, token: str) -> None:
     print(f"# initiation answers seen: {dict(sorted(faults_seen.items(), key=str))}")
     print(f"# never made upstream: {never_made}; made but unknown to PayOps: {unknown_to_us}")
     print(f"upstream_calls_per_payout_all={all_calls / PAYOUTS:.2f}")
+    print(f"refused_waiting_for_a_person={refused_waiting}")
     print(f"double_payouts={double}")
     print(f"lost_payouts={never_made + unknown_to_us + wrong_id}")
     print(f"upstream_calls_per_payout={initiations.count() / PAYOUTS:.2f}")

@@ -215,3 +215,28 @@ def test_expired_reserved_quote_is_requoted_by_the_maker_within_tolerance_and_se
     assert payout.status == S.CREATED
     (made,) = world.payouts_upstream()
     assert made["quote_id"] == payout.preview_quote_id
+
+
+def test_upstream_down_then_code_superseded_waits_for_a_person_and_never_pays_twice(
+    world: World, staff: dict[str, StaffUser]
+) -> None:
+    first = approved(world, staff, amount="101.00")
+    payout_otp_send(payout=first, by=staff["approver"])
+    world.emulator.faults(error_rate=1.0)  # every attempt refused before it is handled
+    first = payout_otp_confirm(payout=first, by=staff["approver"], code=world.otp_code())
+    world.emulator.faults(error_rate=0)
+    assert first.status == S.SUBMITTING and "same key" in first.initiation_error
+    # Another payout asks for a code: the upstream keeps one code per client, the first one's
+    # code no longer counts.
+    second = release(world, approved(world, staff, amount="102.00"), staff["approver"])
+    assert second.status == S.CREATED
+    payouts_recover_submitting_now()
+    first.refresh_from_db()
+    assert first.status == S.APPROVED and first.initiation_error  # says what to do
+    assert len(world.payouts_upstream()) == 1
+    first = release(world, first, staff["approver"])
+    assert first.status == S.CREATED
+    assert {p["payout_id"] for p in world.payouts_upstream()} == {
+        first.upstream_id,
+        second.upstream_id,
+    }
