@@ -331,7 +331,7 @@ def payout_draft_update(*, by: StaffUser, payout: Payout, values: DraftValues) -
     """Edit a draft (its maker only). A change of what is priced drops the stale preview."""
     with transaction.atomic():
         locked = (
-            Payout.objects.select_for_update()
+            Payout.objects.select_for_update(of=("self",))
             .select_related("virtual_account", "recipient", "quote", "environment")
             .get(pk=payout.pk)
         )
@@ -579,7 +579,7 @@ def payout_submit(*, by: StaffUser, payout: Payout, confirm_duplicate: bool = Fa
     """Send a draft for approval after checking everything again, under the payout's lock."""
     with transaction.atomic():
         locked = (
-            Payout.objects.select_for_update()
+            Payout.objects.select_for_update(of=("self",))
             .select_related("virtual_account", "recipient", "quote", "environment")
             .get(pk=payout.pk)
         )
