@@ -1,6 +1,7 @@
 """Settings shared by every environment; each value is read from the environment."""
 
 from pathlib import Path
+from typing import Any
 
 import environ
 
@@ -171,26 +172,27 @@ PAYOPS_HEARTBEAT_MAX_AGE = env.int("PAYOPS_HEARTBEAT_MAX_AGE", default=180)
 
 
 # --- Email (payout notifications): Django 6.1 mailers; the console unless configured ------------
-_email = env.email_url("EMAIL_URL", default="consolemail://")
-MAILERS = {
-    "default": {
-        "BACKEND": _email["EMAIL_BACKEND"],
-        "OPTIONS": {
-            key: value
-            for key, value in {
-                "host": _email.get("EMAIL_HOST"),
-                "port": _email.get("EMAIL_PORT"),
-                "username": _email.get("EMAIL_HOST_USER"),
-                "password": _email.get("EMAIL_HOST_PASSWORD"),
-                "use_tls": _email.get("EMAIL_USE_TLS"),
-                "use_ssl": _email.get("EMAIL_USE_SSL"),
-            }.items()
-            if value not in (None, "")
-        }
-        if "smtp" in _email["EMAIL_BACKEND"]
-        else {},
+def mailers_from_url(url: str) -> dict[str, Any]:
+    """Django 6.1's MAILERS from one URL (smtp+tls://user:password@host:587, consolemail://)."""
+    config = environ.Env.email_url_config(url)
+    options = {
+        "host": config.get("EMAIL_HOST"),
+        "port": config.get("EMAIL_PORT"),
+        "username": config.get("EMAIL_HOST_USER"),
+        "password": config.get("EMAIL_HOST_PASSWORD"),
+        "use_tls": config.get("EMAIL_USE_TLS"),
+        "use_ssl": config.get("EMAIL_USE_SSL"),
     }
-}
+    smtp = "smtp" in config["EMAIL_BACKEND"]
+    return {
+        "default": {
+            "BACKEND": config["EMAIL_BACKEND"],
+            "OPTIONS": {k: v for k, v in options.items() if v not in (None, "")} if smtp else {},
+        }
+    }
+
+
+MAILERS = mailers_from_url(env("EMAIL_URL", default="consolemail://"))
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="payops@localhost")
 
 # --- Auth and staff -----------------------------------------------------------------------------

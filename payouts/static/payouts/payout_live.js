@@ -37,7 +37,8 @@
 
   function connect() {
     var region = document.querySelector("[data-payout-live]");
-    if (!region) { return; }
+    // Served without Channels (a WSGI server): no websocket to listen on, the page still works.
+    if (!region || region.dataset.liveSocket !== "yes") { return; }
     var scheme = window.location.protocol === "https:" ? "wss://" : "ws://";
     var socket = new WebSocket(scheme + window.location.host + "/ws/events/");
     socket.onmessage = function (message) {
