@@ -8,6 +8,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from gateway.client import call_sync, upstream
@@ -205,10 +206,16 @@ def payouts_poll(*, environment: Environment | None = None) -> int:
     the upstream's list (within the gateway's background budget) and apply what changed. Returns
     the number of changes applied.
     """
-    quiet_since = timezone.now() - timedelta(seconds=settings.PAYOUTS_POLL_AFTER_SECONDS)
-    candidates = Payout.objects.filter(
-        status__in=NOT_FINAL_UPSTREAM, updated_at__lt=quiet_since
-    ).exclude(upstream_id=None)
+    now = timezone.now()
+    quiet_since = now - timedelta(seconds=settings.PAYOUTS_POLL_AFTER_SECONDS)
+    # Completed is not final (a return may follow) but is watched only for a while.
+    watch_returns_since = now - timedelta(days=settings.PAYOUTS_RETURN_WATCH_DAYS)
+    candidates = (
+        Payout.objects.filter(status__in=NOT_FINAL_UPSTREAM, updated_at__lt=quiet_since)
+        .filter(Q(last_polled_at__isnull=True) | Q(last_polled_at__lt=quiet_since))
+        .exclude(status=S.COMPLETED, updated_at__lt=watch_returns_since)
+        .exclude(upstream_id=None)
+    )
     if environment is not None:
         candidates = candidates.filter(environment=environment)
     by_environment: dict[int, dict[str, Any]] = {}

@@ -23,4 +23,6 @@ PAYOUTS_SUBMITTING_STALE_SECONDS = env.int("PAYOUTS_SUBMITTING_STALE_SECONDS", d
 PAYOUTS_SUBMIT_MAX_ATTEMPTS = env.int("PAYOUTS_SUBMIT_MAX_ATTEMPTS", default=10)
 # Payouts not final this long after their last change are polled (webhooks first).
 PAYOUTS_POLL_AFTER_SECONDS = env.int("PAYOUTS_POLL_AFTER_SECONDS", default=600)
+# A completed payout is still polled (a return may follow) for this many days.
+PAYOUTS_RETURN_WATCH_DAYS = env.int("PAYOUTS_RETURN_WATCH_DAYS", default=30)
 PAYOUTS_OTP_MAX_TRIES = 5
