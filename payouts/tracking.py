@@ -128,7 +128,9 @@ def _apply(payout: Payout, record: PayoutEvent, report: StatusReport) -> None:
             target,
             source=record.source,
             reason=record.event_type if record.source == ChangeSource.EVENT else "found by polling",
-            at=report.at or timezone.now(),
+            # Our clock: when PayOps learned it (the upstream's own time is kept on the event
+            # record); a skewed upstream clock must not reorder the timeline or the polling.
+            at=timezone.now(),
             event_id=record.event_id if record.source == ChangeSource.EVENT else "",
         )
         record.applied = True
