@@ -40,6 +40,17 @@ def test_crypto_payout_shows_instructions_and_is_tracked_through_kyt_to_complete
     assert payout.status == S.CREATED
     instructions = payout.deposit_instructions
     assert instructions["wallet_address"] and instructions["network"] == "solana"
+    # The document went as a base64 data URI, and its content is in no log.
+    import base64
+    import json
+
+    from gateway.models import UpstreamCall
+    from tests.payouts.live import PDF_BYTES
+
+    (call,) = UpstreamCall.objects.filter(operation="payout_initiate")
+    logged = json.dumps(call.request_body) + str(call.response_body)
+    assert base64.b64encode(PDF_BYTES).decode() not in logged
+    assert '"file_name": "invoice.pdf"' in str(call.request_body).replace("\\", "")
 
     client = Client()
     client.force_login(staff["approver"])
