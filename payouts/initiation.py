@@ -1,6 +1,6 @@
 """Exactly-once initiation: move to submitting with the key committed, call after commit, record.
 
-The rules (docs/payouts.md, ADR 0009): the idempotency key is committed with the payout before
+The rules (docs/payouts.md, ADR 0011): the idempotency key is committed with the payout before
 the first call; the call runs in a task after commit; every resend (the gateway's retries of
 timeouts, 5xx and 429; a re-run task; the recovery schedule) sends the same body with the same
 key; the answer is recorded under the row lock and only from `submitting`.
