@@ -287,7 +287,11 @@ def _end_user_mirror(environment: Environment, user_id: str) -> EndUser:
 
     end_user = EndUser.objects.filter(environment=environment, upstream_id=user_id).first()
     if end_user is None:
-        end_user = EndUser.objects.create(environment=environment, upstream_id=user_id)
+        try:
+            with transaction.atomic():
+                end_user = EndUser.objects.create(environment=environment, upstream_id=user_id)
+        except IntegrityError:
+            return EndUser.objects.get(environment=environment, upstream_id=user_id)
         _queue_refresh(end_user)
     return end_user
 
@@ -360,8 +364,15 @@ def virtual_account_apply_event(
             )
             if fetched is not None:
                 _apply_va_record(va, fetched.model_dump(mode="json"))
-            va.save()
-        elif event_id and va.timeline.filter(event_id=event_id).exists():
+            try:
+                with transaction.atomic():  # a concurrent first event may create it too
+                    va.save()
+            except IntegrityError:
+                is_new = False
+                va = VirtualAccount.objects.select_for_update().get(
+                    environment=environment, upstream_id=account_id
+                )
+        if not is_new and event_id and va.timeline.filter(event_id=event_id).exists():
             return va
         before = _va_snapshot(va)
         applied = True

@@ -21,11 +21,13 @@ urlpatterns = [
     path("payouts/", include("payouts.urls")),
     path("webhooks/", include("webhooks.urls")),
     path("profile/", include("staff.token_urls")),
+    path("end-users/", include("users.urls")),
+    path("accounts/", include("accounts.urls")),
     path("", include("staff.urls")),
 ]
 if apps.is_installed("sandbox"):
-    # Dev-only actions (local/test settings); production never installs the sandbox app.
-    urlpatterns.insert(-1, path("sandbox/", include("sandbox.urls")))
+    # Dev-only staff actions on the emulator (local and test settings; never production).
+    urlpatterns.insert(0, path("sandbox/", include("sandbox.urls")))
 
 handler403 = "staff.views.permission_denied"
 handler404 = "staff.views.page_not_found"

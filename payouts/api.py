@@ -31,7 +31,6 @@ from payouts.services import (
 )
 from quotes.api import EnvironmentName, environment_of, staff_of
 from quotes.models import Quote
-from quotes.selectors import can_read_finance
 
 router = Router(tags=["payouts"])
 
@@ -51,7 +50,11 @@ def _error(code: str, message: str, errors: dict[str, list[str]] | None = None) 
 
 
 def _invalid(exc: PayoutInvalid) -> tuple[int, ErrorOut]:
-    status = 409 if exc.code in ("duplicate_needs_confirmation", "not_a_draft") else 400
+    status = 400
+    if exc.code in ("duplicate_needs_confirmation", "not_a_draft"):
+        status = 409
+    elif exc.code == "upstream_unavailable":
+        status = 503  # nothing changed: the same request may be sent again
     return status, _error(exc.code, "The payout request was refused.", exc.errors)
 
 
@@ -315,7 +318,7 @@ def list_payouts(
 ) -> tuple[int, Any]:
     """Payouts of the environment, newest first, with their documents and timelines."""
     user = staff_of(request)
-    if not can_read_finance(user):
+    if not selectors.can_read_payouts(user):
         return 403, _error("permission_denied", "Not allowed.")
     payouts = selectors.payout_list(
         environment=environment_of(request, environment),
@@ -334,7 +337,7 @@ def get_payout(
     request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
     user = staff_of(request)
-    if not can_read_finance(user):
+    if not selectors.can_read_payouts(user):
         return 403, _error("permission_denied", "Not allowed.")
     payout = _find(request, payout_id, environment)
     return (200, payout_out(payout)) if payout else _not_found()

@@ -40,7 +40,7 @@ from payouts.models import ApprovalPolicy, ApprovalRule, Payout, PayoutStatus
 from payouts.otp import otp_tries_left, payout_otp_confirm, payout_otp_send
 from payouts.policy import RuleSpec, approval_decide
 from payouts.qr import deposit_qr_svg
-from quotes.selectors import require_reader
+from payouts.selectors import require_payout_reader
 from staff.models import AuditEntry, StaffUser
 from staff.roles import APPROVAL_POLICY_MANAGE, PAYOUT_APPROVE, PAYOUT_INITIATE
 
@@ -190,7 +190,7 @@ def _live(request: HttpRequest, pk: int, **extra: Any) -> HttpResponse:
 @login_required
 def payout_live(request: HttpRequest, pk: int) -> HttpResponse:
     """The live region of the payout page, re-fetched when the payout changes."""
-    require_reader(_staff(request))
+    require_payout_reader(_staff(request))
     payout = _payout(request, pk)
     return render(request, "payouts/payout_live.html", live_context(request, payout))
 
@@ -339,7 +339,7 @@ class BulkResult:
 @login_required
 def approval_inbox_view(request: HttpRequest) -> HttpResponse:
     user = _staff(request)
-    require_reader(user)
+    require_payout_reader(user)
     scope = request.GET.get("scope") or SCOPE_MINE
     if scope not in (SCOPE_MINE, SCOPE_ANYONE):
         scope = SCOPE_MINE

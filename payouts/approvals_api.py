@@ -255,9 +255,9 @@ def approvals(
             message="scope is mine or anyone.",
             errors=[FieldErrorOut(field="scope", message="must be mine or anyone")],
         )
-    from quotes.selectors import can_read_finance
+    from payouts.selectors import can_read_payouts
 
-    if not can_read_finance(user):
+    if not can_read_payouts(user):
         return 403, ErrorOut(code="permission_denied", message="Not allowed.")
     rows = approval_inbox(user=user, environment=environment_of(request, environment), scope=scope)
     return 200, [

@@ -5,12 +5,24 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 
+from django.core.exceptions import PermissionDenied
 from django.db.models import Prefetch, QuerySet
 
 from accounts.models import Recipient, VirtualAccount
 from gateway.models import Environment
 from payouts.models import Payout, PayoutDocument, PayoutStatusChange
 from staff.models import StaffUser
+from staff.roles import COMPLIANCE_VIEW, FINANCE_VIEW
+
+
+def can_read_payouts(user: StaffUser) -> bool:
+    """Finance staff read payouts; compliance reads them too (issue 13), never writes."""
+    return bool(user.has_perm(FINANCE_VIEW) or user.has_perm(COMPLIANCE_VIEW))
+
+
+def require_payout_reader(user: StaffUser) -> None:
+    if not can_read_payouts(user):
+        raise PermissionDenied("Only finance and compliance staff read payouts.")
 
 
 def payout_list(

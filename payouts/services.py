@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -23,10 +23,12 @@ from payouts.models import (
     MEMO_MAX,
     REFERENCE_MAX,
     ChangeSource,
+    DocumentKind,
     Payout,
     PayoutDocument,
     PayoutMode,
     PayoutStatus,
+    PayoutStatusChange,
     ReservationStatus,
 )
 from payouts.states import EDITABLE, IN_FLIGHT, payout_transition
@@ -94,7 +96,6 @@ class DraftValues:
     payment_currency: str | None = None
     payment_network: str | None = None
     clear_quote: bool = False
-    given: set[str] = field(default_factory=set)
 
 
 def _require_initiator(user: StaffUser) -> None:
@@ -295,7 +296,7 @@ def payout_draft_create(*, by: StaffUser, environment: Environment, values: Draf
         raise PayoutInvalid(errors)
     with transaction.atomic():
         payout.save()
-        payout_transition_record_created(payout, by=by)
+        _timeline_start(payout, by=by)
         audit_record(
             actor=by,
             action="payout.draft_created",
@@ -313,10 +314,8 @@ def payout_draft_create(*, by: StaffUser, environment: Environment, values: Draf
     return payout
 
 
-def payout_transition_record_created(payout: Payout, *, by: StaffUser) -> None:
-    """The timeline starts with the draft's creation (no move: from nothing to draft)."""
-    from payouts.models import PayoutStatusChange
-
+def _timeline_start(payout: Payout, *, by: StaffUser) -> None:
+    """The timeline starts with the draft's creation (not a move: from nothing to draft)."""
     PayoutStatusChange.objects.create(
         payout=payout,
         from_status="",
@@ -331,6 +330,7 @@ def payout_draft_update(*, by: StaffUser, payout: Payout, values: DraftValues) -
     """Edit a draft (its maker only). A change of what is priced drops the stale preview."""
     with transaction.atomic():
         locked = (
+            # Lock the payout row only: its optional quote is an outer join PostgreSQL refuses.
             Payout.objects.select_for_update(of=("self",))
             .select_related("virtual_account", "recipient", "quote", "environment")
             .get(pk=payout.pk)
@@ -471,8 +471,6 @@ def document_add(
         checked = check_upload(upload)
     except DocumentRejected as exc:
         raise PayoutInvalid({"file": [str(exc)]}, code="document_rejected") from exc
-    from payouts.models import DocumentKind
-
     if kind not in DocumentKind.values:
         raise PayoutInvalid({"kind": [f"One of: {', '.join(DocumentKind.values)}."]})
     with transaction.atomic():
@@ -579,6 +577,7 @@ def payout_submit(*, by: StaffUser, payout: Payout, confirm_duplicate: bool = Fa
     """Send a draft for approval after checking everything again, under the payout's lock."""
     with transaction.atomic():
         locked = (
+            # Lock the payout row only: its optional quote is an outer join PostgreSQL refuses.
             Payout.objects.select_for_update(of=("self",))
             .select_related("virtual_account", "recipient", "quote", "environment")
             .get(pk=payout.pk)

@@ -32,7 +32,6 @@ from payouts.services import (
     payout_submit,
     submission_problems,
 )
-from quotes.selectors import require_reader
 from staff.models import StaffUser
 from staff.roles import PAYOUT_INITIATE
 
@@ -83,7 +82,7 @@ def _filtered(request: HttpRequest) -> tuple[PayoutFilterForm, Any]:
 @login_required
 def payout_list(request: HttpRequest) -> HttpResponse:
     user = _staff(request)
-    require_reader(user)
+    selectors.require_payout_reader(user)
     form, payouts = _filtered(request)
     page = Paginator(payouts, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
@@ -140,7 +139,7 @@ def _csv_rows(payouts: Any) -> Iterator[str]:
 @login_required
 def payout_export(request: HttpRequest) -> StreamingHttpResponse:
     """The filtered list as CSV, streamed row by row (a large export never sits in memory)."""
-    require_reader(_staff(request))
+    selectors.require_payout_reader(_staff(request))
     _, payouts = _filtered(request)
     response = StreamingHttpResponse(_csv_rows(payouts), content_type="text/csv")
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
@@ -228,7 +227,7 @@ def detail_context(request: HttpRequest, payout: Payout, **extra: Any) -> dict[s
 
 @login_required
 def payout_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    require_reader(_staff(request))
+    selectors.require_payout_reader(_staff(request))
     payout = _get_payout(request, pk)
     return render(request, "payouts/payout_detail.html", detail_context(request, payout))
 

@@ -49,11 +49,13 @@ def error(code: str, message: str, errors: list[QuoteFieldError] | None = None) 
 
 def refused(exc: QuoteRefused) -> tuple[int, ErrorOut]:
     codes = {item.code for item in exc.errors if item.code}
+    # Bad input is 400 whatever layer caught it (ADR 0009), FEES_EXCEED_AMOUNT included (the
+    # upstream's 409): the code still says which.
     status = 400
-    if "FEES_EXCEED_AMOUNT" in codes:
-        status = 409  # as the upstream answers it
-    elif "upstream_unavailable" in codes:
-        status = 503
+    if "upstream_unavailable" in codes:
+        status = 503  # nothing was created: the same request may be sent again
+    elif "upstream_credentials" in codes:
+        status = 502
     return status, error(
         next(iter(codes), "validation_error"), "The quote request was refused.", exc.errors
     )
@@ -184,7 +186,7 @@ def quote_out(quote: Quote) -> dict[str, Any]:
     }
 
 
-ERRORS: dict[int, Any] = {**ERROR_RESPONSES, 409: ErrorOut}
+ERRORS: dict[int, Any] = {**ERROR_RESPONSES, 409: ErrorOut, 502: ErrorOut}
 
 
 @router.post("/quotes", response={201: QuoteOut, **ERRORS})
@@ -215,7 +217,7 @@ def list_quotes(
 ) -> tuple[int, Any]:
     """The environment's quotes, newest first."""
     user = staff_of(request)
-    if not selectors.can_read_finance(user):
+    if not selectors.can_read_quotes(user):
         return 403, error("permission_denied", "Not allowed.")
     quotes = selectors.quote_list(
         environment=environment_of(request, environment), status=status, corridor=corridor
@@ -235,7 +237,7 @@ def get_quote(
     request: HttpRequest, quote_id: int, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
     user = staff_of(request)
-    if not selectors.can_read_finance(user):
+    if not selectors.can_read_quotes(user):
         return 403, error("permission_denied", "Not allowed.")
     quote = _find(request, quote_id, environment)
     if quote is None:

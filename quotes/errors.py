@@ -95,14 +95,18 @@ def quote_errors(exc: UpstreamError) -> list[QuoteFieldError]:
             QuoteFieldError(None, "The upstream's request limit is reached: try again shortly.")
         ]
     if isinstance(exc, TemporaryError):
-        return [QuoteFieldError(None, "The upstream did not answer in time: try again.")]
+        return [
+            QuoteFieldError(
+                None, "The upstream did not answer in time: try again.", code="upstream_unavailable"
+            )
+        ]
     if isinstance(exc, AuthenticationError):
         return [
             QuoteFieldError(
                 None,
                 "The environment's credentials were refused by the upstream "
                 f"({exc.message}); an admin must check them.",
-                code=exc.code,
+                code="upstream_credentials",
             )
         ]
     if exc.code:

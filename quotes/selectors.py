@@ -11,17 +11,17 @@ from gateway.models import Environment
 from quotes.arithmetic import QuoteFigures, Recomputation, recompute
 from quotes.models import Quote
 from staff.models import StaffUser
-from staff.roles import COMPLIANCE_VIEW, FINANCE_VIEW
+from staff.roles import FINANCE_VIEW
 
 
-def can_read_finance(user: StaffUser) -> bool:
-    """Finance staff read quotes and payouts; compliance reads them too (never writes)."""
-    return bool(user.has_perm(FINANCE_VIEW) or user.has_perm(COMPLIANCE_VIEW))
+def can_read_quotes(user: StaffUser) -> bool:
+    """Quotes are finance's working material: finance staff read them."""
+    return bool(user.has_perm(FINANCE_VIEW))
 
 
-def require_reader(user: StaffUser) -> None:
-    if not can_read_finance(user):
-        raise PermissionDenied("Only finance and compliance staff read quotes and payouts.")
+def require_quote_reader(user: StaffUser) -> None:
+    if not can_read_quotes(user):
+        raise PermissionDenied("Only finance staff read quotes.")
 
 
 def quote_list(

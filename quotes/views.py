@@ -57,7 +57,7 @@ def card_context(request: HttpRequest, quote: Quote, **extra: Any) -> dict[str, 
 @login_required
 def quote_list(request: HttpRequest) -> HttpResponse:
     user = _staff(request)
-    selectors.require_reader(user)
+    selectors.require_quote_reader(user)
     environment = _environment(request)
     makers = selectors.makers(environment)
     form = QuoteFilterForm(
@@ -127,7 +127,7 @@ def quote_new(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def quote_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    selectors.require_reader(_staff(request))
+    selectors.require_quote_reader(_staff(request))
     quote = _get_quote(request, pk)
     template = "quotes/quote_detail.html"
     if request.htmx:  # type: ignore[attr-defined]

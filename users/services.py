@@ -459,15 +459,19 @@ def end_user_apply_event(
         )
         is_new = end_user is None
         if end_user is None:
-            end_user = EndUser.objects.create(
-                environment=environment,
-                upstream_id=user_id,
-                email=str(data.get("email") or ""),
-                first_name="",
-                last_name="",
-                country="",
-            )
-        elif event_id and end_user.timeline.filter(event_id=event_id).exists():
+            try:
+                with transaction.atomic():  # a concurrent first event may create it too
+                    end_user = EndUser.objects.create(
+                        environment=environment,
+                        upstream_id=user_id,
+                        email=str(data.get("email") or ""),
+                    )
+            except IntegrityError:
+                is_new = False
+                end_user = EndUser.objects.select_for_update().get(
+                    environment=environment, upstream_id=user_id
+                )
+        if not is_new and event_id and end_user.timeline.filter(event_id=event_id).exists():
             return end_user  # delivered twice: applied the first time
         known = UserKnown(
             upstream_updated_at=None if is_new else end_user.upstream_updated_at,

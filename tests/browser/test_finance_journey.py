@@ -106,3 +106,44 @@ def test_maker_quotes_adjusts_drafts_with_a_document_previews_and_submits(
     assert payout.documents.count() == 1
     assert [c.to_status for c in payout.status_changes.all()] == ["draft", "pending_approval"]
     assert console_errors == []
+
+
+def test_the_countdown_greys_the_quote_when_it_reaches_its_expiry(
+    live_emulator: LiveEmulator,
+    page: Page,
+    sign_in: Callable[..., None],
+    demo_staff: dict[str, StaffUser],
+    console_errors: list[str],
+) -> None:
+    import re
+    from datetime import timedelta
+    from decimal import Decimal
+
+    from django.utils import timezone
+
+    from quotes.services import quote_request
+
+    maker = demo_staff["finance_maker"]
+    sandbox = make_environment(live_emulator, name="Countdown sandbox")
+    environment_switch(user=maker, environment=sandbox)
+    quote = _outside_playwright(
+        quote_request,
+        by=maker,
+        environment=sandbox,
+        base_currency="USD",
+        quote_currency="MXN",
+        amount=Decimal("100"),
+    )
+    # Bring the expiry close so the live countdown reaches it during the test.
+    Quote.objects.filter(pk=quote.pk).update(expires_at=timezone.now() + timedelta(seconds=4))
+    sign_in(page, maker.email)
+    page.goto(f"/quotes/{quote.pk}/")
+    card = page.get_by_test_id("quote-card")
+    expect(card.get_by_test_id("quote-status")).to_have_text("Active")
+    expect(card.get_by_test_id("quote-countdown")).to_contain_text("left")
+    # At zero the countdown fires countdown:expired and the card re-renders from the server.
+    expect(card).to_have_class(re.compile(r"\bis-expired\b"), timeout=15_000)
+    expect(card.get_by_test_id("quote-status")).to_have_text("Expired")
+    expect(card.get_by_role("button", name="Change amount")).to_have_count(0)
+    expect(card.get_by_test_id("use-quote")).to_have_count(0)
+    assert console_errors == []

@@ -31,9 +31,10 @@ EXPECTED_NAV = {
 }
 # A page of another role that each role must be refused.
 FORBIDDEN_PAGE = {
-    "finance_maker": "end-users",
+    # Makers read end users since issue 11 (they pay out to them): refused environments instead.
+    "finance_maker": "environments",
     "finance_approver": "system-health",
-    "compliance": "payouts",
+    "compliance": "quotes",  # compliance reads payouts (issue 13), not quotes
 }
 
 

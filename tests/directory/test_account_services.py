@@ -176,3 +176,21 @@ def test_the_upstreams_field_errors_come_back_on_our_field_names(
         recipient_create(end_user=unknown, by=staff["finance_maker"], values=WIRE_RECIPIENT)
     assert [e.field for e in refused.value.errors] == ["end_user_id"]
     assert Recipient.objects.count() == 0
+
+
+def test_the_activation_schedule_brings_an_account_to_active_without_events(
+    verified: EndUser, staff: dict[str, StaffUser], live_emulator: Any
+) -> None:
+    from datetime import timedelta
+
+    from accounts.tasks import virtual_accounts_track_activation
+
+    va = virtual_account_create(end_user=verified, mode="fiat", by=staff["compliance"])
+    VirtualAccount.objects.filter(pk=va.pk).update(created_at=va.created_at - timedelta(minutes=1))
+    assert virtual_accounts_track_activation() == 1
+    va.refresh_from_db()
+    assert va.status == VirtualAccountStatus.ACTIVATING  # not yet due upstream
+    activate(live_emulator)
+    virtual_accounts_track_activation()
+    va.refresh_from_db()
+    assert va.status == VirtualAccountStatus.ACTIVE and va.balance_as_of is not None

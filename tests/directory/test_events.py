@@ -289,3 +289,40 @@ def test_real_emulator_events_give_the_same_state_in_any_order(
     EndUser.objects.filter(environment=other).delete()
     assert replay(list(reversed(events))) == forwards
     assert replay(events + list(reversed(events))) == forwards  # everything twice more
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_first_events_of_one_user_make_one_mirror() -> None:
+    """Two workers receive the first two events of an unknown user at the same moment."""
+    import threading
+
+    from django.db import connections
+
+    environment = Environment.objects.create(
+        name="race", kind=EnvironmentKind.SANDBOX, base_url="http://127.0.0.1:9"
+    )
+    barrier = threading.Barrier(2)
+    errors: list[BaseException] = []
+
+    def deliver(event: str, data: dict[str, Any]) -> None:
+        try:
+            barrier.wait(timeout=10)
+            apply(environment, event, data)
+        except BaseException as exc:  # kept for the assertion below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [
+        threading.Thread(target=deliver, args=("user.created", created())),
+        threading.Thread(target=deliver, args=("user.verification.accepted", accepted())),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert errors == []
+    user = EndUser.objects.get(upstream_id=USER)
+    assert user.verification_status == "verified"
+    assert user.timeline.count() == 2

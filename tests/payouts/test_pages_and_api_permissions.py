@@ -50,7 +50,10 @@ def test_finance_and_compliance_read_the_list_detail_and_api(
     assert b"Edit draft" not in page.content  # not theirs: no edit controls
     assert client.get("/api/v1/payouts").status_code == 200
     assert client.get(f"/api/v1/payouts/{draft.pk}").json()["status"] == "draft"
-    assert client.get("/quotes/").status_code == 200
+    # Quotes are finance's working material only.
+    finance = role in ("finance_maker", "finance_approver")
+    assert client.get("/quotes/").status_code == (200 if finance else 403)
+    assert client.get("/api/v1/quotes").status_code == (200 if finance else 403)
 
 
 def test_staff_without_finance_or_compliance_view_read_nothing(

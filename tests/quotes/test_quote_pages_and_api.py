@@ -179,10 +179,10 @@ def test_the_quotes_api_creates_reads_lists_and_reprices(
         {"quote_currency": "USD", "account_type": "WIRE", "amount": "10"},
         content_type="application/json",
     )
-    assert fees.status_code == 409 and fees.json()["code"] == "FEES_EXCEED_AMOUNT"
+    assert fees.status_code == 400 and fees.json()["code"] == "FEES_EXCEED_AMOUNT"
 
 
-@pytest.mark.parametrize("role", ["finance_approver", "compliance"])
+@pytest.mark.parametrize("role", ["finance_approver"])
 def test_readers_see_quotes_but_cannot_request_or_change_them(
     working_in: Environment, maker: StaffUser, role: str
 ) -> None:
@@ -238,3 +238,14 @@ def test_the_quote_list_costs_the_same_queries_for_one_or_many(
             }
         )
     assert count() == one
+
+
+def test_an_upstream_that_does_not_answer_is_a_503_and_nothing_is_stored(
+    live_emulator: LiveEmulator, working_in: Environment, maker: StaffUser
+) -> None:
+    live_emulator.faults(error_rate=1.0)
+    response = _client(maker).post(
+        "/api/v1/quotes", {"quote_currency": "MXN", "amount": "10"}, content_type="application/json"
+    )
+    assert response.status_code == 503 and response.json()["code"] == "upstream_unavailable"
+    assert not Quote.objects.exists()

@@ -75,7 +75,7 @@ def test_a_user_without_a_role_is_told_so(db: None) -> None:
         ("finance_maker", "system-health"),
         ("finance_maker", "end-users"),
         ("finance_approver", "accounts"),
-        ("compliance", "payouts"),
+        ("compliance", "quotes"),
         ("compliance", "system-health"),
     ],
 )

@@ -1,0 +1,93 @@
+"""Forms of the account pages: open a virtual account, register a recipient, list filters."""
+
+from __future__ import annotations
+
+import uuid
+
+from django import forms
+
+from accounts.models import AccountType, RecipientKind, VirtualAccountMode, VirtualAccountStatus
+from users.models import EndUser
+from users.validation import country_choices
+
+# Service field names (the API's) -> the form's: errors land on the field the person typed in.
+RECIPIENT_ERROR_FIELDS = {"end_user_id": "end_user"}
+VIRTUAL_ACCOUNT_ERROR_FIELDS = {"end_user_id": "end_user"}
+
+
+class EndUserChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: EndUser) -> str:
+        return f"{obj.display_name} <{obj.email}> — {obj.get_verification_status_display()}"
+
+
+class VirtualAccountForm(forms.Form):
+    request_key = forms.UUIDField(widget=forms.HiddenInput, initial=uuid.uuid4)
+    end_user = EndUserChoiceField(
+        queryset=EndUser.objects.none(),
+        label="End user",
+        help_text="Only verified end users can have a virtual account.",
+    )
+    mode = forms.ChoiceField(
+        choices=VirtualAccountMode.choices,
+        initial=VirtualAccountMode.FIAT,
+        widget=forms.RadioSelect,
+    )
+
+    def __init__(self, *args: object, end_users: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.fields["end_user"].queryset = end_users  # type: ignore[attr-defined]
+
+
+class VirtualAccountFilterForm(forms.Form):
+    q = forms.CharField(label="Search", required=False, help_text="End user, account ending, id.")
+    status = forms.ChoiceField(
+        required=False, choices=[("", "Any status"), *VirtualAccountStatus.choices]
+    )
+    mode = forms.ChoiceField(
+        required=False, choices=[("", "Any mode"), *VirtualAccountMode.choices]
+    )
+
+
+class RecipientForm(forms.Form):
+    request_key = forms.UUIDField(widget=forms.HiddenInput, initial=uuid.uuid4)
+    end_user = EndUserChoiceField(queryset=EndUser.objects.none(), label="End user")
+    kind = forms.ChoiceField(
+        label="Recipient is",
+        choices=RecipientKind.choices,
+        initial=RecipientKind.INDIVIDUAL,
+        widget=forms.RadioSelect,
+    )
+    first_name = forms.CharField(required=False, help_text="For a person.")
+    last_name = forms.CharField(required=False, help_text="For a person.")
+    company_name = forms.CharField(required=False, help_text="For a company.")
+    email = forms.EmailField(required=False)
+    street_name = forms.CharField(label="Street and number")
+    city = forms.CharField()
+    state = forms.CharField(required=False, label="State or region")
+    postal_code = forms.CharField(required=False)
+    country = forms.ChoiceField(choices=[("", "Choose a country…"), *country_choices()])
+    account_type = forms.ChoiceField(
+        label="Bank transfer", choices=AccountType.choices, initial=AccountType.WIRE
+    )
+    account_number = forms.CharField(
+        label="Account number",
+        help_text="WIRE: the US account number. SWIFT: the IBAN where the bank's country uses one.",
+    )
+    routing_number = forms.CharField(
+        required=False, label="ABA routing number", help_text="WIRE only: 9 digits."
+    )
+    swift_code = forms.CharField(
+        required=False, label="SWIFT/BIC", help_text="SWIFT only: 8 or 11 characters."
+    )
+    bank_name = forms.CharField(required=False)
+
+    def __init__(self, *args: object, end_users: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.fields["end_user"].queryset = end_users  # type: ignore[attr-defined]
+
+
+class RecipientFilterForm(forms.Form):
+    q = forms.CharField(label="Search", required=False, help_text="Name, company, email, id.")
+    account_type = forms.ChoiceField(
+        label="Transfer", required=False, choices=[("", "Any"), *AccountType.choices]
+    )

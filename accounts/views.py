@@ -1,0 +1,164 @@
+"""Account pages: virtual accounts (open, balance, refresh, deposits) and recipients."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required, permission_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from accounts import selectors, services
+from accounts.forms import (
+    RECIPIENT_ERROR_FIELDS,
+    VIRTUAL_ACCOUNT_ERROR_FIELDS,
+    RecipientFilterForm,
+    RecipientForm,
+    VirtualAccountFilterForm,
+    VirtualAccountForm,
+)
+from staff import roles
+from staff.errors import ServiceError
+from users.views import current_environment, is_htmx, page_of, sandbox_installed, staff_of
+
+
+def _initial_end_user(request: HttpRequest) -> dict[str, Any]:
+    return (
+        {"end_user": request.GET["end_user"]} if request.GET.get("end_user", "").isdigit() else {}
+    )
+
+
+@login_required
+@permission_required(roles.DIRECTORY_VIEW, raise_exception=True)
+def virtual_account_list(request: HttpRequest) -> HttpResponse:
+    environment = current_environment(request)
+    form = VirtualAccountFilterForm(request.GET or None)
+    filters: dict[str, Any] = {}
+    if form.is_valid():
+        data = form.cleaned_data
+        filters = {"status": data["status"], "mode": data["mode"], "search": data["q"]}
+    rows = selectors.virtual_account_list(environment=environment, **filters)
+    page, query = page_of(request, rows)
+    context = {"form": form, "page": page, "query": query, "environment": environment}
+    template = "accounts/list.html#results" if is_htmx(request) else "accounts/list.html"
+    return render(request, template, context)
+
+
+@login_required
+@permission_required(roles.ACCOUNTS_MANAGE, raise_exception=True)
+def virtual_account_create(request: HttpRequest) -> HttpResponse:
+    environment = current_environment(request)
+    end_users = selectors.synced_end_users(environment=environment)
+    form = VirtualAccountForm(
+        request.POST or None, end_users=end_users, initial=_initial_end_user(request)
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            va = services.virtual_account_create(
+                end_user=form.cleaned_data["end_user"],
+                mode=form.cleaned_data["mode"],
+                by=staff_of(request),
+                request_key=form.cleaned_data["request_key"],
+            )
+        except ServiceError as error:
+            error.add_to_form(form, rename=VIRTUAL_ACCOUNT_ERROR_FIELDS)
+        else:
+            messages.success(request, "The virtual account was opened; it activates shortly.")
+            return redirect("accounts:virtual_account_detail", pk=va.pk)
+    return render(request, "accounts/virtual_account_form.html", {"form": form})
+
+
+@login_required
+@permission_required(roles.DIRECTORY_VIEW, raise_exception=True)
+def virtual_account_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    va = selectors.virtual_account_detail(environment=current_environment(request), pk=pk)
+    context = {
+        "va": va,
+        "sandbox": sandbox_installed(),
+        "can_simulate": request.user.has_perm(roles.ENVIRONMENTS_MANAGE),
+    }
+    if is_htmx(request):
+        return render(request, "accounts/virtual_account_detail.html#balance", context)
+    return render(request, "accounts/virtual_account_detail.html", context)
+
+
+@login_required
+@require_POST
+@permission_required(roles.DIRECTORY_VIEW, raise_exception=True)
+def virtual_account_refresh(request: HttpRequest, pk: int) -> HttpResponse:
+    environment = current_environment(request)
+    va = selectors.virtual_account_get(environment=environment, pk=pk)
+    error = None
+    try:
+        services.virtual_account_refresh(virtual_account=va, by=staff_of(request))
+    except ServiceError as exc:
+        error = exc.message
+    if is_htmx(request):
+        va = selectors.virtual_account_detail(environment=environment, pk=pk)
+        return render(
+            request,
+            "accounts/virtual_account_detail.html#balance",
+            {"va": va, "refresh_error": error},
+        )
+    if error:
+        messages.error(request, error)
+    else:
+        messages.success(request, "Refreshed from the upstream.")
+    return redirect("accounts:virtual_account_detail", pk=pk)
+
+
+@login_required
+@permission_required(roles.DIRECTORY_VIEW, raise_exception=True)
+def recipient_list(request: HttpRequest) -> HttpResponse:
+    environment = current_environment(request)
+    form = RecipientFilterForm(request.GET or None)
+    filters: dict[str, Any] = {}
+    if form.is_valid():
+        filters = {
+            "account_type": form.cleaned_data["account_type"],
+            "search": form.cleaned_data["q"],
+        }
+    rows = selectors.recipient_list(environment=environment, **filters)
+    page, query = page_of(request, rows)
+    context = {"form": form, "page": page, "query": query, "environment": environment}
+    template = "accounts/recipient_list.html"
+    if is_htmx(request):
+        template += "#results"
+    return render(request, template, context)
+
+
+@login_required
+@permission_required(roles.ACCOUNTS_MANAGE, raise_exception=True)
+def recipient_create(request: HttpRequest) -> HttpResponse:
+    environment = current_environment(request)
+    end_users = selectors.synced_end_users(environment=environment)
+    form = RecipientForm(
+        request.POST or None, end_users=end_users, initial=_initial_end_user(request)
+    )
+    if request.method == "POST" and form.is_valid():
+        values = dict(form.cleaned_data)
+        end_user = values.pop("end_user")
+        request_key = values.pop("request_key")
+        try:
+            recipient = services.recipient_create(
+                end_user=end_user, by=staff_of(request), values=values, request_key=request_key
+            )
+        except ServiceError as error:
+            error.add_to_form(form, rename=RECIPIENT_ERROR_FIELDS)
+        else:
+            messages.success(request, f"{recipient.display_name} was registered upstream.")
+            return redirect("accounts:recipient_detail", pk=recipient.pk)
+    return render(request, "accounts/recipient_form.html", {"form": form})
+
+
+@login_required
+@permission_required(roles.DIRECTORY_VIEW, raise_exception=True)
+def recipient_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    recipient = selectors.recipient_detail(environment=current_environment(request), pk=pk)
+    return render(
+        request,
+        "accounts/recipient_detail.html",
+        {"recipient": recipient, "payouts": selectors.recipient_payouts(recipient)},
+    )

@@ -1,0 +1,114 @@
+"""Sandbox-only staff actions on directory records: decide a `+review` user, simulate a deposit.
+
+They drive the emulator that the record's environment points at (its /_control/ calls, through
+sandbox.control), then call the product services to read the outcome back. This app is installed
+by local and test settings only, so these views never exist in production; they also refuse an
+environment of the production kind.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required, permission_required
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.views.decorators.http import require_POST
+
+from accounts.selectors import virtual_account_get
+from accounts.services import virtual_account_refresh
+from gateway.models import Environment
+from sandbox.control import EmulatorControl, EmulatorControlError
+from staff import roles
+from staff.errors import ServiceError
+from staff.models import StaffUser
+from staff.services import audit_record
+from users.selectors import end_user_get
+from users.services import end_user_refresh
+from users.views import current_environment
+
+REASONS = ("document_unreadable", "document_expired", "face_mismatch", "sanctions_match")
+
+
+def _control(environment: Environment) -> EmulatorControl:
+    if environment.is_production:
+        raise PermissionDenied("Sandbox actions never touch a production environment.")
+    return EmulatorControl(environment.base_url, settings.EMULATOR_CONTROL_TOKEN)
+
+
+def _staff(request: HttpRequest) -> StaffUser:
+    return request.user  # type: ignore[return-value]
+
+
+@login_required
+@require_POST
+@permission_required(roles.KYC_REVIEW, raise_exception=True)
+def decide_end_user(request: HttpRequest, pk: int) -> HttpResponse:
+    """Accept or reject a user waiting for a KYC decision, as the upstream's reviewer would."""
+    environment = current_environment(request)
+    user = end_user_get(environment=environment, pk=pk)
+    accept = request.POST.get("decision") == "accept"
+    reason = request.POST.get("reason", "")
+    reasons = [] if accept else [reason if reason in REASONS else REASONS[0]]
+    try:
+        with _control(environment) as control:
+            control.decide_user(user_id=user.upstream_id, accept=accept, reasons=reasons)
+    except EmulatorControlError as exc:
+        messages.error(request, f"The emulator refused the decision: {exc}")
+        return redirect("users:detail", pk=pk)
+    with transaction.atomic():
+        audit_record(
+            actor=_staff(request),
+            action="sandbox.end_user_decided",
+            target=user,
+            details={"accept": accept, "reasons": reasons},
+        )
+    try:
+        end_user_refresh(end_user=user, by=_staff(request))
+    except ServiceError as exc:
+        messages.warning(request, f"Decided, but the refresh failed: {exc.message}")
+    else:
+        messages.success(
+            request, "Sandbox: verification " + ("accepted." if accept else "rejected.")
+        )
+    return redirect("users:detail", pk=pk)
+
+
+@login_required
+@require_POST
+@permission_required(roles.ENVIRONMENTS_MANAGE, raise_exception=True)
+def simulate_deposit(request: HttpRequest, pk: int) -> HttpResponse:
+    """An incoming deposit on an active account; the balance is read back at once."""
+    environment = current_environment(request)
+    va = virtual_account_get(environment=environment, pk=pk)
+    try:
+        amount = Decimal(request.POST.get("amount", "").strip())
+    except InvalidOperation:
+        amount = Decimal(0)
+    if not amount.is_finite() or amount <= 0 or amount != amount.quantize(Decimal("0.01")):
+        messages.error(request, "Enter a positive amount in dollars and cents, e.g. 1500.00.")
+        return redirect("accounts:virtual_account_detail", pk=pk)
+    try:
+        with _control(environment) as control:
+            control.deposit(virtual_account_id=va.upstream_id, amount=amount)
+    except EmulatorControlError as exc:
+        messages.error(request, f"The emulator refused the deposit: {exc}")
+        return redirect("accounts:virtual_account_detail", pk=pk)
+    with transaction.atomic():
+        audit_record(
+            actor=_staff(request),
+            action="sandbox.deposit_simulated",
+            target=va,
+            details={"amount": amount, "currency": va.currency},
+        )
+    try:
+        virtual_account_refresh(virtual_account=va, by=_staff(request))
+    except ServiceError as exc:
+        messages.warning(request, f"Deposited, but the refresh failed: {exc.message}")
+    else:
+        messages.success(request, f"Sandbox: {amount:,.2f} {va.currency} deposited.")
+    return redirect("accounts:virtual_account_detail", pk=pk)

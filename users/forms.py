@@ -1,0 +1,76 @@
+"""Forms of the end-user pages: filters, create, edit, compliance notes and reviews."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django import forms
+
+from users.models import EndUserStatus, EndUserType, VerificationStatus
+from users.validation import country_choices
+
+
+def _country_field(**kwargs: Any) -> forms.ChoiceField:
+    return forms.ChoiceField(
+        choices=[("", "Choose a country…"), *country_choices()],
+        help_text="From the ISO 3166 list.",
+        **kwargs,
+    )
+
+
+class EndUserFilterForm(forms.Form):
+    q = forms.CharField(label="Search", required=False, help_text="Email, name, phone or id.")
+    status = forms.ChoiceField(required=False, choices=[("", "Any status"), *EndUserStatus.choices])
+    verification_status = forms.ChoiceField(
+        label="Verification", required=False, choices=[("", "Any"), *VerificationStatus.choices]
+    )
+    created_from = forms.DateField(
+        label="Created from", required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+    created_to = forms.DateField(
+        label="Created to", required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+
+
+class EndUserForm(forms.Form):
+    # The submission id: a double submit (or a retry after no answer) finds the same user.
+    request_key = forms.UUIDField(widget=forms.HiddenInput, initial=uuid.uuid4)
+    type = forms.ChoiceField(
+        choices=EndUserType.choices,
+        initial=EndUserType.INDIVIDUAL,
+        widget=forms.RadioSelect,
+        help_text="Individuals go through KYC, businesses through KYB.",
+    )
+    email = forms.EmailField()
+    phone_number = forms.CharField(
+        label="Phone number",
+        help_text="International form, e.g. +52 55 1234 5678 (stored as E.164).",
+    )
+    first_name = forms.CharField(max_length=200)
+    last_name = forms.CharField(max_length=200)
+    country = _country_field()
+
+
+class EndUserEditForm(forms.Form):
+    email = forms.EmailField()
+    phone_number = forms.CharField(label="Phone number", help_text="International form.")
+    first_name = forms.CharField(max_length=200, help_text="Changing it restarts verification.")
+    last_name = forms.CharField(max_length=200, help_text="Changing it restarts verification.")
+    country = _country_field()
+    confirm_reverification = forms.BooleanField(
+        required=False,
+        label="I understand that changing the name or country restarts identity verification",
+    )
+
+
+class KycNoteForm(forms.Form):
+    text = forms.CharField(label="Compliance note", widget=forms.Textarea(attrs={"rows": 3}))
+
+
+class KycReviewForm(forms.Form):
+    reason = forms.CharField(
+        label="Reason",
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Why this result is acceptable as it stands, or what was asked of the user.",
+    )

@@ -1,0 +1,235 @@
+"""End-user pages: list with filters, create, detail (KYC, timeline), edit, the KYC queue."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required, permission_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_POST
+
+from gateway.models import Environment
+from gateway.selectors import environment_current
+from staff import roles
+from staff.errors import ServiceError
+from staff.models import StaffUser
+from users import selectors, services
+from users.forms import EndUserEditForm, EndUserFilterForm, EndUserForm, KycNoteForm, KycReviewForm
+from users.models import EndUser
+from users.validation import country_name, reason_in_words
+
+PAGE_SIZE = 25
+
+
+def current_environment(request: HttpRequest) -> Environment:
+    environment = environment_current(user=request.user)
+    if environment is None:
+        raise PermissionDenied("No upstream environment is configured yet: ask an admin.")
+    return environment
+
+
+def staff_of(request: HttpRequest) -> StaffUser:
+    return request.user  # type: ignore[return-value]
+
+
+def page_of(request: HttpRequest, rows: Any) -> tuple[Any, str]:
+    """The page asked for, and the query string without `page` (for the page links)."""
+    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return page, query.urlencode()
+
+
+def is_htmx(request: HttpRequest) -> bool:
+    return bool(getattr(request, "htmx", False))
+
+
+def sandbox_installed() -> bool:
+    """Sandbox-only actions (emulator control) are offered only where the app is installed."""
+    from django.apps import apps
+
+    return apps.is_installed("sandbox")
+
+
+@login_required
+@permission_required(roles.DIRECTORY_VIEW, raise_exception=True)
+def end_user_list(request: HttpRequest) -> HttpResponse:
+    environment = current_environment(request)
+    form = EndUserFilterForm(request.GET or None)
+    filters: dict[str, Any] = {}
+    if form.is_valid():
+        data = form.cleaned_data
+        filters = {
+            "status": data["status"],
+            "verification_status": data["verification_status"],
+            "created_from": data["created_from"],
+            "created_to": data["created_to"],
+            "search": data["q"],
+        }
+    page, query = page_of(request, selectors.end_user_list(environment=environment, **filters))
+    context = {"form": form, "page": page, "query": query, "environment": environment}
+    template = "users/list.html#results" if is_htmx(request) else "users/list.html"
+    return render(request, template, context)
+
+
+@login_required
+@permission_required(roles.END_USERS_MANAGE, raise_exception=True)
+def end_user_create(request: HttpRequest) -> HttpResponse:
+    environment = current_environment(request)
+    form = EndUserForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = dict(form.cleaned_data)
+        request_key = data.pop("request_key")
+        try:
+            user = services.end_user_create(
+                environment=environment, by=staff_of(request), request_key=request_key, **data
+            )
+        except ServiceError as error:
+            error.add_to_form(form)
+        else:
+            messages.success(request, f"{user.display_name} was created upstream.")
+            return redirect("users:detail", pk=user.pk)
+    return render(request, "users/form.html", {"form": form, "environment": environment})
+
+
+@login_required
+@permission_required(roles.DIRECTORY_VIEW, raise_exception=True)
+def end_user_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    environment = current_environment(request)
+    user = selectors.end_user_detail(environment=environment, pk=pk)
+    return render(request, "users/detail.html", _detail_context(request, user))
+
+
+def _detail_context(request: HttpRequest, user: EndUser, **extra: Any) -> dict[str, Any]:
+    return {
+        "end_user": user,
+        "country_name": country_name(user.country),
+        "reasons_text": [reason_in_words(code) for code in user.reasons],
+        "note_form": extra.pop("note_form", KycNoteForm()),
+        "review_form": extra.pop("review_form", KycReviewForm()),
+        "can_manage": request.user.has_perm(roles.END_USERS_MANAGE),
+        "can_review": request.user.has_perm(roles.KYC_REVIEW),
+        "can_open_accounts": request.user.has_perm(roles.ACCOUNTS_MANAGE),
+        "sandbox": sandbox_installed(),
+        **extra,
+    }
+
+
+@login_required
+@permission_required(roles.END_USERS_MANAGE, raise_exception=True)
+def end_user_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    environment = current_environment(request)
+    user = selectors.end_user_get(environment=environment, pk=pk)
+    initial = {name: getattr(user, name) for name in services.EDITABLE_FIELDS}
+    form = EndUserEditForm(request.POST or None, initial=initial)
+    identity_warning: list[str] = []
+    if request.method == "POST" and form.is_valid():
+        values = dict(form.cleaned_data)
+        confirm = values.pop("confirm_reverification")
+        try:
+            user = services.end_user_update(
+                end_user=user, by=staff_of(request), values=values, confirm_reverification=confirm
+            )
+        except ServiceError as error:
+            if error.code == "reverification_required":
+                identity_warning = [e.field.replace("_", " ") for e in error.errors]
+                form.add_error("confirm_reverification", error.message)
+            else:
+                error.add_to_form(form)
+        else:
+            messages.success(request, "The changes were sent upstream.")
+            return redirect("users:detail", pk=user.pk)
+    return render(
+        request,
+        "users/edit.html",
+        {"form": form, "end_user": user, "identity_warning": identity_warning},
+    )
+
+
+@login_required
+@require_POST
+@permission_required(roles.DIRECTORY_VIEW, raise_exception=True)
+def end_user_refresh(request: HttpRequest, pk: int) -> HttpResponse:
+    user = selectors.end_user_get(environment=current_environment(request), pk=pk)
+    try:
+        services.end_user_refresh(end_user=user, by=staff_of(request))
+    except ServiceError as error:
+        messages.error(request, error.message)
+    else:
+        messages.success(request, "Refreshed from the upstream.")
+    return redirect("users:detail", pk=pk)
+
+
+@login_required
+@require_POST
+@permission_required(roles.KYC_REVIEW, raise_exception=True)
+def kyc_note(request: HttpRequest, pk: int) -> HttpResponse:
+    return _kyc_action(request, pk, note=True)
+
+
+@login_required
+@require_POST
+@permission_required(roles.KYC_REVIEW, raise_exception=True)
+def kyc_reviewed(request: HttpRequest, pk: int) -> HttpResponse:
+    return _kyc_action(request, pk, note=False)
+
+
+def _kyc_action(request: HttpRequest, pk: int, *, note: bool) -> HttpResponse:
+    environment = current_environment(request)
+    user = selectors.end_user_get(environment=environment, pk=pk)
+    form: KycNoteForm | KycReviewForm = (
+        KycNoteForm(request.POST) if note else KycReviewForm(request.POST)
+    )
+    if form.is_valid():
+        try:
+            if note:
+                services.kyc_note_add(
+                    end_user=user, by=staff_of(request), text=form.cleaned_data["text"]
+                )
+            else:
+                services.kyc_mark_reviewed(
+                    end_user=user, by=staff_of(request), reason=form.cleaned_data["reason"]
+                )
+        except ServiceError as error:
+            error.add_to_form(form)
+        else:
+            messages.success(request, "Note saved." if note else "Marked reviewed.")
+            back = request.POST.get("next", "")
+            if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
+                return redirect(back)
+            return redirect("users:detail", pk=pk)
+    user = selectors.end_user_detail(environment=environment, pk=pk)
+    extra = {"note_form": form} if note else {"review_form": form}
+    return render(request, "users/detail.html", _detail_context(request, user, **extra), status=400)
+
+
+@login_required
+@permission_required(roles.KYC_REVIEW, raise_exception=True)
+def kyc_queue(request: HttpRequest) -> HttpResponse:
+    environment = current_environment(request)
+    verification_status = request.GET.get("verification_status", "")
+    reviewed = request.GET.get("reviewed", "no")
+    rows = selectors.kyc_queue(
+        environment=environment,
+        verification_status=verification_status
+        if verification_status in ("not_started", "rejected")
+        else "",
+        reviewed=reviewed if reviewed in ("yes", "no") else "",
+    )
+    page, query = page_of(request, rows)
+    return render(
+        request,
+        "users/kyc_queue.html",
+        {
+            "page": page,
+            "query": query,
+            "verification_status": verification_status,
+            "reviewed": reviewed,
+            "review_form": KycReviewForm(),
+        },
+    )
