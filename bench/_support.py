@@ -26,6 +26,7 @@ def environment(tmp: str) -> dict[str, str]:
     env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
     if not env.get("DATABASE_URL"):
         env["PAYOPS_SQLITE_PATH"] = str(Path(tmp) / "bench.sqlite3")
+        env["EMULATOR_SQLITE_PATH"] = str(Path(tmp) / "bench-emulator.sqlite3")
     env["EMULATOR_CONTROL_TOKEN"] = secrets.token_urlsafe(16)
     env["PAYOPS_LOG_LEVEL"] = "WARNING"
     env["PYTHONPATH"] = str(ROOT)
@@ -33,8 +34,12 @@ def environment(tmp: str) -> dict[str, str]:
 
 
 def migrate(env: dict[str, str]) -> None:
-    """Migrate the run's database and create the cache table the gateway's limiter may use."""
-    for command in (["migrate", "--noinput", "-v", "0"], ["createcachetable"]):
+    """Migrate the run's databases (the emulator has its own) and create the cache table."""
+    for command in (
+        ["migrate", "--noinput", "-v", "0"],
+        ["migrate", "--database", "emulator", "--noinput", "-v", "0"],
+        ["createcachetable"],
+    ):
         subprocess.run([sys.executable, "manage.py", *command], cwd=ROOT, env=env, check=True)
 
 

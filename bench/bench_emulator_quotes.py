@@ -51,9 +51,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         env = environment(tmp)
         python = sys.executable
-        subprocess.run(
-            [python, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, env=env, check=True
-        )
+        for database in ("default", "emulator"):
+            subprocess.run(
+                [python, "manage.py", "migrate", "--database", database, "--noinput", "-v", "0"],
+                cwd=ROOT,
+                env=env,
+                check=True,
+            )
         port = free_port()
         url = f"http://127.0.0.1:{port}"
         process = subprocess.Popen(

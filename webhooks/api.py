@@ -12,6 +12,7 @@ from ninja import Field, Query, Router, Schema
 from config.api_support import ERROR_RESPONSES
 from gateway import crypto
 from gateway.models import Environment
+from staff.errors import ServiceError
 from webhooks import selectors
 from webhooks.models import ReprocessRun, WebhookEvent
 from webhooks.permissions import WEBHOOK_EVENTS_VIEW, WEBHOOKS_MANAGE
@@ -186,9 +187,13 @@ def _endpoint_out(request: HttpRequest, environment: Environment) -> EndpointOut
             last_error="",
         )
     previous = endpoint.previous_accepted()
+    try:
+        url: str | None = receiver_url(endpoint, base_url=base)
+    except ServiceError:  # a misconfigured WEBHOOKS_PUBLIC_BASE_URL: listed without a URL
+        url = None
     return EndpointOut(
         environment=environment.name,
-        receiver_url=receiver_url(endpoint, base_url=base),
+        receiver_url=url,
         secret_masked=crypto.mask(endpoint.secret) if endpoint.secret_encrypted else "",
         secret_set_at=endpoint.secret_set_at,
         previous_secret_masked=crypto.mask(endpoint.previous_secret) if previous else "",

@@ -52,7 +52,10 @@ def endpoint_list(request: HttpRequest) -> HttpResponse:
     for row in selectors.endpoint_rows():
         endpoint = row["endpoint"]
         if endpoint is not None:
-            row["url"] = receiver_url(endpoint, base_url=_base_url(request))
+            try:
+                row["url"] = receiver_url(endpoint, base_url=_base_url(request))
+            except ServiceError as exc:  # a misconfigured WEBHOOKS_PUBLIC_BASE_URL
+                row["url"], row["url_error"] = "", exc.message
             row["secret_masked"] = crypto.mask(endpoint.secret) if endpoint.secret_encrypted else ""
             row["previous_masked"] = (
                 crypto.mask(endpoint.previous_secret) if endpoint.previous_accepted() else ""
@@ -153,9 +156,26 @@ def event_row(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "webhooks/event_list.html#row", {"event": event, "live": True})
 
 
+# The page of each kind of local object, tried before get_absolute_url and the admin.
+LOCAL_PAGES = {
+    "user": "users:detail",
+    "virtual_account": "accounts:virtual_account_detail",
+    "recipient": "accounts:recipient_detail",
+    "payout": "payouts:detail",
+    "quote": "quotes:detail",
+}
+
+
 def _link_url(link: Any) -> str:
+    """Where a linked local object is shown (its page, else the admin), or "" if nowhere."""
     if link.content_type is None or not link.object_pk:
         return ""
+    page = LOCAL_PAGES.get(link.kind)
+    if page:
+        try:
+            return reverse(page, args=[link.object_pk])
+        except NoReverseMatch:
+            pass
     model = link.content_type.model_class()
     if model is None:
         return ""

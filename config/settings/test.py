@@ -18,6 +18,9 @@ ALLOWED_HOSTS = ["*"]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 PAYOPS_ENCRYPTION_KEYS = ["dGVzdC1lbmNyeXB0aW9uLWtleS1ub3Qtc2VjcmV0ISE="]
 EMULATOR_CONTROL_TOKEN = "test-emulator-token"
+# Nothing listens on the discard port: tests start their own emulators (a developer's `make run`
+# on :8001 is never touched; the sandbox bootstrap then mounts the emulator in-process).
+EMULATOR_URL = "http://127.0.0.1:9"
 PAYOPS_SEED_DEMO_STAFF = True
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},

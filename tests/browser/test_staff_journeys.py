@@ -14,8 +14,8 @@ pytestmark = pytest.mark.browser
 
 EXPECTED_NAV = {
     "finance_maker": ["dashboard", "quotes", "payouts"],
-    "finance_approver": ["dashboard", "quotes", "payouts"],
-    "compliance": ["dashboard", "end-users", "accounts"],
+    "finance_approver": ["dashboard", "quotes", "payouts", "webhooks"],
+    "compliance": ["dashboard", "end-users", "accounts", "webhooks"],
     # The demo admin is a Django superuser: every item shows.
     "admin": [
         "dashboard",
@@ -25,6 +25,7 @@ EXPECTED_NAV = {
         "accounts",
         "environments",
         "call-log",
+        "webhooks",
         "system-health",
         "django-admin",
     ],

@@ -15,8 +15,9 @@ pytestmark = pytest.mark.django_db
 
 EXPECTED_NAV = {
     "finance_maker": {"dashboard", "quotes", "payouts"},
-    "finance_approver": {"dashboard", "quotes", "payouts"},
-    "compliance": {"dashboard", "end-users", "accounts"},
+    # Approvers and compliance follow upstream events (webhooks.view_webhook_events).
+    "finance_approver": {"dashboard", "quotes", "payouts", "webhooks"},
+    "compliance": {"dashboard", "end-users", "accounts", "webhooks"},
     # The demo admin is a superuser, so every item shows (see docs/staff.md).
     "admin": {
         "dashboard",
@@ -26,6 +27,7 @@ EXPECTED_NAV = {
         "accounts",
         "environments",
         "call-log",
+        "webhooks",
         "system-health",
         "django-admin",
     },

@@ -66,3 +66,18 @@ def test_events_replayed_out_of_order_leave_the_user_verified(
     end_user = EndUser.objects.get(environment=emulated_sandbox, upstream_id=user.user_id)
     assert end_user.verification_status == "verified"
     assert not WebhookEvent.objects.exclude(status=EventStatus.PROCESSED).exists()
+
+
+def test_the_event_page_links_to_the_touched_end_user(
+    live_emulator, emulated_sandbox, backoffice, demo_staff, settings, sync_tasks, client_for
+) -> None:
+    settings.WEBHOOKS_PUBLIC_BASE_URL = backoffice
+    webhook_endpoint_register(environment=emulated_sandbox, by=demo_staff["admin"])
+    user = create_upstream_user(emulated_sandbox, "linked@example.com")
+    live_emulator.control("POST", "webhooks/flush")
+    event = WebhookEvent.objects.get(event_type="user.created")
+    end_user = EndUser.objects.get(environment=emulated_sandbox, upstream_id=user.user_id)
+
+    html = client_for("compliance").get(f"/webhooks/events/{event.pk}/").content.decode()
+
+    assert f'href="/end-users/{end_user.pk}/"' in html

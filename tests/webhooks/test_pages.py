@@ -177,3 +177,30 @@ def test_a_refused_delivery_page_shows_raw_and_reserialised_bodies(client_for, p
     assert (
         client_for("finance_maker").get(f"/webhooks/deliveries/{delivery.pk}/").status_code == 403
     )
+
+
+def test_reprocess_progress_page_and_its_polled_fragment(client_for, endpoint) -> None:
+    run = ReprocessRun.objects.create(description="all failed", event_ids=[1, 2], total=2, done=1)
+    client = client_for("admin")
+
+    page = client.get(f"/webhooks/events/runs/{run.pk}/").content.decode()
+    fragment = client.get(f"/webhooks/events/runs/{run.pk}/", headers={"HX-Request": "true"})
+
+    assert "1 of 2 done" in page and 'hx-trigger="every 1s"' in page
+    assert fragment.content.decode().lstrip().startswith('<div id="reprocess-progress"')
+    run.done, run.finished_at = 2, timezone.now()
+    run.save()
+    finished = client.get(f"/webhooks/events/runs/{run.pk}/").content.decode()
+    assert "finished" in finished and "every 1s" not in finished
+
+
+def test_register_without_a_reachable_url_explains_on_the_page(
+    client_for, endpoint, settings
+) -> None:
+    settings.WEBHOOKS_PUBLIC_BASE_URL = "ftp://nowhere"
+
+    response = client_for("admin").post(
+        f"/webhooks/endpoints/{endpoint.environment.pk}/register/", follow=True
+    )
+
+    assert "The public base URL must be an http(s) URL." in response.content.decode()

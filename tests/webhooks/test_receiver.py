@@ -208,3 +208,17 @@ def test_bodies_the_database_cannot_store_are_a_400_signed_or_not(post_signed, n
     assert signed.status_code == 400, signed.content
     assert unsigned.status_code == 400, unsigned.content
     assert WebhookEvent.objects.count() == 0
+
+
+def test_a_redelivery_with_another_body_is_flagged_not_applied(post_signed) -> None:
+    payload = new_event("user.created", user_id="u-1", status="unverified")
+    post_signed(payload)
+    changed = {"event": payload["event"], "data": {**payload["data"], "status": "verified"}}
+
+    response = post_signed(changed)
+
+    assert response.status_code == 200 and response.json()["reason"] == "duplicate"
+    event = WebhookEvent.objects.get()
+    assert event.payload == payload
+    assert {"kind": "duplicate_differs", "detail": "a redelivery had another body"} in event.drift
+    assert bytes(WebhookDelivery.objects.order_by("id").last().body) == compact(changed)

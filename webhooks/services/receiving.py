@@ -169,11 +169,8 @@ def delivery_receive(
     included (capped); a valid event is stored once and its processing queued after commit.
     """
     headers = {key.lower(): value for key, value in headers.items()}
-    endpoint = (
-        WebhookEndpoint.objects.select_related("environment")
-        .filter(receiver_id=receiver_id)
-        .first()
-    )
+    # Only environment_id is needed here: no join, no credential columns read.
+    endpoint = WebhookEndpoint.objects.filter(receiver_id=receiver_id).first()
     if endpoint is None:
         return ReceiverAnswer(404, "unknown receiver")
 
@@ -241,7 +238,17 @@ def _store_event(
             )
         )
         if not created:
-            WebhookEvent.objects.filter(pk=event.pk).update(delivery_count=F("delivery_count") + 1)
+            changes: dict[str, Any] = {"delivery_count": F("delivery_count") + 1}
+            if event.payload != envelope and not any(
+                item.get("kind") == "duplicate_differs" for item in event.drift
+            ):
+                # Same event_id, other content: kept as delivered, flagged, never applied.
+                changes["drift"] = [
+                    *event.drift,
+                    {"kind": "duplicate_differs", "detail": "a redelivery had another body"},
+                ]
+                changes["has_drift"] = True
+            WebhookEvent.objects.filter(pk=event.pk).update(**changes)
         WebhookDelivery.objects.create(
             endpoint=endpoint,
             event=event,

@@ -35,7 +35,13 @@
         } else {
           var empty = rows.querySelector("tr.empty");
           if (empty) { empty.remove(); }
-          rows.insertBefore(row, rows.firstChild);
+          // Newest first by id, whichever row's fetch finished first.
+          var pkNew = Number(row.getAttribute("data-pk"));
+          var before = null;
+          rows.querySelectorAll("tr[data-pk]").forEach(function (other) {
+            if (!before && Number(other.getAttribute("data-pk")) < pkNew) { before = other; }
+          });
+          rows.insertBefore(row, before);
         }
       });
   }
