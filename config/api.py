@@ -161,6 +161,7 @@ def me(request: HttpRequest) -> MeOut:
 # an app's api module may import config.api_support without a cycle).
 from accounts.api import router as accounts_router  # noqa: E402
 from payouts.api import router as payouts_router  # noqa: E402
+from payouts.approvals_api import router as approvals_router  # noqa: E402
 from quotes.api import router as quotes_router  # noqa: E402
 from users.api import router as users_router  # noqa: E402
 
@@ -168,7 +169,7 @@ api.add_router("", users_router)
 api.add_router("", accounts_router)
 api.add_router("", quotes_router)
 api.add_router("", payouts_router)
-
+api.add_router("", approvals_router)
 from webhooks.api import router as webhooks_router  # noqa: E402
 
 api.add_router("/webhooks", webhooks_router)

@@ -73,6 +73,13 @@ NAV_SECTIONS: tuple[NavSection, ...] = (
                 (roles.FINANCE_VIEW, roles.COMPLIANCE_VIEW),
                 description="Initiate, approve and follow payouts.",
             ),
+            NavItem(
+                "approvals",
+                "Approvals",
+                "payouts:approvals",
+                roles.PAYOUT_APPROVE,
+                description="Payouts waiting for an approver: for me, or for anyone.",
+            ),
         ),
     ),
     NavSection(
@@ -117,6 +124,13 @@ NAV_SECTIONS: tuple[NavSection, ...] = (
                 "gateway:environments",
                 roles.ENVIRONMENTS_MANAGE,
                 description="Upstream environments, credentials and switching.",
+            ),
+            NavItem(
+                "approval-policy",
+                "Approval policy",
+                "payouts:approval_policy",
+                roles.APPROVAL_POLICY_MANAGE,
+                description="How many distinct approvers a payout needs, by amount and rail.",
             ),
             NavItem(
                 "call-log",

@@ -42,6 +42,7 @@ class EnvironmentForm(forms.ModelForm):
             "weekly_budget": "Weekly budget (requests per ISO week)",
             "background_share": "Background share (0 to 1)",
             "is_active": "Active",
+            "verification_email": "Verification email (payout OTP)",
         }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

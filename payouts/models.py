@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from decimal import Decimal
 from pathlib import PurePath
 
 from django.conf import settings
+from django.core.validators import MinValueValidator
 from django.db import models
 from django.utils import timezone
+
+from payouts.policy import RuleSpec
 
 # decisions.md 2 "Initiate payout": extra_info.memo ≤ 255, extra_info.internal_notes ≤ 1000.
 MEMO_MAX = 255
@@ -114,6 +118,37 @@ class Payout(models.Model):
     updated_at = models.DateTimeField(default=timezone.now)
     submitted_at = models.DateTimeField(null=True, blank=True)
 
+    # Maker-checker (issue 14): the policy version and count are stamped at submission, so a
+    # later policy change never applies to this payout; approvals belong to a round, which
+    # restarts when what was approved changes beyond the re-quote tolerance.
+    approval_policy = models.ForeignKey(
+        "ApprovalPolicy", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    approvals_required = models.PositiveSmallIntegerField(default=1)
+    approval_round = models.PositiveIntegerField(default=1)
+    approved_amount = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
+    approved_recipient_amount = models.DecimalField(
+        max_digits=18, decimal_places=2, null=True, blank=True
+    )
+    rejection_reason = models.CharField(max_length=500, blank=True)
+    # The fiat OTP: PayOps counts wrong tries itself (the upstream only says "wrong"). The code
+    # is kept encrypted only while a resend of the initiation may need it.
+    otp_sent_to = models.EmailField(blank=True)
+    otp_expires_at = models.DateTimeField(null=True, blank=True)
+    otp_failed_attempts = models.PositiveSmallIntegerField(default=0)
+    otp_code_encrypted = models.TextField(blank=True)
+    # Initiation: how often the call was sent (always with `idempotency_key`) and the last error.
+    submit_attempts = models.PositiveIntegerField(default=0)
+    submitting_since = models.DateTimeField(null=True, blank=True)
+    last_submit_at = models.DateTimeField(null=True, blank=True)
+    initiation_error = models.CharField(max_length=500, blank=True)
+    # Tracking: the upstream's own answer, a crypto payout's deposit instructions, why it failed.
+    upstream_status = models.CharField(max_length=20, blank=True)
+    upstream_payload = models.JSONField(default=dict, blank=True)
+    deposit_instructions = models.JSONField(default=dict, blank=True)
+    failure_reason = models.CharField(max_length=200, blank=True)
+    last_polled_at = models.DateTimeField(null=True, blank=True)
+
     class Meta:
         ordering = ("-created_at", "-pk")
         constraints = [
@@ -153,6 +188,11 @@ class Payout(models.Model):
         if all(value is None for value in values.values()):
             return None
         return {key: str(value) for key, value in values.items() if value is not None}
+
+    @property
+    def submitted_upstream(self) -> bool:
+        """Sent (or being sent) to the upstream: past the point where our side can withdraw it."""
+        return self.status == PayoutStatus.SUBMITTING or bool(self.upstream_id)
 
     @property
     def corridor(self) -> str:
@@ -224,9 +264,176 @@ class PayoutStatusChange(models.Model):
     )
     reason = models.CharField(max_length=500, blank=True)
     at = models.DateTimeField(default=timezone.now)
+    # The upstream event that caused the move, when one did (blank for staff, poll, system).
+    event_id = models.CharField(max_length=80, blank=True)
 
     class Meta:
         ordering = ("at", "pk")
 
     def __str__(self) -> str:
         return f"{self.from_status or '∅'} → {self.to_status} ({self.source})"
+
+
+class ApprovalPolicy(models.Model):
+    """
+    One published version of the approval policy. Versions are never edited: a change publishes
+    the next version, and a payout keeps the version (and the count) it was submitted under, so
+    a change applies only to payouts submitted after it.
+    """
+
+    version = models.PositiveIntegerField(unique=True)
+    default_required = models.PositiveSmallIntegerField(
+        default=1, validators=[MinValueValidator(1)]
+    )
+    note = models.CharField(max_length=255, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+
+    class Meta:
+        ordering = ("-version",)
+        verbose_name_plural = "approval policies"
+        permissions = [("manage_approval_policy", "Can publish a new approval policy")]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(default_required__gte=1),
+                name="approval_policy_default_at_least_one",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"approval policy v{self.version}"
+
+    def specs(self) -> list[RuleSpec]:
+        return [rule.spec() for rule in self.rules.all()]
+
+
+class ApprovalRule(models.Model):
+    """A line of a policy: from `min_amount` (in `currency`), on `rail` and `mode`, N approvers."""
+
+    class Mode(models.TextChoices):
+        ANY = "", "Any mode"
+        FIAT = "fiat", "Fiat"
+        CRYPTO = "crypto", "Crypto"
+
+    policy = models.ForeignKey(ApprovalPolicy, on_delete=models.CASCADE, related_name="rules")
+    min_amount = models.DecimalField(
+        max_digits=14, decimal_places=2, default=Decimal("0"), validators=[MinValueValidator(0)]
+    )
+    currency = models.CharField(max_length=8, blank=True, help_text="Empty: any currency.")
+    rail = models.CharField(max_length=16, blank=True, help_text="Empty: any payment rail.")
+    mode = models.CharField(max_length=8, blank=True, choices=Mode.choices)
+    required_approvals = models.PositiveSmallIntegerField(validators=[MinValueValidator(1)])
+
+    class Meta:
+        ordering = ("policy", "min_amount", "id")
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(required_approvals__gte=1),
+                name="approval_rule_required_at_least_one",
+            )
+        ]
+
+    def __str__(self) -> str:
+        scope = " ".join(filter(None, [self.currency, self.rail, self.mode])) or "any payout"
+        return f"{scope} from {self.min_amount}: {self.required_approvals} approver(s)"
+
+    def spec(self) -> RuleSpec:
+        return RuleSpec(
+            required_approvals=self.required_approvals,
+            min_amount=self.min_amount,
+            currency=self.currency,
+            rail=self.rail,
+            mode=self.mode,
+        )
+
+
+class Approval(models.Model):
+    """One person's approval of one payout in one round; a voided round no longer counts."""
+
+    payout = models.ForeignKey(Payout, on_delete=models.CASCADE, related_name="approvals")
+    approver = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="payout_approvals"
+    )
+    round = models.PositiveIntegerField()
+    created_at = models.DateTimeField(default=timezone.now)
+    voided_at = models.DateTimeField(null=True, blank=True)
+    void_reason = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ("created_at", "pk")
+        constraints = [
+            # The database's own refusal of a person counting twice in a round.
+            models.UniqueConstraint(
+                fields=["payout", "approver", "round"], name="approval_once_per_person_and_round"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"approval of payout {self.payout_id} by {self.approver_id} (round {self.round})"
+
+
+class PayoutEvent(models.Model):
+    """
+    Every upstream payout event received (or a change found by polling), once per event id: the
+    record that makes applying events idempotent. `payout` is empty while the event names an
+    upstream id PayOps has not recorded yet (the event came before our initiation's answer).
+    """
+
+    environment = models.ForeignKey(
+        "gateway.Environment", on_delete=models.PROTECT, related_name="+"
+    )
+    payout = models.ForeignKey(
+        Payout, null=True, blank=True, on_delete=models.CASCADE, related_name="events"
+    )
+    upstream_id = models.CharField(max_length=64, db_index=True)
+    event_id = models.CharField(max_length=80)
+    event_type = models.CharField(max_length=60)
+    source = models.CharField(max_length=10, choices=ChangeSource.choices)
+    status = models.CharField(max_length=20, choices=PayoutStatus.choices)
+    applied = models.BooleanField(default=False)
+    note = models.CharField(max_length=200, blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    occurred_at = models.DateTimeField(null=True, blank=True)
+    received_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ("received_at", "pk")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["environment", "event_id"], name="payout_event_once_per_environment"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event_type} {self.status} for {self.upstream_id}"
+
+
+class NotificationKind(models.TextChoices):
+    WAITING_FOR_APPROVAL = "waiting", "Waiting for your approval"
+    REJECTED = "rejected", "Your payout was rejected"
+    READY_FOR_OTP = "ready_for_otp", "Approved: the code can be sent"
+    FAILED = "failed", "Payout failed"
+    RETURNED = "returned", "Payout returned"
+
+
+class PayoutNotification(models.Model):
+    """A message for one staff member about one payout, on the dashboard (and sent by email)."""
+
+    recipient = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="payout_notifications"
+    )
+    payout = models.ForeignKey(Payout, on_delete=models.CASCADE, related_name="notifications")
+    kind = models.CharField(max_length=16, choices=NotificationKind.choices)
+    message = models.CharField(max_length=300)
+    created_at = models.DateTimeField(default=timezone.now)
+    read_at = models.DateTimeField(null=True, blank=True)
+    emailed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ("-created_at", "-pk")
+        indexes = [models.Index(fields=["recipient", "read_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()}: payout {self.payout_id}"

@@ -624,3 +624,29 @@ def reservations_expire_due(*, now: datetime | None = None) -> int:
                 actor=None, action="payouts.reservations_expired", details={"count": count}
             )
     return count
+
+
+# Issue 14: maker-checker, OTP, exactly-once initiation and tracking live in their own modules;
+# these are the entry points other apps call (the webhooks dispatch table: payout_apply_event).
+from payouts.approvals import (  # noqa: E402
+    payout_approve,
+    payout_cancel,
+    payout_reject,
+    payout_requote_apply,
+)
+from payouts.initiation import payout_retry, payouts_recover_submitting  # noqa: E402
+from payouts.otp import payout_otp_confirm, payout_otp_send  # noqa: E402
+from payouts.tracking import payout_apply_event, payouts_poll  # noqa: E402
+
+__all__ = [
+    "payout_apply_event",
+    "payout_approve",
+    "payout_cancel",
+    "payout_otp_confirm",
+    "payout_otp_send",
+    "payout_reject",
+    "payout_requote_apply",
+    "payout_retry",
+    "payouts_poll",
+    "payouts_recover_submitting",
+]

@@ -20,16 +20,42 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     S.PENDING_APPROVAL: frozenset({S.DRAFT, S.APPROVED, S.REJECTED, S.CANCELLED}),
     S.REJECTED: frozenset({S.DRAFT}),
     S.APPROVED: frozenset({S.SUBMITTING, S.PENDING_APPROVAL, S.CANCELLED}),
+    # Issue 14: a permanent refusal the approver can correct (wrong or expired OTP, quote
+    # expired, funds short) goes back to APPROVED, with the same idempotency key (the upstream
+    # stored nothing for a refused request). RETURNED is reachable from every upstream state
+    # because a return can be the first news we get (events arrive late and out of order).
     S.SUBMITTING: frozenset(
-        {S.CREATED, S.PENDING, S.PROCESSING, S.IN_REVIEW, S.KYT_PENDING, S.FAILED, S.COMPLETED}
+        {
+            S.APPROVED,
+            S.CREATED,
+            S.PENDING,
+            S.PROCESSING,
+            S.IN_REVIEW,
+            S.KYT_PENDING,
+            S.FAILED,
+            S.COMPLETED,
+            S.RETURNED,
+            S.CANCELLED,
+        }
     ),
     S.CREATED: frozenset(
-        {S.PENDING, S.PROCESSING, S.IN_REVIEW, S.KYT_PENDING, S.COMPLETED, S.FAILED, S.CANCELLED}
+        {
+            S.PENDING,
+            S.PROCESSING,
+            S.IN_REVIEW,
+            S.KYT_PENDING,
+            S.COMPLETED,
+            S.FAILED,
+            S.CANCELLED,
+            S.RETURNED,
+        }
     ),
-    S.PENDING: frozenset({S.PROCESSING, S.IN_REVIEW, S.COMPLETED, S.FAILED, S.CANCELLED}),
-    S.KYT_PENDING: frozenset({S.PROCESSING, S.IN_REVIEW, S.COMPLETED, S.FAILED}),
-    S.IN_REVIEW: frozenset({S.PROCESSING, S.COMPLETED, S.FAILED}),
-    S.PROCESSING: frozenset({S.COMPLETED, S.FAILED}),
+    S.PENDING: frozenset(
+        {S.PROCESSING, S.IN_REVIEW, S.COMPLETED, S.FAILED, S.CANCELLED, S.RETURNED}
+    ),
+    S.KYT_PENDING: frozenset({S.PROCESSING, S.IN_REVIEW, S.COMPLETED, S.FAILED, S.RETURNED}),
+    S.IN_REVIEW: frozenset({S.PROCESSING, S.COMPLETED, S.FAILED, S.RETURNED}),
+    S.PROCESSING: frozenset({S.COMPLETED, S.FAILED, S.RETURNED}),
     S.COMPLETED: frozenset({S.RETURNED, S.FAILED}),
     S.FAILED: frozenset(),
     S.RETURNED: frozenset(),
@@ -63,6 +89,26 @@ class IllegalTransition(Exception):
         self.to_status = to
 
 
+def _stamp_approval_policy(payout: Payout, *, resubmitted: bool) -> list[str]:
+    from payouts.approval_policy import approval_policy_current, required_for
+
+    policy = approval_policy_current()
+    payout.approval_policy = policy
+    payout.approvals_required = required_for(
+        policy,
+        amount=payout.amount,
+        currency=payout.currency,
+        rail=payout.recipient.account_type,
+        mode=payout.mode,
+    )
+    fields = ["approval_policy", "approvals_required"]
+    if resubmitted:
+        payout.approval_round += 1
+        payout.rejection_reason = ""
+        fields += ["approval_round", "rejection_reason"]
+    return fields
+
+
 def can_move(current: str, to: str) -> bool:
     return to in TRANSITIONS.get(current, frozenset())
 
@@ -75,6 +121,7 @@ def payout_transition(
     by: StaffUser | None = None,
     reason: str = "",
     at: datetime | None = None,
+    event_id: str = "",
 ) -> PayoutStatusChange:
     """
     Move `payout` (locked by the caller, e.g. select_for_update) to `to` and record the timeline
@@ -90,10 +137,19 @@ def payout_transition(
         payout.status = to
         payout.updated_at = moment
         fields = ["status", "updated_at"]
+        if to == S.PENDING_APPROVAL and previous == S.DRAFT:
+            # A (re)submission: the approval policy in force now decides this payout's count,
+            # and a resubmitted payout's earlier approvals (a former round) no longer count.
+            fields += _stamp_approval_policy(payout, resubmitted=payout.submitted_at is not None)
         if to == S.PENDING_APPROVAL and payout.submitted_at is None:
             payout.submitted_at = moment
             fields.append("submitted_at")
         payout.save(update_fields=fields)
+        if to == S.PENDING_APPROVAL:
+            from payouts.notifications import notify_waiting_for_approval
+
+            # Whoever moved it there, everyone who may approve it hears of it.
+            transaction.on_commit(lambda: notify_waiting_for_approval(payout))
         return PayoutStatusChange.objects.create(
             payout=payout,
             from_status=previous,
@@ -102,4 +158,5 @@ def payout_transition(
             by=by,
             reason=reason[:500],
             at=moment,
+            event_id=event_id,
         )

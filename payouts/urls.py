@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from payouts import views
+from payouts import approval_views, views
 
 app_name = "payouts"
 urlpatterns = [
@@ -20,4 +20,21 @@ urlpatterns = [
         name="document_remove",
     ),
     path("<int:pk>/submit/", views.payout_submit_view, name="submit"),
+    # Issue 14: maker-checker, OTP and the live region of the payout page.
+    path("<int:pk>/live/", approval_views.payout_live, name="live"),
+    path("<int:pk>/approve/", approval_views.approve_view, name="approve"),
+    path("<int:pk>/reject/", approval_views.reject_view, name="reject"),
+    path("<int:pk>/otp/send/", approval_views.otp_send_view, name="otp_send"),
+    path("<int:pk>/otp/confirm/", approval_views.otp_confirm_view, name="otp_confirm"),
+    path("<int:pk>/cancel/", approval_views.cancel_view, name="cancel"),
+    path("<int:pk>/requote/", approval_views.requote_view, name="requote"),
+    path("<int:pk>/resend/", approval_views.resend_view, name="resend"),
+    path("approvals/", approval_views.approval_inbox_view, name="approvals"),
+    path("approvals/approve/", approval_views.bulk_approve_view, name="bulk_approve"),
+    path("approval-policy/", approval_views.approval_policy_view, name="approval_policy"),
+    path(
+        "notifications/read/",
+        approval_views.notifications_read_view,
+        name="notifications_read",
+    ),
 ]

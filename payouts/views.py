@@ -210,7 +210,11 @@ def detail_context(request: HttpRequest, payout: Payout, **extra: Any) -> dict[s
     user = _staff(request)
     is_maker = payout.maker_id == user.pk and user.has_perm(PAYOUT_INITIATE)
     can_edit = is_maker and payout.is_draft
+    from payouts.approval_views import live_context
+
     return {
+        # Issue 14's live region (approvals, OTP, deposit, timeline, audit).
+        **live_context(request, payout),
         "payout": payout,
         "can_edit": can_edit,
         "problems": submission_problems(payout, now=timezone.now()) if can_edit else {},

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from sandbox import directory, webhook_views
+from sandbox import directory, otp_views, webhook_views
 
 app_name = "sandbox"
 
@@ -14,4 +14,5 @@ urlpatterns = [
         webhook_views.webhook_test_event_send,
         name="webhook_test_event",
     ),
+    path("payouts/otp/", otp_views.otp_mailbox, name="otp_mailbox"),
 ]

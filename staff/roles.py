@@ -21,6 +21,7 @@ ENVIRONMENTS_MANAGE = "staff.manage_environments"
 CALL_LOG_VIEW = "staff.view_call_log"
 SYSTEM_HEALTH_VIEW = "staff.view_system_health"
 AUDIT_LOG_VIEW = "staff.view_audit_log"
+APPROVAL_POLICY_MANAGE = "payouts.manage_approval_policy"
 # Declared on webhooks.WebhookEndpoint.Meta.permissions.
 WEBHOOK_EVENTS_VIEW = "webhooks.view_webhook_events"
 WEBHOOKS_MANAGE = "webhooks.manage_webhooks"
@@ -99,6 +100,7 @@ ADMIN = Role(
         CALL_LOG_VIEW,
         SYSTEM_HEALTH_VIEW,
         AUDIT_LOG_VIEW,
+        APPROVAL_POLICY_MANAGE,
         WEBHOOK_EVENTS_VIEW,
         WEBHOOKS_MANAGE,
         # "Admins all" on the directory (issue 11).

@@ -1,6 +1,7 @@
 """Settings shared by every environment; each value is read from the environment."""
 
 from pathlib import Path
+from typing import Any
 
 import environ
 
@@ -172,6 +173,31 @@ else:
 
 # Seconds after which /readyz calls the worker's heartbeat stale.
 PAYOPS_HEARTBEAT_MAX_AGE = env.int("PAYOPS_HEARTBEAT_MAX_AGE", default=180)
+
+
+# --- Email (payout notifications): Django 6.1 mailers; the console unless configured ------------
+def mailers_from_url(url: str) -> dict[str, Any]:
+    """Django 6.1's MAILERS from one URL (smtp+tls://user:password@host:587, consolemail://)."""
+    config = environ.Env.email_url_config(url)
+    options = {
+        "host": config.get("EMAIL_HOST"),
+        "port": config.get("EMAIL_PORT"),
+        "username": config.get("EMAIL_HOST_USER"),
+        "password": config.get("EMAIL_HOST_PASSWORD"),
+        "use_tls": config.get("EMAIL_USE_TLS"),
+        "use_ssl": config.get("EMAIL_USE_SSL"),
+    }
+    smtp = "smtp" in config["EMAIL_BACKEND"]
+    return {
+        "default": {
+            "BACKEND": config["EMAIL_BACKEND"],
+            "OPTIONS": {k: v for k, v in options.items() if v not in (None, "")} if smtp else {},
+        }
+    }
+
+
+MAILERS = mailers_from_url(env("EMAIL_URL", default="consolemail://"))
+DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="payops@localhost")
 
 # --- Auth and staff -----------------------------------------------------------------------------
 AUTH_USER_MODEL = "staff.StaffUser"

@@ -77,6 +77,10 @@ class Environment(models.Model):
     # When a connection test last authenticated with the current URL and credentials; changing
     # either clears it. Only verified environments may be switched to.
     verified_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # Where POST /verification/send delivers the OTP that fiat payouts need (decisions.md 2).
+    verification_email = models.EmailField(
+        blank=True, help_text="Receives the one-time codes that fiat payouts need."
+    )
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 

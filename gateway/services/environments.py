@@ -32,6 +32,7 @@ SETTABLE_FIELDS = (
     "weekly_budget",
     "background_share",
     "is_active",
+    "verification_email",
 )
 CREDENTIAL_FIELDS = ("client_id", "password", "api_key")
 # What a connection test proves besides the credentials: changing one needs a new test.
@@ -61,6 +62,7 @@ def environment_create(
     weekly_budget: int = 10_000,
     background_share: Decimal = Decimal("0.50"),
     is_active: bool = True,
+    verification_email: str = "",
 ) -> Environment:
     """A new environment with its credentials encrypted at rest."""
     environment = Environment(
@@ -72,6 +74,7 @@ def environment_create(
         weekly_budget=weekly_budget,
         background_share=background_share,
         is_active=is_active,
+        verification_email=verification_email,
     )
     environment.set_credentials(client_id=client_id, password=password, api_key=api_key)
     environment.full_clean()

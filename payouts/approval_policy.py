@@ -1,0 +1,91 @@
+"""Approval policy: publish a new version, read the one in force, count what it requires."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+
+from payouts.models import ApprovalPolicy, ApprovalRule
+from payouts.policy import RuleSpec, approvals_required
+from staff.models import StaffUser
+from staff.roles import APPROVAL_POLICY_MANAGE as POLICY_MANAGE
+from staff.services import audit_record
+
+DEFAULT_REQUIRED = 1
+
+
+def approval_policy_current() -> ApprovalPolicy | None:
+    """The newest published version (None before the first one: one approver, the default)."""
+    return ApprovalPolicy.objects.prefetch_related("rules").order_by("-version").first()
+
+
+def required_for(
+    policy: ApprovalPolicy | None, *, amount: Decimal, currency: str, rail: str, mode: str
+) -> int:
+    if policy is None:
+        return DEFAULT_REQUIRED
+    return approvals_required(
+        policy.specs(),
+        default=policy.default_required,
+        amount=amount,
+        currency=currency,
+        rail=rail,
+        mode=mode,
+    )
+
+
+def approval_policy_publish(
+    *, by: StaffUser, default_required: int, rules: Sequence[RuleSpec], note: str = ""
+) -> ApprovalPolicy:
+    """Publish the next version; payouts already submitted keep theirs (audited with both)."""
+    if not by.has_perm(POLICY_MANAGE):
+        raise PermissionDenied("Publishing an approval policy needs the admin role.")
+    if default_required < 1 or any(rule.required_approvals < 1 for rule in rules):
+        raise ValueError("every count of approvers is at least 1")
+    with transaction.atomic():
+        # Lock the newest row so two admins publishing at once get versions n+1 and n+2 (the
+        # unique version refuses the loser of a race on the very first publication).
+        newest = ApprovalPolicy.objects.select_for_update().order_by("-version").first()
+        previous = newest.version if newest else 0
+        policy = ApprovalPolicy.objects.create(
+            version=previous + 1,
+            default_required=default_required,
+            note=note,
+            created_by=by,
+        )
+        ApprovalRule.objects.bulk_create(
+            ApprovalRule(
+                policy=policy,
+                min_amount=rule.min_amount,
+                currency=rule.currency.upper(),
+                rail=rule.rail.upper(),
+                mode=rule.mode.lower(),
+                required_approvals=rule.required_approvals,
+            )
+            for rule in rules
+        )
+        audit_record(
+            actor=by,
+            action="approval_policy.published",
+            target=policy,
+            details={
+                "version": policy.version,
+                "previous_version": previous or None,
+                "default_required": default_required,
+                "rules": [
+                    {
+                        "min_amount": rule.min_amount,
+                        "currency": rule.currency,
+                        "rail": rule.rail,
+                        "mode": rule.mode,
+                        "required_approvals": rule.required_approvals,
+                    }
+                    for rule in rules
+                ],
+                "note": note,
+            },
+        )
+    return policy

@@ -1,0 +1,308 @@
+"""Maker-checker writes: approve, reject, re-quote (keep or void approvals), cancel."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.utils import timezone
+
+from payouts import live, notifications
+from payouts.errors import PayoutActionRefused
+from payouts.models import Approval, ChangeSource, NotificationKind, Payout, PayoutStatus
+from payouts.policy import ApprovalFacts, Refusal, approval_decide, approvals_kept_after_requote
+from payouts.states import payout_transition
+from staff.models import StaffUser
+from staff.roles import PAYOUT_APPROVE, PAYOUT_INITIATE
+from staff.services import audit_record
+
+S = PayoutStatus
+REASON_MAX = 500
+
+
+def _locked(payout: Payout | int) -> Payout:
+    """The payout row, locked until the end of the caller's transaction (SELECT ... FOR UPDATE).
+
+    Every decision about approvals is taken under this lock, so two approvers at the same moment
+    are serialised: the second one sees the first one's approval.
+    """
+    pk = payout.pk if isinstance(payout, Payout) else payout
+    return (
+        Payout.objects.select_for_update(of=("self",))
+        .select_related("recipient", "environment", "virtual_account")
+        .get(pk=pk)
+    )
+
+
+def _valid_approver_ids(payout: Payout) -> list[int]:
+    return list(
+        payout.approvals.filter(round=payout.approval_round, voided_at__isnull=True)
+        .order_by("created_at", "pk")
+        .values_list("approver_id", flat=True)
+    )
+
+
+def approval_facts(payout: Payout) -> ApprovalFacts:
+    return ApprovalFacts(
+        pending=payout.status == S.PENDING_APPROVAL,
+        maker_id=payout.maker_id,
+        recipient_creator_id=payout.recipient.created_by_id,
+        approver_ids=_valid_approver_ids(payout),
+        required=payout.approvals_required,
+    )
+
+
+_REFUSAL_STATUS = {
+    Refusal.NOT_PERMITTED: 403,
+    Refusal.MAKER: 403,
+    Refusal.RECIPIENT_CREATOR: 403,
+    Refusal.ALREADY_APPROVED: 409,
+    Refusal.NOT_PENDING: 409,
+    Refusal.COMPLETE: 409,
+}
+
+
+@dataclass(frozen=True)
+class ApprovalOutcome:
+    payout: Payout
+    approvals: int
+    required: int
+    complete: bool
+
+
+def payout_approve(*, payout: Payout | int, by: StaffUser) -> ApprovalOutcome:
+    """
+    Count `by`'s approval if the rules allow it (pure `approval_decide`, under the row lock). The
+    last approval moves the payout to `approved`; a crypto payout, which needs no OTP, is then
+    submitted at once.
+    """
+    with transaction.atomic():
+        locked = _locked(payout)
+        decision = approval_decide(
+            approval_facts(locked), approver_id=by.pk, has_permission=by.has_perm(PAYOUT_APPROVE)
+        )
+        if not decision.allowed:
+            assert decision.refusal is not None
+            raise PayoutActionRefused(
+                str(decision.refusal), decision.message, status=_REFUSAL_STATUS[decision.refusal]
+            )
+        Approval.objects.create(payout=locked, approver=by, round=locked.approval_round)
+        audit_record(
+            actor=by,
+            action="payout.approved",
+            target=locked,
+            details={
+                "round": locked.approval_round,
+                "approvals": decision.count_after,
+                "required": locked.approvals_required,
+            },
+        )
+        if decision.complete:
+            locked.approved_amount = locked.amount
+            locked.approved_recipient_amount = locked.preview_recipient_amount
+            locked.save(update_fields=["approved_amount", "approved_recipient_amount"])
+            payout_transition(
+                locked, S.APPROVED, source=ChangeSource.STAFF, by=by, reason="approvals complete"
+            )
+            if locked.mode == "crypto":
+                from payouts.initiation import submission_start
+
+                submission_start(payout=locked, by=by)
+        live.payout_changed(locked)
+    return ApprovalOutcome(
+        payout=locked,
+        approvals=decision.count_after,
+        required=locked.approvals_required,
+        complete=decision.complete,
+    )
+
+
+def payout_reject(*, payout: Payout | int, by: StaffUser, reason: str) -> Payout:
+    """Send the payout back to its maker with the reason (the same SoD rules as approving)."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise PayoutActionRefused(
+            "reason_required", "Say why the payout is rejected.", field="reason", status=400
+        )
+    if len(reason) > REASON_MAX:
+        raise PayoutActionRefused(
+            "reason_too_long",
+            f"The reason must be at most {REASON_MAX} characters.",
+            field="reason",
+            status=400,
+        )
+    with transaction.atomic():
+        locked = _locked(payout)
+        facts = approval_facts(locked)
+        # Rejecting is a checker's act too: the maker or the recipient's creator may not do it
+        # (a maker withdraws with "cancel"); someone who already approved may change their mind.
+        decision = approval_decide(
+            ApprovalFacts(
+                pending=facts.pending,
+                maker_id=facts.maker_id,
+                recipient_creator_id=facts.recipient_creator_id,
+                approver_ids=[],
+                required=max(1, facts.required),
+            ),
+            approver_id=by.pk,
+            has_permission=by.has_perm(PAYOUT_APPROVE),
+        )
+        if not decision.allowed:
+            assert decision.refusal is not None
+            raise PayoutActionRefused(
+                str(decision.refusal), decision.message, status=_REFUSAL_STATUS[decision.refusal]
+            )
+        locked.approvals.filter(round=locked.approval_round, voided_at__isnull=True).update(
+            voided_at=timezone.now(), void_reason="rejected"
+        )
+        locked.rejection_reason = reason
+        locked.save(update_fields=["rejection_reason"])
+        payout_transition(locked, S.REJECTED, source=ChangeSource.STAFF, by=by, reason=reason)
+        audit_record(actor=by, action="payout.rejected", target=locked, details={"reason": reason})
+        notifications.notify_maker(
+            locked, NotificationKind.REJECTED, f"Payout {locked.pk} was rejected: {reason}"
+        )
+        live.payout_changed(locked)
+    return locked
+
+
+def payout_requote_apply(
+    *,
+    payout: Payout | int,
+    by: StaffUser | None,
+    quote_id: str,
+    recipient_amount: Decimal,
+    expires_at: object = None,
+) -> Payout:
+    """
+    Record a new reserved quote for a payout that was (being) approved. Approvals are kept when
+    the recipient amount is within PAYOUTS_REQUOTE_TOLERANCE of what was approved; otherwise the
+    round is voided and the payout waits for approval again. The changed body gets a new
+    idempotency key: the old one may only ever be replayed with the old body.
+    """
+    tolerance = Decimal(str(settings.PAYOUTS_REQUOTE_TOLERANCE))
+    with transaction.atomic():
+        locked = _locked(payout)
+        if locked.status not in (S.PENDING_APPROVAL, S.APPROVED):
+            raise PayoutActionRefused(
+                "not_requotable", "Only a payout waiting for approval or approved is re-quoted."
+            )
+        approved = locked.approved_recipient_amount or locked.preview_recipient_amount
+        kept = approved is not None and approvals_kept_after_requote(
+            approved=approved, requoted=recipient_amount, tolerance=tolerance
+        )
+        before = {"quote_id": locked.preview_quote_id, "recipient_amount": approved}
+        locked.preview_quote_id = quote_id
+        locked.preview_recipient_amount = recipient_amount
+        if expires_at is not None:
+            locked.preview_quote_expires_at = expires_at  # type: ignore[assignment]
+        locked.preview_quote_status = "ACTIVE"
+        import uuid
+
+        locked.idempotency_key = uuid.uuid4()
+        locked.save()
+        if not kept:
+            locked.approvals.filter(round=locked.approval_round, voided_at__isnull=True).update(
+                voided_at=timezone.now(), void_reason="figures changed beyond the tolerance"
+            )
+            locked.approval_round += 1
+            locked.approved_amount = None
+            locked.approved_recipient_amount = None
+            locked.save(
+                update_fields=["approval_round", "approved_amount", "approved_recipient_amount"]
+            )
+            if locked.status == S.APPROVED:
+                payout_transition(
+                    locked,
+                    S.PENDING_APPROVAL,
+                    source=ChangeSource.STAFF,
+                    by=by,
+                    reason="re-quoted beyond the tolerance: approval starts again",
+                )
+            else:
+                notifications.notify_waiting_for_approval(locked)
+        audit_record(
+            actor=by,
+            action="payout.requoted",
+            target=locked,
+            details={
+                "before": before,
+                "after": {"quote_id": quote_id, "recipient_amount": recipient_amount},
+                "tolerance": tolerance,
+                "approvals_kept": kept,
+            },
+        )
+        live.payout_changed(locked)
+    return locked
+
+
+def payout_requote(*, payout: Payout | int, by: StaffUser) -> Payout:
+    """
+    The maker reserves a new price for a payout whose reserved quote expired before initiation
+    (a new upstream preview with `create_quote`); approvals are kept only within the tolerance.
+    """
+    from gateway.client import call_sync, upstream
+    from gateway.errors import UpstreamError
+
+    current = Payout.objects.select_related("environment", "virtual_account", "recipient").get(
+        pk=payout.pk if isinstance(payout, Payout) else payout
+    )
+    if by.pk != current.maker_id or not by.has_perm(PAYOUT_INITIATE):
+        raise PermissionDenied("Only the payout's maker re-quotes it.")
+    if current.status not in (S.PENDING_APPROVAL, S.APPROVED) or current.quote_id:
+        raise PayoutActionRefused(
+            "not_requotable",
+            "Only a payout waiting for approval or approved, priced by a reserved preview "
+            "quote, is re-quoted.",
+        )
+    try:
+        preview = call_sync(
+            upstream(current.environment).payouts.preview,
+            virtual_account_id=current.virtual_account.upstream_id,
+            amount=current.amount,
+            recipient_id=current.recipient.upstream_id,
+            create_quote=True,
+        )
+    except UpstreamError as exc:
+        raise PayoutActionRefused(
+            "requote_failed", f"The upstream could not re-quote: {exc.message}", status=502
+        ) from exc
+    if not preview.quote_id or preview.recipient_amount is None:
+        raise PayoutActionRefused("requote_failed", "The upstream reserved no quote.", status=502)
+    return payout_requote_apply(
+        payout=current,
+        by=by,
+        quote_id=preview.quote_id,
+        recipient_amount=preview.recipient_amount,
+        expires_at=preview.quote_expires_at,
+    )
+
+
+CANCELLABLE = frozenset({S.PENDING_APPROVAL, S.APPROVED})
+
+
+def payout_cancel(*, payout: Payout | int, by: StaffUser, reason: str = "") -> Payout:
+    """Withdraw a payout before anything was sent upstream (the upstream offers no cancel)."""
+    with transaction.atomic():
+        locked = _locked(payout)
+        may = by.pk == locked.maker_id and by.has_perm(PAYOUT_INITIATE)
+        may = may or by.has_perm(PAYOUT_APPROVE)
+        if not may:
+            raise PermissionDenied("Only the maker or an approver may cancel a payout.")
+        if locked.status not in CANCELLABLE:
+            raise PayoutActionRefused(
+                "not_cancellable",
+                "Only a payout not yet sent to the upstream can be cancelled "
+                f"(this one is {locked.get_status_display().lower()}).",
+            )
+        locked.otp_code_encrypted = ""
+        locked.save(update_fields=["otp_code_encrypted"])
+        payout_transition(
+            locked, S.CANCELLED, source=ChangeSource.STAFF, by=by, reason=reason or "cancelled"
+        )
+        audit_record(actor=by, action="payout.cancelled", target=locked, details={"reason": reason})
+        live.payout_changed(locked)
+    return locked

@@ -1,0 +1,280 @@
+"""Maker-checker endpoints: approve, reject, OTP send/confirm, cancel, re-send, the inbox."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest
+from ninja import Field, Router, Schema
+
+from config.api_support import ERROR_RESPONSES, ErrorOut, FieldErrorOut
+from payouts import selectors
+from payouts.approval_selectors import SCOPE_ANYONE, SCOPE_MINE, approval_inbox, valid_approvals
+from payouts.approvals import payout_approve, payout_cancel, payout_reject
+from payouts.errors import PayoutActionRefused
+from payouts.initiation import payout_retry
+from payouts.models import Payout
+from payouts.otp import otp_tries_left, payout_otp_confirm, payout_otp_send
+from quotes.api import EnvironmentName, environment_of, staff_of
+
+router = Router(tags=["approvals"])
+ERRORS: dict[int, Any] = {**ERROR_RESPONSES, 409: ErrorOut, 502: ErrorOut}
+
+
+def _refused(exc: PayoutActionRefused) -> tuple[int, ErrorOut]:
+    errors = [FieldErrorOut(field=exc.field, message=exc.message)] if exc.field else []
+    return exc.status, ErrorOut(code=exc.code, message=exc.message, errors=errors)
+
+
+def _forbidden(exc: PermissionDenied) -> tuple[int, ErrorOut]:
+    return 403, ErrorOut(code="permission_denied", message=str(exc) or "Not allowed.")
+
+
+def _not_found() -> tuple[int, ErrorOut]:
+    return 404, ErrorOut(code="not_found", message="No such payout in this environment.")
+
+
+def _find(request: HttpRequest, payout_id: int, environment: str | None) -> Payout | None:
+    try:
+        return selectors.payout_detail(
+            environment=environment_of(request, environment), pk=payout_id
+        )
+    except Payout.DoesNotExist:
+        return None
+
+
+class ApproverOut(Schema):
+    email: str
+    approved_at: datetime
+
+
+class PayoutStateOut(Schema):
+    """Where a payout stands in maker-checker and initiation."""
+
+    id: int
+    status: str = Field(description="Our normalised status (draft … submitting, then upstream's).")
+    approvals: list[ApproverOut] = Field(description="This round's approvals, oldest first.")
+    approvals_required: int = Field(description="Distinct approvers the policy asks for.")
+    rejection_reason: str
+    upstream_id: str | None = Field(description="The upstream's payout id once it answered.")
+    otp_sent_to: str = Field(description="Where the last code was sent (fiat only).")
+    otp_expires_at: datetime | None
+    otp_tries_left: int = Field(description="Wrong codes allowed before the code is blocked.")
+    initiation_error: str = Field(
+        description="The last initiation problem in plain words (e.g. wrong code, tries left)."
+    )
+
+
+def state_out(payout: Payout) -> PayoutStateOut:
+    return PayoutStateOut(
+        id=payout.pk,
+        status=payout.status,
+        approvals=[
+            ApproverOut(email=a.approver.email, approved_at=a.created_at)
+            for a in valid_approvals(payout)
+        ],
+        approvals_required=payout.approvals_required,
+        rejection_reason=payout.rejection_reason,
+        upstream_id=payout.upstream_id,
+        otp_sent_to=payout.otp_sent_to,
+        otp_expires_at=payout.otp_expires_at,
+        otp_tries_left=otp_tries_left(payout),
+        initiation_error=payout.initiation_error,
+    )
+
+
+class ApprovalOut(PayoutStateOut):
+    complete: bool = Field(description="True when this approval was the last one needed.")
+
+
+class RejectIn(Schema):
+    reason: str = Field(description="Why (shown to the maker), at most 500 characters.")
+
+
+class CancelIn(Schema):
+    reason: str = Field("", description="Optional, for the audit trail.")
+
+
+class OtpSentOut(Schema):
+    sent_to: str = Field(description="The environment's verification email.")
+    expires_at: datetime = Field(description="When the code stops working (upstream's clock).")
+
+
+class OtpConfirmIn(Schema):
+    code: str = Field(description="The 6 digits from the verification email.")
+
+
+@router.post("/payouts/{payout_id}/approve", response={200: ApprovalOut, **ERRORS})
+def approve(
+    request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
+) -> tuple[int, Any]:
+    """Approve (approvers; never the maker nor the recipient's creator; once per person)."""
+    user = staff_of(request)
+    payout = _find(request, payout_id, environment)
+    if payout is None:
+        return _not_found()
+    try:
+        outcome = payout_approve(payout=payout, by=user)
+    except PayoutActionRefused as exc:
+        return _refused(exc)
+    fresh = Payout.objects.select_related("recipient").get(pk=payout.pk)
+    return 200, ApprovalOut(**state_out(fresh).dict(), complete=outcome.complete)
+
+
+@router.post("/payouts/{payout_id}/reject", response={200: PayoutStateOut, **ERRORS})
+def reject(
+    request: HttpRequest,
+    payout_id: int,
+    payload: RejectIn,
+    environment: str | None = EnvironmentName,
+) -> tuple[int, Any]:
+    """Reject with a reason: the payout goes back to its maker."""
+    user = staff_of(request)
+    payout = _find(request, payout_id, environment)
+    if payout is None:
+        return _not_found()
+    try:
+        payout = payout_reject(payout=payout, by=user, reason=payload.reason)
+    except PayoutActionRefused as exc:
+        return _refused(exc)
+    return 200, state_out(payout)
+
+
+@router.post("/payouts/{payout_id}/otp/send", response={200: OtpSentOut, **ERRORS})
+def otp_send(
+    request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
+) -> tuple[int, Any]:
+    """Send the verification code of an approved fiat payout to the environment's email."""
+    user = staff_of(request)
+    payout = _find(request, payout_id, environment)
+    if payout is None:
+        return _not_found()
+    try:
+        sent = payout_otp_send(payout=payout, by=user)
+    except PermissionDenied as exc:
+        return _forbidden(exc)
+    except PayoutActionRefused as exc:
+        return _refused(exc)
+    return 200, OtpSentOut(sent_to=sent.sent_to, expires_at=sent.expires_at)
+
+
+@router.post("/payouts/{payout_id}/otp/confirm", response={202: PayoutStateOut, **ERRORS})
+def otp_confirm(
+    request: HttpRequest,
+    payout_id: int,
+    payload: OtpConfirmIn,
+    environment: str | None = EnvironmentName,
+) -> tuple[int, Any]:
+    """
+    Enter the code: the payout goes `submitting` and is sent by a worker (202). Follow it with
+    GET /payouts/{id}: a wrong code brings it back to `approved` with `initiation_error` saying
+    how many tries remain.
+    """
+    user = staff_of(request)
+    payout = _find(request, payout_id, environment)
+    if payout is None:
+        return _not_found()
+    try:
+        payout = payout_otp_confirm(payout=payout, by=user, code=payload.code)
+    except PermissionDenied as exc:
+        return _forbidden(exc)
+    except PayoutActionRefused as exc:
+        return _refused(exc)
+    return 202, state_out(payout)
+
+
+@router.post("/payouts/{payout_id}/cancel", response={200: PayoutStateOut, **ERRORS})
+def cancel(
+    request: HttpRequest,
+    payout_id: int,
+    payload: CancelIn | None = None,
+    environment: str | None = EnvironmentName,
+) -> tuple[int, Any]:
+    """Withdraw a payout not yet sent upstream (its maker or an approver)."""
+    user = staff_of(request)
+    payout = _find(request, payout_id, environment)
+    if payout is None:
+        return _not_found()
+    try:
+        payout = payout_cancel(payout=payout, by=user, reason=payload.reason if payload else "")
+    except PermissionDenied as exc:
+        return _forbidden(exc)
+    except PayoutActionRefused as exc:
+        return _refused(exc)
+    return 200, state_out(payout)
+
+
+@router.post("/payouts/{payout_id}/resend", response={202: PayoutStateOut, **ERRORS})
+def resend(
+    request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
+) -> tuple[int, Any]:
+    """Re-send a payout stuck in `submitting` now, with the same idempotency key (approvers)."""
+    user = staff_of(request)
+    payout = _find(request, payout_id, environment)
+    if payout is None:
+        return _not_found()
+    try:
+        payout = payout_retry(payout=payout, by=user)
+    except PermissionDenied as exc:
+        return _forbidden(exc)
+    except PayoutActionRefused as exc:
+        return _refused(exc)
+    return 202, state_out(payout)
+
+
+class InboxItemOut(Schema):
+    id: int
+    amount: Decimal = Field(description="In `currency`.")
+    currency: str
+    corridor: str = Field(description="Source → destination currency.")
+    recipient: str
+    rail: str
+    maker: str
+    submitted_at: datetime | None
+    preview_recipient_amount: Decimal | None
+    preview_recipient_currency: str
+    documents: int
+    approvals: int
+    approvals_required: int
+
+
+@router.get("/approvals", response={200: list[InboxItemOut], **ERROR_RESPONSES})
+def approvals(
+    request: HttpRequest,
+    scope: str = SCOPE_MINE,
+    environment: str | None = EnvironmentName,
+) -> tuple[int, Any]:
+    """My approval inbox (`scope=mine`, default) or every payout waiting (`scope=anyone`)."""
+    user = staff_of(request)
+    if scope not in (SCOPE_MINE, SCOPE_ANYONE):
+        return 400, ErrorOut(
+            code="validation_error",
+            message="scope is mine or anyone.",
+            errors=[FieldErrorOut(field="scope", message="must be mine or anyone")],
+        )
+    from payouts.selectors import can_read_payouts
+
+    if not can_read_payouts(user):
+        return 403, ErrorOut(code="permission_denied", message="Not allowed.")
+    rows = approval_inbox(user=user, environment=environment_of(request, environment), scope=scope)
+    return 200, [
+        InboxItemOut(
+            id=p.pk,
+            amount=p.amount,
+            currency=p.currency,
+            corridor=p.corridor,
+            recipient=p.recipient.display_name,
+            rail=p.recipient.account_type,
+            maker=p.maker.email,
+            submitted_at=p.submitted_at,
+            preview_recipient_amount=p.preview_recipient_amount,
+            preview_recipient_currency=p.preview_recipient_currency,
+            documents=len(p.documents.all()),
+            approvals=len(valid_approvals(p)),
+            approvals_required=p.approvals_required,
+        )
+        for p in rows
+    ]

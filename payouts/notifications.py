@@ -1,0 +1,86 @@
+"""Payout notifications: a dashboard line per person, and the same by email (after commit)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import transaction
+from django.utils import timezone
+
+from payouts.models import NotificationKind, Payout, PayoutNotification
+from staff.models import StaffUser
+from staff.roles import PAYOUT_APPROVE
+
+logger = logging.getLogger("payouts")
+
+
+def _approvers_for(payout: Payout) -> list[StaffUser]:
+    """Everyone who may approve it: the permission, minus the people the SoD rules exclude."""
+    excluded = {payout.maker_id, payout.recipient.created_by_id}
+    excluded |= set(
+        payout.approvals.filter(round=payout.approval_round, voided_at__isnull=True).values_list(
+            "approver_id", flat=True
+        )
+    )
+    people = StaffUser.objects.filter(is_active=True).prefetch_related("groups")
+    return [
+        person for person in people if person.pk not in excluded and person.has_perm(PAYOUT_APPROVE)
+    ]
+
+
+def notify(*, payout: Payout, kind: str, people: Iterable[StaffUser], message: str) -> None:
+    """Record one notification per person now; send the emails once the change has committed."""
+    rows = PayoutNotification.objects.bulk_create(
+        PayoutNotification(recipient=person, payout=payout, kind=kind, message=message[:300])
+        for person in people
+    )
+    ids = [row.pk for row in rows]
+    if ids:
+        transaction.on_commit(lambda: notifications_email(ids=ids))
+
+
+def notifications_email(*, ids: list[int]) -> int:
+    """Email the given notifications (Django's email backend; the console in development)."""
+    sent = 0
+    rows = PayoutNotification.objects.filter(pk__in=ids, emailed_at__isnull=True).select_related(
+        "recipient", "payout"
+    )
+    for row in rows:
+        try:
+            send_mail(
+                subject=f"PayOps: {row.get_kind_display()} (payout {row.payout_id})",
+                message=f"{row.message}\n\nPayout {row.payout_id}: {row.payout.amount} "
+                f"{row.payout.currency}.",
+                from_email=settings.DEFAULT_FROM_EMAIL,
+                recipient_list=[row.recipient.email],
+            )
+        except Exception:  # a mail outage never undoes a payout change; the dashboard has it
+            logger.exception("notification %s could not be emailed", row.pk)
+            continue
+        PayoutNotification.objects.filter(pk=row.pk).update(emailed_at=timezone.now())
+        sent += 1
+    return sent
+
+
+def notify_waiting_for_approval(payout: Payout) -> None:
+    notify(
+        payout=payout,
+        kind=NotificationKind.WAITING_FOR_APPROVAL,
+        people=_approvers_for(payout),
+        message=f"Payout {payout.pk} of {payout.amount} {payout.currency} waits for approval.",
+    )
+
+
+def notify_maker(payout: Payout, kind: str, message: str) -> None:
+    notify(payout=payout, kind=kind, people=[payout.maker], message=message)
+
+
+def notifications_unread(user: StaffUser, *, limit: int = 10) -> list[PayoutNotification]:
+    return list(
+        PayoutNotification.objects.filter(recipient=user, read_at__isnull=True)
+        .select_related("payout")
+        .order_by("-created_at")[:limit]
+    )

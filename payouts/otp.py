@@ -1,0 +1,135 @@
+"""The fiat payout OTP: send the code to the environment's verification email, confirm it."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.utils import timezone
+
+from gateway.client import call_sync, upstream
+from gateway.errors import UpstreamError
+from payouts import live
+from payouts.approvals import _locked
+from payouts.errors import PayoutActionRefused
+from payouts.initiation import submission_start
+from payouts.models import Payout, PayoutStatus
+from staff.models import StaffUser
+from staff.roles import PAYOUT_APPROVE
+from staff.services import audit_record
+
+S = PayoutStatus
+OTP_RE = re.compile(r"^\d{6}$")
+# decisions.md 2: "The code is 6 digits, valid 10 minutes" (used when the answer has no expiry).
+OTP_LIFETIME = timedelta(minutes=10)
+
+
+@dataclass(frozen=True)
+class OtpSent:
+    sent_to: str
+    expires_at: datetime
+
+
+def _may_release(payout: Payout, by: StaffUser) -> None:
+    """Sending and entering the code release money: an approver, never the maker."""
+    if not by.has_perm(PAYOUT_APPROVE):
+        raise PermissionDenied("Only an approver may send or enter the payout code.")
+    if by.pk == payout.maker_id:
+        raise PayoutActionRefused(
+            "maker", "You prepared this payout; an approver must release it.", status=403
+        )
+    if payout.mode != "fiat":
+        raise PayoutActionRefused("not_fiat", "Only fiat payouts need a verification code.")
+    if payout.submitted_upstream:
+        raise PayoutActionRefused(
+            "already_sent", "This payout was already sent to the upstream: nothing to confirm."
+        )
+    if payout.status != S.APPROVED:
+        raise PayoutActionRefused(
+            "not_approved",
+            "The code is sent once the payout has all its approvals "
+            f"(this one is {payout.get_status_display().lower()}).",
+        )
+
+
+def payout_otp_send(*, payout: Payout | int, by: StaffUser) -> OtpSent:
+    """POST /verification/send to the environment's verification email; resets the try count."""
+    pk = payout.pk if isinstance(payout, Payout) else payout
+    current = Payout.objects.select_related("environment").get(pk=pk)
+    _may_release(current, by)
+    email = current.environment.verification_email
+    if not email:
+        raise PayoutActionRefused(
+            "no_verification_email",
+            "The environment has no verification email: an admin sets it on the environment.",
+            status=400,
+        )
+    try:
+        answer = call_sync(upstream(current.environment).verification.send_otp, email=email)
+    except UpstreamError as exc:
+        raise PayoutActionRefused(
+            "otp_send_failed", f"The code could not be sent: {exc.message}", status=502
+        ) from exc
+    expires_at = answer.expires_at or timezone.now() + OTP_LIFETIME
+    with transaction.atomic():
+        locked = _locked(pk)
+        _may_release(locked, by)
+        locked.otp_sent_to = email
+        locked.otp_expires_at = expires_at
+        locked.otp_failed_attempts = 0  # a new code: the upstream counts its tries afresh
+        locked.initiation_error = ""
+        locked.save(
+            update_fields=[
+                "otp_sent_to",
+                "otp_expires_at",
+                "otp_failed_attempts",
+                "initiation_error",
+            ]
+        )
+        audit_record(actor=by, action="payout.otp_sent", target=locked, details={"sent_to": email})
+        live.payout_changed(locked)
+    return OtpSent(sent_to=email, expires_at=expires_at)
+
+
+def otp_tries_left(payout: Payout) -> int:
+    return max(0, settings.PAYOUTS_OTP_MAX_TRIES - payout.otp_failed_attempts)
+
+
+def payout_otp_confirm(*, payout: Payout | int, by: StaffUser, code: str) -> Payout:
+    """
+    Take the 6 digits and send the payout (the upstream checks the code). Refused here, before
+    any call, when no code was sent, it has expired, or five wrong tries blocked it.
+    """
+    code = (code or "").strip()
+    if not OTP_RE.match(code):
+        raise PayoutActionRefused(
+            "invalid_code", "The code is exactly 6 digits.", field="code", status=400
+        )
+    with transaction.atomic():
+        locked = _locked(payout)
+        if locked.status == S.SUBMITTING:
+            return locked  # a double submit: the first one is on its way
+        _may_release(locked, by)
+        if locked.otp_expires_at is None:
+            raise PayoutActionRefused(
+                "otp_not_sent", "Send the code first.", field="code", status=400
+            )
+        if otp_tries_left(locked) == 0:
+            raise PayoutActionRefused(
+                "otp_blocked",
+                "Five wrong codes: this code is blocked. Send a new one.",
+                field="code",
+                status=400,
+            )
+        if timezone.now() >= locked.otp_expires_at:
+            raise PayoutActionRefused(
+                "otp_expired", "The code expired. Send a new one.", field="code", status=400
+            )
+        audit_record(actor=by, action="payout.otp_entered", target=locked, details={})
+        submission_start(payout=locked, by=by, otp=code)
+    locked.refresh_from_db()
+    return locked

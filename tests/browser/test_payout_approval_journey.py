@@ -1,0 +1,145 @@
+"""Chromium journey: a maker creates a payout with a document, an approver approves it, enters
+the OTP read from the sandbox panel, and the payout page turns completed live, without a reload."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from gateway.services.environments import environment_switch
+from payouts.models import Payout, PayoutStatus
+from staff.models import StaffUser
+from tests.browser.test_finance_journey import _outside_playwright
+from tests.finance import upstream_directory
+from tests.gateway.conftest import (
+    CONTROL_HEADERS,
+    LiveEmulator,
+    _fresh_shared_state,
+    live_emulator,
+    make_environment,
+)
+from tests.servers import serve_in_thread
+
+__all__ = ["_fresh_shared_state", "live_emulator"]
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def backoffice(transactional_db: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The back office as production runs it (HTTP and websockets through Channels) with its
+    static files; queued tasks run at once in the server (django-q2 sync), as a worker would."""
+    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+    from django_q.conf import Conf
+
+    from config.asgi import application
+
+    monkeypatch.setattr(Conf, "SYNC", True)
+    with serve_in_thread(ASGIStaticFilesHandler(application), lifespan="off") as url:
+        yield url
+
+
+def _context(browser: Browser, url: str, errors: list[str]) -> Page:
+    context = browser.new_context(base_url=url)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    return page
+
+
+def _emulator(emulator: LiveEmulator, path: str, **kwargs: Any) -> Any:
+    response = httpx.post(
+        f"{emulator.url}/_control/{path}", headers=CONTROL_HEADERS, timeout=30, **kwargs
+    )
+    response.raise_for_status()
+    return response.json()
+
+
+def test_maker_to_approver_to_otp_to_completed_live(
+    live_emulator: LiveEmulator,
+    backoffice: str,
+    browser: Browser,
+    sign_in: Callable[..., None],
+    demo_staff: dict[str, StaffUser],
+    tmp_path: Path,
+    settings: Any,
+) -> None:
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.WEBHOOKS_PUBLIC_BASE_URL = backoffice
+    maker = demo_staff["finance_maker"]
+    approver = demo_staff["finance_approver"]
+    sandbox = make_environment(live_emulator, name="Payout journey sandbox")
+    sandbox.verification_email = "payout-otp@payops.test"
+    sandbox.save(update_fields=["verification_email"])
+    for person in (maker, approver):
+        environment_switch(user=person, environment=sandbox)
+    account, recipient = _outside_playwright(
+        upstream_directory, sandbox, live_emulator, maker=maker
+    )
+    from webhooks.services.endpoints import webhook_endpoint_register
+
+    _outside_playwright(
+        webhook_endpoint_register, environment=sandbox, by=demo_staff["admin"], base_url=backoffice
+    )
+    errors: list[str] = []
+
+    # The maker: a draft with a supporting document, previewed and submitted.
+    page = _context(browser, backoffice, errors)
+    sign_in(page, maker.email)
+    page.goto("/payouts/new/")
+    page.select_option("select[name=virtual_account]", str(account.pk))
+    page.select_option("select[name=recipient]", str(recipient.pk))
+    page.fill("input[name=amount]", "100.00")
+    page.fill("input[name=reference]", "INV-JOURNEY-14")
+    page.get_by_role("button", name="Save draft").click()
+    expect(page.get_by_test_id("payout-status")).to_have_text("Draft")
+    invoice = tmp_path / "invoice.pdf"
+    invoice.write_bytes(b"%PDF-1.4\n% journey invoice\n%%EOF\n")
+    documents = page.get_by_test_id("documents-panel")
+    documents.locator("input[type=file]").set_input_files(str(invoice))
+    documents.get_by_role("button", name="Upload").click()
+    expect(page.get_by_test_id("documents-panel")).to_contain_text("application/pdf")
+    page.get_by_test_id("preview-panel").get_by_role("button", name="Preview", exact=True).click()
+    expect(page.get_by_test_id("preview-recipient-amount")).to_be_visible()
+    page.get_by_role("button", name="Submit for approval").click()
+    expect(page.get_by_test_id("payout-status")).to_have_text("Pending approval")
+    expect(page.get_by_test_id("approve")).to_have_count(0)  # never their own
+    payout = Payout.objects.get()
+
+    # The approver: from the inbox to the payout, approve, send the code, read it, enter it.
+    review = _context(browser, backoffice, errors)
+    sign_in(review, approver.email)
+    review.goto("/payouts/approvals/")
+    review.locator(f"tr[data-payout='{payout.pk}'] a").click()
+    review.get_by_test_id("approve").click()
+    expect(review.get_by_test_id("payout-status")).to_have_text("Approved")
+    review.get_by_test_id("otp-send").click()
+    expect(review.get_by_test_id("otp-countdown")).to_be_visible()
+    mailbox = review.context.new_page()
+    mailbox.goto(review.get_by_test_id("sandbox-otp-link").get_attribute("href") or "")
+    code = mailbox.get_by_test_id("latest-code").inner_text().strip()
+    mailbox.close()
+    assert len(code) == 6 and code.isdigit()
+    review.fill("input[name=code]", code)
+    review.get_by_test_id("otp-confirm").click()
+    expect(review.get_by_test_id("payout-status")).to_have_text("Created")
+    expect(review.get_by_test_id("upstream-id")).not_to_have_text("— (not sent yet)")
+    expect(review.locator("body[data-live-connected=yes]")).to_have_count(1)
+
+    # The upstream moves on and tells us by webhook; the open page follows without a reload.
+    review.evaluate("window.__noReload = 'still here'")
+    for _ in range(4):
+        _emulator(live_emulator, "clock", json={"advance_seconds": 5})
+        _emulator(live_emulator, "tick")
+    _emulator(live_emulator, "webhooks/flush")
+    expect(review.get_by_test_id("payout-status")).to_have_text("Completed", timeout=20_000)
+    assert review.evaluate("window.__noReload") == "still here"
+    expect(review.get_by_test_id("timeline")).to_contain_text("Webhook event")
+    payout.refresh_from_db()
+    assert payout.status == PayoutStatus.COMPLETED
+    assert not errors, errors
