@@ -19,7 +19,14 @@ from staff import roles
 from staff.errors import ServiceError
 from staff.models import StaffUser
 from users import selectors, services
-from users.forms import EndUserEditForm, EndUserFilterForm, EndUserForm, KycNoteForm, KycReviewForm
+from users.forms import (
+    EndUserEditForm,
+    EndUserFilterForm,
+    EndUserForm,
+    KycNoteForm,
+    KycQueueFilterForm,
+    KycReviewForm,
+)
 from users.models import EndUser
 from users.validation import country_name, reason_in_words
 
@@ -212,24 +219,17 @@ def _kyc_action(request: HttpRequest, pk: int, *, note: bool) -> HttpResponse:
 @permission_required(roles.KYC_REVIEW, raise_exception=True)
 def kyc_queue(request: HttpRequest) -> HttpResponse:
     environment = current_environment(request)
-    verification_status = request.GET.get("verification_status", "")
-    reviewed = request.GET.get("reviewed", "no")
+    form = KycQueueFilterForm(request.GET or None)
+    data = form.cleaned_data if form.is_valid() else {}
+    reviewed = data.get("reviewed") or ("no" if "reviewed" not in request.GET else "")
     rows = selectors.kyc_queue(
         environment=environment,
-        verification_status=verification_status
-        if verification_status in ("not_started", "rejected")
-        else "",
+        verification_status=data.get("verification_status", ""),
         reviewed=reviewed if reviewed in ("yes", "no") else "",
     )
     page, query = page_of(request, rows)
     return render(
         request,
         "users/kyc_queue.html",
-        {
-            "page": page,
-            "query": query,
-            "verification_status": verification_status,
-            "reviewed": reviewed,
-            "review_form": KycReviewForm(),
-        },
+        {"form": form, "page": page, "query": query, "review_form": KycReviewForm()},
     )
