@@ -112,7 +112,22 @@ def page_overflow(page: Page) -> int:
     )
 
 
-@pytest.mark.parametrize(("role", "path_of"), PAGES)
+@pytest.mark.parametrize(
+    ("role", "path_of"),
+    PAGES,
+    ids=[
+        "end-users",
+        "end-user",
+        "kyc-queue",
+        "virtual-accounts",
+        "virtual-account",
+        "recipients",
+        "recipient",
+        "quotes",
+        "quote",
+        "end-users-as-admin",
+    ],
+)
 def test_directory_and_quote_pages_fit_a_phone_without_csp_violations(
     page: Page,
     demo_staff: dict[str, StaffUser],
