@@ -7,17 +7,17 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
 from django.core.exceptions import PermissionDenied
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
+from console.lists import list_template, page_of
 from gateway.models import Environment
 from gateway.selectors import environment_current
 from staff import roles
 from staff.errors import ServiceError
-from staff.models import StaffUser
+from staff.requests import staff_of
 from users import selectors, services
 from users.forms import (
     EndUserEditForm,
@@ -30,30 +30,12 @@ from users.forms import (
 from users.models import EndUser
 from users.validation import country_name, reason_in_words
 
-PAGE_SIZE = 25
-
 
 def current_environment(request: HttpRequest) -> Environment:
     environment = environment_current(user=request.user)
     if environment is None:
         raise PermissionDenied("No upstream environment is configured yet: ask an admin.")
     return environment
-
-
-def staff_of(request: HttpRequest) -> StaffUser:
-    return request.user  # type: ignore[return-value]
-
-
-def page_of(request: HttpRequest, rows: Any) -> tuple[Any, str]:
-    """The page asked for, and the query string without `page` (for the page links)."""
-    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
-    query = request.GET.copy()
-    query.pop("page", None)
-    return page, query.urlencode()
-
-
-def is_htmx(request: HttpRequest) -> bool:
-    return bool(getattr(request, "htmx", False))
 
 
 def sandbox_installed() -> bool:
@@ -80,8 +62,7 @@ def end_user_list(request: HttpRequest) -> HttpResponse:
         }
     page, query = page_of(request, selectors.end_user_list(environment=environment, **filters))
     context = {"form": form, "page": page, "query": query, "environment": environment}
-    template = "users/list.html#results" if is_htmx(request) else "users/list.html"
-    return render(request, template, context)
+    return render(request, list_template(request, "users/list.html"), context)
 
 
 @login_required
