@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
 
 from accounts.models import (
@@ -14,6 +14,8 @@ from accounts.models import (
     VirtualAccount,
     VirtualAccountTimelineEntry,
 )
+from console.lists import filter_given
+from console.lists import search as matching
 from gateway.models import Environment
 from users.models import EndUser, VerificationStatus
 
@@ -29,20 +31,15 @@ def virtual_account_list(
     rows = VirtualAccount.objects.filter(environment=environment).select_related(
         "environment", "end_user", "created_by"
     )
-    if status:
-        rows = rows.filter(status=status)
-    if mode:
-        rows = rows.filter(mode=mode)
-    if end_user_id:
-        rows = rows.filter(end_user_id=end_user_id)
-    if search.strip():
-        term = search.strip()
-        rows = rows.filter(
-            Q(end_user__email__icontains=term)
-            | Q(end_user__last_name__icontains=term)
-            | Q(account_number__endswith=term)
-            | Q(upstream_id__iexact=term)
-        )
+    rows = filter_given(rows, status=status, mode=mode, end_user_id=end_user_id)
+    rows = matching(
+        rows,
+        search,
+        "end_user__email__icontains",
+        "end_user__last_name__icontains",
+        "account_number__endswith",
+        "upstream_id__iexact",
+    )
     return rows.order_by("-created_at", "-id")
 
 
@@ -80,19 +77,16 @@ def recipient_list(
     rows = Recipient.objects.filter(environment=environment).select_related(
         "environment", "end_user", "created_by"
     )
-    if end_user_id:
-        rows = rows.filter(end_user_id=end_user_id)
-    if account_type:
-        rows = rows.filter(account_type=account_type)
-    if search.strip():
-        term = search.strip()
-        rows = rows.filter(
-            Q(first_name__icontains=term)
-            | Q(last_name__icontains=term)
-            | Q(company_name__icontains=term)
-            | Q(email__icontains=term)
-            | Q(upstream_id__iexact=term)
-        )
+    rows = filter_given(rows, end_user_id=end_user_id, account_type=account_type)
+    rows = matching(
+        rows,
+        search,
+        "first_name__icontains",
+        "last_name__icontains",
+        "company_name__icontains",
+        "email__icontains",
+        "upstream_id__iexact",
+    )
     return rows.order_by("-created_at", "-id")
 
 

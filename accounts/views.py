@@ -19,9 +19,10 @@ from accounts.forms import (
     VirtualAccountFilterForm,
     VirtualAccountForm,
 )
+from console.lists import is_htmx, list_template, page_of
 from staff import roles
 from staff.errors import ServiceError
-from users.views import current_environment, is_htmx, page_of, sandbox_installed, staff_of
+from users.views import current_environment, sandbox_installed, staff_of
 
 
 def _initial_end_user(request: HttpRequest) -> dict[str, Any]:
@@ -42,8 +43,7 @@ def virtual_account_list(request: HttpRequest) -> HttpResponse:
     rows = selectors.virtual_account_list(environment=environment, **filters)
     page, query = page_of(request, rows)
     context = {"form": form, "page": page, "query": query, "environment": environment}
-    template = "accounts/list.html#results" if is_htmx(request) else "accounts/list.html"
-    return render(request, template, context)
+    return render(request, list_template(request, "accounts/list.html"), context)
 
 
 @login_required
@@ -123,10 +123,7 @@ def recipient_list(request: HttpRequest) -> HttpResponse:
     rows = selectors.recipient_list(environment=environment, **filters)
     page, query = page_of(request, rows)
     context = {"form": form, "page": page, "query": query, "environment": environment}
-    template = "accounts/recipient_list.html"
-    if is_htmx(request):
-        template += "#results"
-    return render(request, template, context)
+    return render(request, list_template(request, "accounts/recipient_list.html"), context)
 
 
 @login_required

@@ -13,6 +13,7 @@ from gateway.models import Environment
 from gateway.selectors import environment_current
 from staff.errors import ServiceError
 from staff.models import StaffUser
+from staff.requests import staff_of
 
 
 class FieldErrorOut(Schema):
@@ -89,4 +90,4 @@ def paginate(rows: QuerySet[Any], *, page: int, page_size: int) -> dict[str, Any
 
 def acting_staff(request: HttpRequest) -> StaffUser:
     """The staff member the request acts as (token or session; auth guarantees one)."""
-    return request.user  # type: ignore[return-value]
+    return staff_of(request)

@@ -23,7 +23,7 @@ from quotes import selectors
 from quotes.errors import QuoteFieldError
 from quotes.models import Quote
 from quotes.services import QuoteRefused, quote_reprice, quote_request
-from staff.models import StaffUser
+from staff.requests import staff_of
 
 router = Router(tags=["quotes"])
 
@@ -59,13 +59,6 @@ def refused(exc: QuoteRefused) -> tuple[int, ErrorOut]:
     return status, error(
         next(iter(codes), "validation_error"), "The quote request was refused.", exc.errors
     )
-
-
-def staff_of(request: HttpRequest) -> StaffUser:
-    user = request.user
-    if not isinstance(user, StaffUser):
-        raise PermissionDenied
-    return user
 
 
 def environment_of(request: HttpRequest, name: str | None = None) -> Environment:

@@ -7,6 +7,7 @@ from datetime import date
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, QuerySet
 
+from console.lists import filter_given
 from gateway.models import Environment
 from quotes.arithmetic import QuoteFigures, Recomputation, recompute
 from quotes.models import Quote
@@ -36,17 +37,16 @@ def quote_list(
     """Quotes of one environment, newest first, with who asked and how many payouts used each."""
     quotes = Quote.objects.select_related("requested_by").annotate(payout_count=Count("payouts"))
     quotes = quotes.filter(environment=environment) if environment else quotes.none()
-    if status:
-        quotes = quotes.filter(status=status)
+    quotes = filter_given(
+        quotes,
+        status=status,
+        requested_by=maker,
+        created_at__date__gte=date_from,
+        created_at__date__lte=date_to,
+    )
     if corridor and "-" in corridor:
         base, _, destination = corridor.partition("-")
         quotes = quotes.filter(base_currency=base, quote_currency=destination)
-    if maker is not None:
-        quotes = quotes.filter(requested_by=maker)
-    if date_from:
-        quotes = quotes.filter(created_at__date__gte=date_from)
-    if date_to:
-        quotes = quotes.filter(created_at__date__lte=date_to)
     return quotes.order_by("-created_at", "-pk")
 
 

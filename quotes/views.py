@@ -6,11 +6,11 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from console.lists import list_template, page_of
 from gateway.models import Environment
 from gateway.selectors import environment_current
 from quotes import selectors
@@ -18,16 +18,10 @@ from quotes.choices import Choices
 from quotes.forms import QuoteAmountForm, QuoteFilterForm, QuoteRequestForm
 from quotes.models import Quote
 from quotes.services import QuoteRefused, quote_recheck, quote_reprice, quote_request
-from staff.models import StaffUser
+from staff.requests import staff_of
 from staff.roles import PAYOUT_INITIATE
 
 PAGE_SIZE = 50
-
-
-def _staff(request: HttpRequest) -> StaffUser:
-    user = request.user
-    assert isinstance(user, StaffUser)
-    return user
 
 
 def _environment(request: HttpRequest) -> Environment | None:
@@ -42,7 +36,7 @@ def _get_quote(request: HttpRequest, pk: int) -> Quote:
 
 
 def card_context(request: HttpRequest, quote: Quote, **extra: Any) -> dict[str, Any]:
-    user = _staff(request)
+    user = staff_of(request)
     return {
         "quote": quote,
         "check": selectors.quote_check(quote),
@@ -56,7 +50,7 @@ def card_context(request: HttpRequest, quote: Quote, **extra: Any) -> dict[str, 
 
 @login_required
 def quote_list(request: HttpRequest) -> HttpResponse:
-    user = _staff(request)
+    user = staff_of(request)
     selectors.require_quote_reader(user)
     environment = _environment(request)
     makers = selectors.makers(environment)
@@ -75,26 +69,21 @@ def quote_list(request: HttpRequest) -> HttpResponse:
         date_from=filters.get("date_from"),
         date_to=filters.get("date_to"),
     )
-    page = Paginator(quotes, PAGE_SIZE).get_page(request.GET.get("page"))
-    query = request.GET.copy()
-    query.pop("page", None)
+    page, query = page_of(request, quotes, PAGE_SIZE)
     context = {
         "form": form,
         "page": page,
-        "query": query.urlencode(),
+        "query": query,
         "environment": environment,
         "can_request": user.has_perm(PAYOUT_INITIATE),
     }
-    template = "quotes/quote_list.html"
-    if request.htmx:  # type: ignore[attr-defined]
-        template += "#results"
-    return render(request, template, context)
+    return render(request, list_template(request, "quotes/quote_list.html"), context)
 
 
 @login_required
 def quote_new(request: HttpRequest) -> HttpResponse:
     """The builder. A change of currency re-renders the fields (rails, networks) over HTMX."""
-    user = _staff(request)
+    user = staff_of(request)
     if not user.has_perm(PAYOUT_INITIATE):
         raise PermissionDenied
     environment = _environment(request)
@@ -127,7 +116,7 @@ def quote_new(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def quote_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    selectors.require_quote_reader(_staff(request))
+    selectors.require_quote_reader(staff_of(request))
     quote = _get_quote(request, pk)
     template = "quotes/quote_detail.html"
     if request.htmx:  # type: ignore[attr-defined]
@@ -139,7 +128,7 @@ def quote_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def quote_amount(request: HttpRequest, pk: int) -> HttpResponse:
     """Change the amount of an active quote: re-priced upstream, its timer restarted."""
-    user = _staff(request)
+    user = staff_of(request)
     if not user.has_perm(PAYOUT_INITIATE):
         raise PermissionDenied
     quote = _get_quote(request, pk)
@@ -163,7 +152,7 @@ def quote_amount(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def quote_recheck_view(request: HttpRequest, pk: int) -> HttpResponse:
     """Read the quote back from the upstream: its status by the upstream's own clock."""
-    user = _staff(request)
+    user = staff_of(request)
     if not user.has_perm(PAYOUT_INITIATE):
         raise PermissionDenied
     quote = _get_quote(request, pk)

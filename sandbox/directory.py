@@ -25,7 +25,7 @@ from gateway.models import Environment
 from sandbox.control import EmulatorControl, EmulatorControlError
 from staff import roles
 from staff.errors import ServiceError
-from staff.models import StaffUser
+from staff.requests import staff_of
 from staff.services import audit_record
 from users.selectors import end_user_get
 from users.services import end_user_refresh
@@ -38,10 +38,6 @@ def _control(environment: Environment) -> EmulatorControl:
     if environment.is_production:
         raise PermissionDenied("Sandbox actions never touch a production environment.")
     return EmulatorControl(environment.base_url, settings.EMULATOR_CONTROL_TOKEN)
-
-
-def _staff(request: HttpRequest) -> StaffUser:
-    return request.user  # type: ignore[return-value]
 
 
 @login_required
@@ -62,13 +58,13 @@ def decide_end_user(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect("users:detail", pk=pk)
     with transaction.atomic():
         audit_record(
-            actor=_staff(request),
+            actor=staff_of(request),
             action="sandbox.end_user_decided",
             target=user,
             details={"accept": accept, "reasons": reasons},
         )
     try:
-        end_user_refresh(end_user=user, by=_staff(request))
+        end_user_refresh(end_user=user, by=staff_of(request))
     except ServiceError as exc:
         messages.warning(request, f"Decided, but the refresh failed: {exc.message}")
     else:
@@ -100,13 +96,13 @@ def simulate_deposit(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect("accounts:virtual_account_detail", pk=pk)
     with transaction.atomic():
         audit_record(
-            actor=_staff(request),
+            actor=staff_of(request),
             action="sandbox.deposit_simulated",
             target=va,
             details={"amount": amount, "currency": va.currency},
         )
     try:
-        virtual_account_refresh(virtual_account=va, by=_staff(request))
+        virtual_account_refresh(virtual_account=va, by=staff_of(request))
     except ServiceError as exc:
         messages.warning(request, f"Deposited, but the refresh failed: {exc.message}")
     else:

@@ -33,6 +33,25 @@ class EndUserFilterForm(forms.Form):
     )
 
 
+class KycQueueFilterForm(forms.Form):
+    """The queue's filters; without any, the queue shows who is not reviewed yet."""
+
+    verification_status = forms.ChoiceField(
+        label="Verification",
+        required=False,
+        choices=[
+            ("", "Rejected or waiting"),
+            ("rejected", "Rejected"),
+            ("not_started", "Waiting for a decision"),
+        ],
+    )
+    reviewed = forms.ChoiceField(
+        required=False,
+        initial="no",
+        choices=[("no", "Not reviewed yet"), ("yes", "Reviewed"), ("all", "All")],
+    )
+
+
 class EndUserForm(forms.Form):
     # The submission id: a double submit (or a retry after no answer) finds the same user.
     request_key = forms.UUIDField(widget=forms.HiddenInput, initial=uuid.uuid4)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from datetime import date
 
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
 
+from console.lists import filter_given
+from console.lists import search as matching
 from gateway.models import Environment
 from users.models import EndUser, EndUserTimelineEntry, KycReview, VerificationStatus
 
@@ -24,23 +26,22 @@ def end_user_list(
     rows = EndUser.objects.filter(environment=environment).select_related(
         "environment", "created_by", "reviewed_by"
     )
-    if status:
-        rows = rows.filter(status=status)
-    if verification_status:
-        rows = rows.filter(verification_status=verification_status)
-    if created_from:
-        rows = rows.filter(created_at__date__gte=created_from)
-    if created_to:
-        rows = rows.filter(created_at__date__lte=created_to)
-    if search.strip():
-        term = search.strip()
-        rows = rows.filter(
-            Q(email__icontains=term)
-            | Q(first_name__icontains=term)
-            | Q(last_name__icontains=term)
-            | Q(phone_number__icontains=term)
-            | Q(upstream_id__iexact=term)
-        )
+    rows = filter_given(
+        rows,
+        status=status,
+        verification_status=verification_status,
+        created_at__date__gte=created_from,
+        created_at__date__lte=created_to,
+    )
+    rows = matching(
+        rows,
+        search,
+        "email__icontains",
+        "first_name__icontains",
+        "last_name__icontains",
+        "phone_number__icontains",
+        "upstream_id__iexact",
+    )
     return rows.order_by("-created_at", "-id")
 
 
@@ -55,8 +56,7 @@ def kyc_queue(
         .exclude(upstream_id="")
         .select_related("reviewed_by", "created_by")
     )
-    if verification_status:
-        rows = rows.filter(verification_status=verification_status)
+    rows = filter_given(rows, verification_status=verification_status)
     if reviewed == "no":
         rows = rows.filter(reviewed_at__isnull=True)
     elif reviewed == "yes":

@@ -7,23 +7,28 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
 from django.core.exceptions import PermissionDenied
-from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
+from console.lists import list_template, page_of
 from gateway.models import Environment
 from gateway.selectors import environment_current
 from staff import roles
 from staff.errors import ServiceError
-from staff.models import StaffUser
+from staff.requests import staff_of
 from users import selectors, services
-from users.forms import EndUserEditForm, EndUserFilterForm, EndUserForm, KycNoteForm, KycReviewForm
+from users.forms import (
+    EndUserEditForm,
+    EndUserFilterForm,
+    EndUserForm,
+    KycNoteForm,
+    KycQueueFilterForm,
+    KycReviewForm,
+)
 from users.models import EndUser
 from users.validation import country_name, reason_in_words
-
-PAGE_SIZE = 25
 
 
 def current_environment(request: HttpRequest) -> Environment:
@@ -31,22 +36,6 @@ def current_environment(request: HttpRequest) -> Environment:
     if environment is None:
         raise PermissionDenied("No upstream environment is configured yet: ask an admin.")
     return environment
-
-
-def staff_of(request: HttpRequest) -> StaffUser:
-    return request.user  # type: ignore[return-value]
-
-
-def page_of(request: HttpRequest, rows: Any) -> tuple[Any, str]:
-    """The page asked for, and the query string without `page` (for the page links)."""
-    page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
-    query = request.GET.copy()
-    query.pop("page", None)
-    return page, query.urlencode()
-
-
-def is_htmx(request: HttpRequest) -> bool:
-    return bool(getattr(request, "htmx", False))
 
 
 def sandbox_installed() -> bool:
@@ -73,8 +62,7 @@ def end_user_list(request: HttpRequest) -> HttpResponse:
         }
     page, query = page_of(request, selectors.end_user_list(environment=environment, **filters))
     context = {"form": form, "page": page, "query": query, "environment": environment}
-    template = "users/list.html#results" if is_htmx(request) else "users/list.html"
-    return render(request, template, context)
+    return render(request, list_template(request, "users/list.html"), context)
 
 
 @login_required
@@ -212,24 +200,17 @@ def _kyc_action(request: HttpRequest, pk: int, *, note: bool) -> HttpResponse:
 @permission_required(roles.KYC_REVIEW, raise_exception=True)
 def kyc_queue(request: HttpRequest) -> HttpResponse:
     environment = current_environment(request)
-    verification_status = request.GET.get("verification_status", "")
-    reviewed = request.GET.get("reviewed", "no")
+    form = KycQueueFilterForm(request.GET or None)
+    data = form.cleaned_data if form.is_valid() else {}
+    reviewed = data.get("reviewed") or ("no" if "reviewed" not in request.GET else "")
     rows = selectors.kyc_queue(
         environment=environment,
-        verification_status=verification_status
-        if verification_status in ("not_started", "rejected")
-        else "",
+        verification_status=data.get("verification_status", ""),
         reviewed=reviewed if reviewed in ("yes", "no") else "",
     )
     page, query = page_of(request, rows)
     return render(
         request,
         "users/kyc_queue.html",
-        {
-            "page": page,
-            "query": query,
-            "verification_status": verification_status,
-            "reviewed": reviewed,
-            "review_form": KycReviewForm(),
-        },
+        {"form": form, "page": page, "query": query, "review_form": KycReviewForm()},
     )

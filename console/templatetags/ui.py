@@ -1,12 +1,13 @@
 """The back office's formatting filters: money, counts, times with their zone, countdowns, badges.
 
 `{% load ui %}` then `{{ amount|money:currency }}`, `{{ calls|count }}`, `{{ moment|when }}`,
-`{{ check.status|status_tone }}`. The components under templates/includes/ use them; docs/ui.md
-lists both.
+`{{ check.status|status_tone }}`, `{{ quote.rate|rate }}`, `{{ fee|percent }}`. The components
+under templates/includes/ use them; docs/ui.md lists both.
 """
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, date, datetime
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
@@ -97,13 +98,32 @@ def iso(value: datetime | None) -> str:
 
 
 @register.filter
+def percent(fraction: object) -> str:
+    """A fraction as the upstream states it (0.005) shown as `0.5 %`, exactly (no rounding)."""
+    number = as_decimal(fraction)
+    if number is None:
+        return MISSING
+    return f"{(number * 100).normalize():f} %"
+
+
+@register.filter
+def rate(value: object) -> str:
+    """An exchange rate to 6 decimals (`5.123400`), half-up, never through a float."""
+    number = as_decimal(value)
+    if number is None:
+        return MISSING
+    return f"{number.quantize(Decimal('0.000001'), rounding=ROUND_HALF_UP):f}"
+
+
+@register.filter
 def remaining_seconds(value: datetime | None) -> int:
-    """Whole seconds from now until `value` (0 once past)."""
+    """Seconds from now until `value`, rounded up (0 only once it is past), as the script counts:
+    a moment half a second away is not expired yet."""
     if not isinstance(value, datetime):
         return 0
     if timezone.is_naive(value):
         value = timezone.make_aware(value, UTC)
-    return max(0, int((value - timezone.now()).total_seconds()))
+    return max(0, math.ceil((value - timezone.now()).total_seconds()))
 
 
 def countdown_words(seconds: int, expired_text: str = "expired") -> str:
@@ -138,6 +158,13 @@ STATUS_TONES = {
     "pending": "warning",
     "unverified": "warning",
     "not verified": "warning",
+    "not_started": "warning",
+    "activating": "warning",
+    "pending_approval": "warning",
+    "draft": "muted",
+    "used": "muted",
+    "submitting": "info",
+    "created": "info",
     "skipped": "muted",
     "unknown": "muted",
     "inactive": "muted",
