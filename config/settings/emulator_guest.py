@@ -1,7 +1,7 @@
 """The emulator as a guest: its settings and how local, test and emulator settings install it.
 
 Production never imports this module: the emulator, its tables, URLs, admin and control token
-exist only where a settings module below calls `install_emulator` (ADR 0008).
+exist only where a settings module below calls `install_emulator` (ADR 0007).
 """
 
 from pathlib import Path
