@@ -323,7 +323,7 @@ def notifications_read_view(request: HttpRequest) -> HttpResponse:
     PayoutNotification.objects.filter(recipient=_staff(request), read_at__isnull=True).update(
         read_at=timezone.now()
     )
-    return redirect("staff:dashboard")
+    return redirect("console:dashboard")
 
 
 # --- The approval inbox -------------------------------------------------------------------------

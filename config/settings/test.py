@@ -39,3 +39,9 @@ if DATABASES["emulator"]["ENGINE"] == "django.db.backends.sqlite3":
         )
     }
 AXES_ENABLED = env.bool("PAYOPS_TEST_AXES", default=True)
+# Live servers, emulators and concurrency tests run many threads in the test process, each holding
+# a pooled connection while it works: a production-sized pool (10) makes them wait on each other.
+for _alias in ("default", "emulator"):
+    _options = DATABASES[_alias].get("OPTIONS", {})
+    if isinstance(_options, dict) and isinstance(_options.get("pool"), dict):
+        _options["pool"] = {**_options["pool"], "max_size": env.int("PAYOPS_TEST_POOL_MAX", 30)}
