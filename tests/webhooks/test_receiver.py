@@ -222,3 +222,54 @@ def test_a_redelivery_with_another_body_is_flagged_not_applied(post_signed) -> N
     assert event.payload == payload
     assert {"kind": "duplicate_differs", "detail": "a redelivery had another body"} in event.drift
     assert bytes(WebhookDelivery.objects.order_by("id").last().body) == compact(changed)
+
+
+def test_a_new_event_costs_one_insert_per_table_and_no_lookup(post_signed) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    payload = new_event("user.created", user_id=str(uuid.uuid4()), status="unverified")
+
+    with CaptureQueriesContext(connection) as queries:
+        assert post_signed(payload).status_code == 200
+
+    statements = [query["sql"] for query in queries.captured_queries]
+    assert not [sql for sql in statements if "gateway_environment" in sql], statements
+    for table in ("webhookevent", "webhookdelivery", "webhookeventlink"):
+        touching = [sql for sql in statements if f'"webhooks_{table}"' in sql]
+        assert len(touching) == 1 and "INSERT" in touching[0], touching
+    # One transaction (a savepoint inside the test's own transaction), none around the insert.
+    assert len([sql for sql in statements if sql.startswith("SAVEPOINT")]) == 1, statements
+
+
+def test_a_duplicate_rolls_back_the_new_event_attempt_and_queues_nothing(post_signed) -> None:
+    from django_q.conf import Conf
+    from django_q.models import OrmQ
+
+    payload = new_event("user.created", user_id=str(uuid.uuid4()))
+
+    assert post_signed(payload).status_code == 200
+    assert post_signed(payload).json()["reason"] == "duplicate"
+
+    assert WebhookEvent.objects.count() == 1
+    assert WebhookEventLink.objects.count() == 1
+    if Conf.ORM:  # with Redis the push happens on commit, and only for a new event
+        assert OrmQ.objects.count() == 1
+
+
+def test_a_secret_rotated_elsewhere_is_used_on_the_next_delivery(post_signed, endpoint) -> None:
+    from gateway import crypto
+
+    assert post_signed(new_event("user.created", user_id="u1")).status_code == 200  # cache warm
+    # Another process rotates: only the stored ciphertext changes under this process.
+    WebhookEndpoint.objects.filter(pk=endpoint.pk).update(
+        secret_encrypted=crypto.encrypt("whsec_rotated-elsewhere"),
+        previous_secret_encrypted="",
+        previous_valid_until=None,
+    )
+
+    fresh = post_signed(new_event("user.created", user_id="u2"), secret="whsec_rotated-elsewhere")
+    stale = post_signed(new_event("user.created", user_id="u3"), secret=CURRENT)
+
+    assert fresh.status_code == 200
+    assert stale.status_code == 400
