@@ -16,6 +16,7 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from console.lists import is_htmx
 from gateway.selectors import environment_current
 from payouts import selectors
 from payouts.approval_policy import approval_policy_current, approval_policy_publish
@@ -41,16 +42,11 @@ from payouts.otp import otp_tries_left, payout_otp_confirm, payout_otp_send
 from payouts.policy import RuleSpec, approval_decide
 from payouts.qr import deposit_qr_svg
 from payouts.selectors import require_payout_reader
-from staff.models import AuditEntry, StaffUser
+from staff.models import AuditEntry
+from staff.requests import staff_of
 from staff.roles import APPROVAL_POLICY_MANAGE, PAYOUT_APPROVE, PAYOUT_INITIATE
 
 S = PayoutStatus
-
-
-def _staff(request: HttpRequest) -> StaffUser:
-    user = request.user
-    assert isinstance(user, StaffUser)
-    return user
 
 
 def _payout(request: HttpRequest, pk: int) -> Payout:
@@ -79,35 +75,54 @@ class OtpForm(forms.Form):
 
 @dataclass(frozen=True)
 class TimelineRow:
+    """One entry of includes/timeline.html: a move (applied) or an upstream report that did not
+    move the payout (not applied, with the reason in its note)."""
+
     at: datetime | None
     status: str
+    kind: str  # ChangeSource: "event" entries show in the upstream's tone
     source: str
     by: str
     note: str
     applied: bool
+    event_id: str = ""
+
+    def get_kind_display(self) -> str:
+        return self.source
+
+    @property
+    def summary(self) -> str:
+        text = self.status if self.applied else f"{self.status} reported, not applied"
+        if self.by:
+            text += f" by {self.by}"
+        return f"{text}: {self.note}" if self.note else text
 
 
 def timeline(payout: Payout) -> list[TimelineRow]:
     """Every move with its source, plus the upstream reports that did not move it (why)."""
     rows = [
         TimelineRow(
-            change.at,
-            change.get_to_status_display(),
-            change.get_source_display(),
-            change.by.email if change.by else "",
-            change.reason,
-            True,
+            at=change.at,
+            status=change.get_to_status_display(),
+            kind=change.source,
+            source=change.get_source_display(),
+            by=change.by.email if change.by else "",
+            note=change.reason,
+            applied=True,
+            event_id=change.event_id,
         )
         for change in payout.status_changes.select_related("by")
     ]
     rows += [
         TimelineRow(
-            event.occurred_at or event.received_at,
-            event.get_status_display(),
-            event.get_source_display(),
-            "",
-            f"{event.event_type}: {event.note}",
-            False,
+            at=event.occurred_at or event.received_at,
+            status=event.get_status_display(),
+            kind=event.source,
+            source=event.get_source_display(),
+            by="",
+            note=f"{event.event_type}: {event.note}",
+            applied=False,
+            event_id=event.event_id,
         )
         for event in payout.events.filter(applied=False)
     ]
@@ -115,7 +130,7 @@ def timeline(payout: Payout) -> list[TimelineRow]:
 
 
 def live_context(request: HttpRequest, payout: Payout, **extra: Any) -> dict[str, Any]:
-    user = _staff(request)
+    user = staff_of(request)
     now = timezone.now()
     decision = approval_decide(
         approval_facts(payout), approver_id=user.pk, has_permission=user.has_perm(PAYOUT_APPROVE)
@@ -131,10 +146,12 @@ def live_context(request: HttpRequest, payout: Payout, **extra: Any) -> dict[str
     deposit_expires = None
     if deposit.get("expires_at"):
         deposit_expires = datetime.fromisoformat(str(deposit["expires_at"]))
+    approvals = valid_approvals(payout)
     return {
         "payout": payout,
         "now": now,
-        "approvals": valid_approvals(payout),
+        "approvals": approvals,
+        "approval_count_label": f"{len(approvals)} of {payout.approvals_required}",
         "approvals_history": approvals_history(payout),
         "can_approve": decision.allowed,
         "approve_refusal": decision.message
@@ -182,7 +199,7 @@ def _sandbox_installed() -> bool:
 def _live(request: HttpRequest, pk: int, **extra: Any) -> HttpResponse:
     payout = _payout(request, pk)
     context = live_context(request, payout, **extra)
-    if request.htmx:  # type: ignore[attr-defined]
+    if is_htmx(request):
         return render(request, "payouts/payout_live.html", context)
     return redirect("payouts:detail", pk=pk)
 
@@ -190,7 +207,7 @@ def _live(request: HttpRequest, pk: int, **extra: Any) -> HttpResponse:
 @login_required
 def payout_live(request: HttpRequest, pk: int) -> HttpResponse:
     """The live region of the payout page, re-fetched when the payout changes."""
-    require_payout_reader(_staff(request))
+    require_payout_reader(staff_of(request))
     payout = _payout(request, pk)
     return render(request, "payouts/payout_live.html", live_context(request, payout))
 
@@ -202,10 +219,10 @@ def _act(request: HttpRequest, pk: int, action: Any, ok: str, **form_errors: Any
         messages.error(request, str(exc) or "Not allowed.")
         return _live(request, pk, action_error=str(exc) or "Not allowed.", **form_errors)
     except PayoutActionRefused as exc:
-        if not request.htmx:  # type: ignore[attr-defined]
+        if not is_htmx(request):
             messages.error(request, exc.message)
         return _live(request, pk, action_error=exc.message, **form_errors)
-    if not request.htmx:  # type: ignore[attr-defined]
+    if not is_htmx(request):
         messages.success(request, ok)
     return _live(request, pk, action_ok=ok)
 
@@ -214,7 +231,8 @@ def _act(request: HttpRequest, pk: int, action: Any, ok: str, **form_errors: Any
 @login_required
 def approve_view(request: HttpRequest, pk: int) -> HttpResponse:
     payout = _payout(request, pk)
-    return _act(request, pk, lambda: payout_approve(payout=payout, by=_staff(request)), "Approved.")
+    by = staff_of(request)
+    return _act(request, pk, lambda: payout_approve(payout=payout, by=by), "Approved.")
 
 
 @require_POST
@@ -228,7 +246,7 @@ def reject_view(request: HttpRequest, pk: int) -> HttpResponse:
         request,
         pk,
         lambda: payout_reject(
-            payout=payout, by=_staff(request), reason=form.cleaned_data["reason"]
+            payout=payout, by=staff_of(request), reason=form.cleaned_data["reason"]
         ),
         "Rejected: the payout went back to its maker.",
         reject_form=form,
@@ -242,7 +260,7 @@ def otp_send_view(request: HttpRequest, pk: int) -> HttpResponse:
     return _act(
         request,
         pk,
-        lambda: payout_otp_send(payout=payout, by=_staff(request)),
+        lambda: payout_otp_send(payout=payout, by=staff_of(request)),
         "Code sent to the verification email.",
     )
 
@@ -257,7 +275,7 @@ def otp_confirm_view(request: HttpRequest, pk: int) -> HttpResponse:
 
     def confirm() -> None:
         try:
-            payout_otp_confirm(payout=payout, by=_staff(request), code=form.cleaned_data["code"])
+            payout_otp_confirm(payout=payout, by=staff_of(request), code=form.cleaned_data["code"])
         except PayoutActionRefused as exc:
             if exc.field == "code":
                 form.add_error("code", exc.message)
@@ -275,7 +293,7 @@ def requote_view(request: HttpRequest, pk: int) -> HttpResponse:
     return _act(
         request,
         pk,
-        lambda: payout_requote(payout=payout, by=_staff(request)),
+        lambda: payout_requote(payout=payout, by=staff_of(request)),
         "Re-quoted: approvals are kept only if the figures stayed within the tolerance.",
     )
 
@@ -284,7 +302,8 @@ def requote_view(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
     payout = _payout(request, pk)
-    return _act(request, pk, lambda: payout_cancel(payout=payout, by=_staff(request)), "Cancelled.")
+    by = staff_of(request)
+    return _act(request, pk, lambda: payout_cancel(payout=payout, by=by), "Cancelled.")
 
 
 @require_POST
@@ -294,7 +313,7 @@ def resend_view(request: HttpRequest, pk: int) -> HttpResponse:
     return _act(
         request,
         pk,
-        lambda: payout_retry(payout=payout, by=_staff(request)),
+        lambda: payout_retry(payout=payout, by=staff_of(request)),
         "Re-sending with the same idempotency key.",
     )
 
@@ -306,7 +325,7 @@ def dashboard_panel_context(request: HttpRequest) -> dict[str, Any]:
     from payouts.approval_selectors import waiting_count
     from payouts.notifications import notifications_unread
 
-    user = _staff(request)
+    user = staff_of(request)
     can_approve = user.has_perm(PAYOUT_APPROVE)
     return {
         "can_approve": can_approve,
@@ -320,7 +339,7 @@ def dashboard_panel_context(request: HttpRequest) -> dict[str, Any]:
 def notifications_read_view(request: HttpRequest) -> HttpResponse:
     from payouts.models import PayoutNotification
 
-    PayoutNotification.objects.filter(recipient=_staff(request), read_at__isnull=True).update(
+    PayoutNotification.objects.filter(recipient=staff_of(request), read_at__isnull=True).update(
         read_at=timezone.now()
     )
     return redirect("console:dashboard")
@@ -338,24 +357,28 @@ class BulkResult:
 
 @login_required
 def approval_inbox_view(request: HttpRequest) -> HttpResponse:
-    user = _staff(request)
+    user = staff_of(request)
     require_payout_reader(user)
     scope = request.GET.get("scope") or SCOPE_MINE
     if scope not in (SCOPE_MINE, SCOPE_ANYONE):
         scope = SCOPE_MINE
     rows = list(approval_inbox(user=user, environment=environment_current(user=user), scope=scope))
-    return render(
-        request,
-        "payouts/approval_inbox.html",
-        {"rows": rows, "scope": scope, "can_approve": user.has_perm(PAYOUT_APPROVE)},
-    )
+    can_approve = user.has_perm(PAYOUT_APPROVE)
+    context = {
+        "rows": rows,
+        "scope": scope,
+        "can_approve": can_approve,
+        "columns": 10 if can_approve else 9,  # the select column only for approvers
+        "empty_message": f"Nothing is waiting{' for you' if scope == SCOPE_MINE else ''}.",
+    }
+    return render(request, "payouts/approval_inbox.html", context)
 
 
 @require_POST
 @login_required
 def bulk_approve_view(request: HttpRequest) -> HttpResponse:
     """Approve several at once after one confirmation; each is decided on its own."""
-    user = _staff(request)
+    user = staff_of(request)
     ids = [int(value) for value in request.POST.getlist("payout") if value.isdigit()]
     if request.POST.get("confirm") != "yes":
         selected = list(
@@ -441,7 +464,7 @@ def _rule_line(rule: ApprovalRule) -> str:
 
 @login_required
 def approval_policy_view(request: HttpRequest) -> HttpResponse:
-    user = _staff(request)
+    user = staff_of(request)
     if not user.has_perm(APPROVAL_POLICY_MANAGE):
         raise PermissionDenied("The approval policy is managed by admins.")
     current = approval_policy_current()

@@ -9,6 +9,7 @@ from django import forms
 from django.utils import timezone
 
 from accounts.models import Recipient, VirtualAccount
+from console.templatetags.ui import money
 from gateway.models import Environment
 from payouts import selectors
 from payouts.models import INTERNAL_NOTES_MAX, MEMO_MAX, REFERENCE_MAX, DocumentKind, PayoutStatus
@@ -16,7 +17,6 @@ from payouts.services import DraftValues, PayoutInvalid
 from quotes.choices import STABLECOINS, Choices
 from quotes.forms import choice_field
 from quotes.models import Quote, QuoteStatus
-from quotes.templatetags.finance import money
 
 
 class AccountChoiceField(forms.ModelChoiceField):

@@ -9,12 +9,12 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from console.lists import is_htmx, list_template, page_of
 from gateway.models import Environment
 from gateway.selectors import environment_current
 from payouts import selectors
@@ -32,7 +32,7 @@ from payouts.services import (
     payout_submit,
     submission_problems,
 )
-from staff.models import StaffUser
+from staff.requests import staff_of
 from staff.roles import PAYOUT_INITIATE
 
 PAGE_SIZE = 50
@@ -41,12 +41,6 @@ CSV_COLUMNS = (
     "amount", "currency", "total_fees", "recipient_amount", "recipient_currency", "quote_id",
     "reference", "upstream_id", "submitted_at",
 )  # fmt: skip
-
-
-def _staff(request: HttpRequest) -> StaffUser:
-    user = request.user
-    assert isinstance(user, StaffUser)
-    return user
 
 
 def _environment(request: HttpRequest) -> Environment | None:
@@ -81,22 +75,17 @@ def _filtered(request: HttpRequest) -> tuple[PayoutFilterForm, Any]:
 
 @login_required
 def payout_list(request: HttpRequest) -> HttpResponse:
-    user = _staff(request)
+    user = staff_of(request)
     selectors.require_payout_reader(user)
     form, payouts = _filtered(request)
-    page = Paginator(payouts, PAGE_SIZE).get_page(request.GET.get("page"))
-    query = request.GET.copy()
-    query.pop("page", None)
+    page, query = page_of(request, payouts, PAGE_SIZE)
     context = {
         "form": form,
         "page": page,
-        "query": query.urlencode(),
+        "query": query,
         "can_initiate": user.has_perm(PAYOUT_INITIATE),
     }
-    template = "payouts/payout_list.html"
-    if request.htmx:  # type: ignore[attr-defined]
-        template += "#results"
-    return render(request, template, context)
+    return render(request, list_template(request, "payouts/payout_list.html"), context)
 
 
 class _Echo:
@@ -139,7 +128,7 @@ def _csv_rows(payouts: Any) -> Iterator[str]:
 @login_required
 def payout_export(request: HttpRequest) -> StreamingHttpResponse:
     """The filtered list as CSV, streamed row by row (a large export never sits in memory)."""
-    selectors.require_payout_reader(_staff(request))
+    selectors.require_payout_reader(staff_of(request))
     _, payouts = _filtered(request)
     response = StreamingHttpResponse(_csv_rows(payouts), content_type="text/csv")
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
@@ -149,7 +138,7 @@ def payout_export(request: HttpRequest) -> StreamingHttpResponse:
 
 @login_required
 def payout_new(request: HttpRequest) -> HttpResponse:
-    user = _staff(request)
+    user = staff_of(request)
     if not user.has_perm(PAYOUT_INITIATE):
         raise PermissionDenied
     environment = _environment(request)
@@ -172,7 +161,7 @@ def payout_new(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def payout_edit(request: HttpRequest, pk: int) -> HttpResponse:
-    user = _staff(request)
+    user = staff_of(request)
     payout = _get_payout(request, pk)
     if payout.maker_id != user.pk or not user.has_perm(PAYOUT_INITIATE):
         raise PermissionDenied
@@ -207,7 +196,7 @@ def payout_edit(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def detail_context(request: HttpRequest, payout: Payout, **extra: Any) -> dict[str, Any]:
-    user = _staff(request)
+    user = staff_of(request)
     is_maker = payout.maker_id == user.pk and user.has_perm(PAYOUT_INITIATE)
     can_edit = is_maker and payout.is_draft
     from payouts.approval_views import live_context
@@ -227,7 +216,7 @@ def detail_context(request: HttpRequest, payout: Payout, **extra: Any) -> dict[s
 
 @login_required
 def payout_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    selectors.require_payout_reader(_staff(request))
+    selectors.require_payout_reader(staff_of(request))
     payout = _get_payout(request, pk)
     return render(request, "payouts/payout_detail.html", detail_context(request, payout))
 
@@ -235,7 +224,7 @@ def payout_detail(request: HttpRequest, pk: int) -> HttpResponse:
 def _panel(request: HttpRequest, pk: int, partial: str, **extra: Any) -> HttpResponse:
     payout = _get_payout(request, pk)
     context = detail_context(request, payout, **extra)
-    if request.htmx:  # type: ignore[attr-defined]
+    if is_htmx(request):
         return render(request, f"payouts/payout_detail.html#{partial}", context)
     return render(request, "payouts/payout_detail.html", context)
 
@@ -245,7 +234,7 @@ def _panel(request: HttpRequest, pk: int, partial: str, **extra: Any) -> HttpRes
 def payout_delete(request: HttpRequest, pk: int) -> HttpResponse:
     payout = _get_payout(request, pk)
     try:
-        payout_draft_delete(by=_staff(request), payout=payout)
+        payout_draft_delete(by=staff_of(request), payout=payout)
     except PayoutInvalid as exc:
         messages.error(request, " ".join(m for ms in exc.errors.values() for m in ms))
         return redirect("payouts:detail", pk=pk)
@@ -260,7 +249,7 @@ def payout_preview_view(request: HttpRequest, pk: int) -> HttpResponse:
     errors: list[str] = []
     try:
         payout_preview(
-            by=_staff(request), payout=payout, reserve=request.POST.get("reserve") == "1"
+            by=staff_of(request), payout=payout, reserve=request.POST.get("reserve") == "1"
         )
     except PayoutInvalid as exc:
         errors = [f"{k}: {m}" if k else m for k, ms in exc.errors.items() for m in ms]
@@ -275,7 +264,7 @@ def document_add_view(request: HttpRequest, pk: int) -> HttpResponse:
     if form.is_valid():
         try:
             document_add(
-                by=_staff(request),
+                by=staff_of(request),
                 payout=payout,
                 upload=form.cleaned_data["file"],
                 kind=form.cleaned_data["kind"],
@@ -296,7 +285,7 @@ def document_remove_view(request: HttpRequest, pk: int, document_pk: int) -> Htt
     _get_payout(request, pk)  # 404 outside the environment
     errors: list[str] = []
     try:
-        document_remove(by=_staff(request), document=document)
+        document_remove(by=staff_of(request), document=document)
     except PayoutInvalid as exc:
         errors = [m for ms in exc.errors.values() for m in ms]
     return _panel(request, pk, "documents", document_errors=errors)
@@ -310,7 +299,7 @@ def payout_submit_view(request: HttpRequest, pk: int) -> HttpResponse:
     form.is_valid()
     try:
         payout_submit(
-            by=_staff(request),
+            by=staff_of(request),
             payout=payout,
             confirm_duplicate=bool(form.cleaned_data.get("confirm_duplicate")),
         )
@@ -320,7 +309,7 @@ def payout_submit_view(request: HttpRequest, pk: int) -> HttpResponse:
         errors = [f"{k}: {m}" if k else m for k, ms in exc.errors.items() for m in ms]
         return _panel(request, pk, "submit", submit_errors=errors)
     messages.success(request, f"Payout #{pk} submitted for approval.")
-    if request.htmx:  # type: ignore[attr-defined]
+    if is_htmx(request):
         response = HttpResponse(status=204)
         response["HX-Redirect"] = request.build_absolute_uri(f"/payouts/{pk}/")
         return response

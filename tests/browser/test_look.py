@@ -1,4 +1,4 @@
-"""The directory and quote pages on a phone (390 px): nothing overflows the page, under the CSP.
+"""The directory, quote and payout pages on a phone (390 px): nothing overflows, under the CSP.
 
 Each page is visited as a role that uses it, with deliberately long names, emails and amounts; the
 `page` fixture fails the test on any Content-Security-Policy violation."""
@@ -11,15 +11,25 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from django.db import transaction
 from django.utils import timezone
 from playwright.sync_api import Page, expect
 
 from accounts.models import Recipient, VirtualAccount
 from gateway.models import Environment
 from gateway.services.environments import environment_switch
+from payouts.models import Approval, ChangeSource, Payout, PayoutEvent, PayoutStatus
+from payouts.states import payout_transition
 from quotes.models import Quote
 from staff.models import StaffUser
-from tests.finance import make_end_user, make_environment, make_recipient, make_virtual_account
+from tests.finance import (
+    make_draft,
+    make_end_user,
+    make_environment,
+    make_recipient,
+    make_virtual_account,
+)
+from tests.payouts.live import attach_pdf
 from users.models import EndUser, EndUserTimelineEntry
 
 pytestmark = pytest.mark.browser
@@ -142,5 +152,136 @@ def test_directory_and_quote_pages_fit_a_phone_without_csp_violations(
     response = page.goto(path_of(records))
     assert response is not None and response.status == 200
     expect(page.get_by_role("heading", level=1)).to_be_visible()
+    assert page_overflow(page) == 0
+    assert console_errors == []
+
+
+@dataclass
+class PayoutRecords:
+    draft: Payout
+    pending: Payout
+    completed: Payout
+    crypto: Payout
+
+
+def _move(payout: Payout, *steps: tuple[str, str], by: StaffUser | None = None) -> Payout:
+    """Walk `payout` through `steps` (status, source) as the transition table allows."""
+    with transaction.atomic():
+        locked = Payout.objects.select_for_update().get(pk=payout.pk)
+        for status, source in steps:
+            payout_transition(
+                locked,
+                status,
+                source=source,
+                by=by if source == ChangeSource.STAFF else None,
+                event_id="evt_" + "0123456789abcdef" * 3 if source == ChangeSource.EVENT else "",
+            )
+    return Payout.objects.get(pk=payout.pk)
+
+
+def payouts_at_every_stage(staff: dict[str, StaffUser]) -> PayoutRecords:
+    """A draft (previewed, price reserved, a document), one pending with an approval, a completed
+    one with webhook-driven timeline and an ignored report, and a crypto one with its deposit."""
+    records = directory_and_quotes(staff)
+    maker, approver = staff["finance_maker"], staff["finance_approver"]
+    now = timezone.now()
+    common = {
+        "maker": maker,
+        "environment": records.environment,
+        "virtual_account": records.account,
+        "recipient": records.recipient,
+        "amount": "1234567.89",
+        "reference": "INV-2026-0000001-A-RATHER-LONG-REFERENCE",
+        "preview_total_fees": Decimal("6173.84"),
+        "preview_recipient_amount": Decimal("21098765.43"),
+        "preview_recipient_currency": "MXN",
+        "previewed_at": now,
+        "preview_fees": {
+            "base_fees": {"fixed_fee": "1.00", "percentage_fee": "0.005", "fx_markup": "0.002"},
+            "network_fee": "0.35",
+        },
+    }
+    draft = make_draft(
+        **common,
+        memo="November invoice, second instalment of the framework agreement",
+        preview_quote_id="quo_" + "fedcba9876543210" * 2,
+        preview_quote_status="ACTIVE",
+        preview_quote_expires_at=now + timedelta(minutes=15),
+    )
+    attach_pdf(draft, by=maker, name="invoice-2026-november-framework-agreement-signed.pdf")
+    pending = make_draft(**common, approvals_required=2)
+    attach_pdf(pending, by=maker)
+    pending = _move(pending, (PayoutStatus.PENDING_APPROVAL, ChangeSource.STAFF), by=maker)
+    Approval.objects.create(payout=pending, approver=approver, round=pending.approval_round)
+    completed = make_draft(**common, upstream_id="pay_" + "0123456789abcdef" * 2)
+    completed = _move(
+        completed,
+        (PayoutStatus.PENDING_APPROVAL, ChangeSource.STAFF),
+        (PayoutStatus.APPROVED, ChangeSource.STAFF),
+        (PayoutStatus.SUBMITTING, ChangeSource.SYSTEM),
+        (PayoutStatus.CREATED, ChangeSource.SYSTEM),
+        (PayoutStatus.PROCESSING, ChangeSource.EVENT),
+        (PayoutStatus.COMPLETED, ChangeSource.POLL),
+        by=maker,
+    )
+    PayoutEvent.objects.create(
+        environment=records.environment,
+        payout=completed,
+        upstream_id=completed.upstream_id or "",
+        event_id="evt_late_" + "0123456789abcdef" * 2,
+        event_type="payout.processing",
+        source=ChangeSource.EVENT,
+        status=PayoutStatus.PROCESSING,
+        note="arrived after completion: older than the current state",
+    )
+    crypto = make_draft(
+        **common,
+        mode="crypto",
+        payment_currency="USDC",
+        payment_network="solana",
+        deposit_instructions={
+            "amount": "1240741.73",
+            "currency": "USDC",
+            "network": "solana",
+            "wallet_address": "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
+            "expires_at": (now + timedelta(minutes=60)).isoformat(),
+        },
+    )
+    attach_pdf(crypto, by=maker)
+    crypto = _move(crypto, (PayoutStatus.PENDING_APPROVAL, ChangeSource.STAFF), by=maker)
+    return PayoutRecords(draft, pending, completed, crypto)
+
+
+# (role, page): each payout page as a role whose work it is.
+PAYOUT_PAGES: list[tuple[str, Callable[[PayoutRecords], str]]] = [
+    ("finance_maker", lambda r: "/payouts/"),
+    ("finance_maker", lambda r: f"/payouts/{r.draft.pk}/"),
+    ("finance_approver", lambda r: f"/payouts/{r.pending.pk}/"),
+    ("finance_approver", lambda r: f"/payouts/{r.completed.pk}/"),
+    ("finance_approver", lambda r: f"/payouts/{r.crypto.pk}/"),
+    ("finance_approver", lambda r: "/payouts/approvals/?scope=anyone"),
+]
+
+
+@pytest.mark.parametrize(
+    ("role", "path_of"),
+    PAYOUT_PAGES,
+    ids=["payouts", "draft", "pending-approval", "completed", "crypto-deposit", "approval-inbox"],
+)
+def test_payout_pages_fit_a_phone_without_csp_violations(
+    page: Page,
+    demo_staff: dict[str, StaffUser],
+    sign_in: Callable[..., None],
+    console_errors: list[str],
+    role: str,
+    path_of: Callable[[PayoutRecords], str],
+) -> None:
+    records = payouts_at_every_stage(demo_staff)
+    page.set_viewport_size(PHONE)
+    sign_in(page, demo_staff[role].email)
+    response = page.goto(path_of(records))
+    assert response is not None and response.status == 200
+    expect(page.get_by_role("heading", level=1)).to_be_visible()
+    expect(page.locator(".money", has_text="1,234,567.89 USD").first).to_be_visible()
     assert page_overflow(page) == 0
     assert console_errors == []
