@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
@@ -14,13 +15,13 @@ from ninja.files import UploadedFile
 from ninja.params.functions import Query as QueryParam
 
 from accounts.models import Recipient, VirtualAccount
-from config.api_support import ERROR_RESPONSES, ErrorOut, FieldErrorOut
+from config.api_support import ERROR_RESPONSES, ErrorOut
 from gateway.models import Environment
 from payouts import selectors
-from payouts.models import DocumentKind, Payout
+from payouts.api_support import error, find_payout, forbidden, invalid, not_found, payout_action
+from payouts.models import DocumentKind, Payout, PayoutDocument
 from payouts.services import (
     DraftValues,
-    DuplicateNeedsConfirmation,
     PayoutInvalid,
     document_add,
     payout_draft_create,
@@ -35,35 +36,6 @@ from quotes.models import Quote
 router = Router(tags=["payouts"])
 
 ERRORS: dict[int, Any] = {**ERROR_RESPONSES, 409: ErrorOut}
-
-
-def _error(code: str, message: str, errors: dict[str, list[str]] | None = None) -> ErrorOut:
-    return ErrorOut(
-        code=code,
-        message=message,
-        errors=[
-            FieldErrorOut(field=name, message=text)
-            for name, texts in (errors or {}).items()
-            for text in texts
-        ],
-    )
-
-
-def _invalid(exc: PayoutInvalid) -> tuple[int, ErrorOut]:
-    status = 400
-    if exc.code in ("duplicate_needs_confirmation", "not_a_draft"):
-        status = 409
-    elif exc.code == "upstream_unavailable":
-        status = 503  # nothing changed: the same request may be sent again
-    return status, _error(exc.code, "The payout request was refused.", exc.errors)
-
-
-def _forbidden(exc: PermissionDenied) -> tuple[int, ErrorOut]:
-    return 403, _error("permission_denied", str(exc) or "Not allowed.")
-
-
-def _not_found() -> tuple[int, ErrorOut]:
-    return 404, _error("not_found", "No such payout in this environment.")
 
 
 class ClientMarkupIn(Schema):
@@ -275,13 +247,15 @@ def _values(payload: DraftIn | DraftPatch, environment: Environment | None) -> D
     return values
 
 
-def _find(request: HttpRequest, payout_id: int, environment: str | None) -> Payout | None:
-    try:
-        return selectors.payout_detail(
-            environment=environment_of(request, environment), pk=payout_id
-        )
-    except Payout.DoesNotExist:
-        return None
+def _answer_fresh(
+    request: HttpRequest, payout_id: int, environment: str | None
+) -> Callable[[object, Payout], tuple[int, Any]]:
+    """200 with the payout as it now stands, re-read with its documents and timeline."""
+
+    def respond(_result: object, payout: Payout) -> tuple[int, Any]:
+        return 200, payout_out(find_payout(request, payout_id, environment) or payout)
+
+    return respond
 
 
 @router.post("/payouts", response={201: PayoutOut, **ERRORS})
@@ -294,12 +268,12 @@ def create_payout(
     try:
         payout = payout_draft_create(by=user, environment=where, values=_values(payload, where))
     except _Missing as exc:
-        return 400, _error("validation_error", str(exc), {exc.field: [str(exc)]})
+        return 400, error("validation_error", str(exc), {exc.field: [str(exc)]})
     except PermissionDenied as exc:
-        return _forbidden(exc)
+        return forbidden(exc)
     except PayoutInvalid as exc:
-        return _invalid(exc)
-    found = _find(request, payout.pk, environment)
+        return invalid(exc)
+    found = find_payout(request, payout.pk, environment)
     return 201, payout_out(found or payout)
 
 
@@ -319,7 +293,7 @@ def list_payouts(
     """Payouts of the environment, newest first, with their documents and timelines."""
     user = staff_of(request)
     if not selectors.can_read_payouts(user):
-        return 403, _error("permission_denied", "Not allowed.")
+        return 403, error("permission_denied", "Not allowed.")
     payouts = selectors.payout_list(
         environment=environment_of(request, environment),
         status=status,
@@ -338,9 +312,9 @@ def get_payout(
 ) -> tuple[int, Any]:
     user = staff_of(request)
     if not selectors.can_read_payouts(user):
-        return 403, _error("permission_denied", "Not allowed.")
-    payout = _find(request, payout_id, environment)
-    return (200, payout_out(payout)) if payout else _not_found()
+        return 403, error("permission_denied", "Not allowed.")
+    payout = find_payout(request, payout_id, environment)
+    return (200, payout_out(payout)) if payout else not_found()
 
 
 @router.patch("/payouts/{payout_id}", response={200: PayoutOut, **ERRORS})
@@ -352,37 +326,33 @@ def update_payout(
 ) -> tuple[int, Any]:
     """Edit a draft (its maker only); a priced change drops the stale preview."""
     user = staff_of(request)
-    payout = _find(request, payout_id, environment)
+    payout = find_payout(request, payout_id, environment)
     if payout is None:
-        return _not_found()
+        return not_found()
     try:
         payout_draft_update(
             by=user, payout=payout, values=_values(payload, environment_of(request, environment))
         )
     except _Missing as exc:
-        return 400, _error("validation_error", str(exc), {exc.field: [str(exc)]})
+        return 400, error("validation_error", str(exc), {exc.field: [str(exc)]})
     except PermissionDenied as exc:
-        return _forbidden(exc)
+        return forbidden(exc)
     except PayoutInvalid as exc:
-        return _invalid(exc)
-    return 200, payout_out(_find(request, payout_id, environment) or payout)
+        return invalid(exc)
+    return 200, payout_out(find_payout(request, payout_id, environment) or payout)
 
 
 @router.delete("/payouts/{payout_id}", response={204: None, **ERRORS})
 def delete_payout(
     request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
-    user = staff_of(request)
-    payout = _find(request, payout_id, environment)
-    if payout is None:
-        return _not_found()
-    try:
-        payout_draft_delete(by=user, payout=payout)
-    except PermissionDenied as exc:
-        return _forbidden(exc)
-    except PayoutInvalid as exc:
-        return _invalid(exc)
-    return 204, None
+    return payout_action(
+        request,
+        payout_id,
+        environment,
+        lambda user, payout: payout_draft_delete(by=user, payout=payout),
+        lambda _result, _payout: (204, None),
+    )
 
 
 @router.post("/payouts/{payout_id}/preview", response={200: PayoutOut, **ERRORS})
@@ -393,17 +363,13 @@ def preview_payout(
     environment: str | None = EnvironmentName,
 ) -> tuple[int, Any]:
     """The upstream's payout preview: fees and what the recipient gets; optionally reserved."""
-    user = staff_of(request)
-    payout = _find(request, payout_id, environment)
-    if payout is None:
-        return _not_found()
-    try:
-        payout_preview(by=user, payout=payout, reserve=payload.reserve)
-    except PermissionDenied as exc:
-        return _forbidden(exc)
-    except PayoutInvalid as exc:
-        return _invalid(exc)
-    return 200, payout_out(_find(request, payout_id, environment) or payout)
+    return payout_action(
+        request,
+        payout_id,
+        environment,
+        lambda user, payout: payout_preview(by=user, payout=payout, reserve=payload.reserve),
+        _answer_fresh(request, payout_id, environment),
+    )
 
 
 @router.post("/payouts/{payout_id}/documents", response={201: DocumentOut, **ERRORS})
@@ -415,26 +381,26 @@ def add_document(
     environment: str | None = EnvironmentName,
 ) -> tuple[int, Any]:
     """Upload a supporting document (multipart `file`, optional `kind`): checked by content."""
-    user = staff_of(request)
-    payout = _find(request, payout_id, environment)
-    if payout is None:
-        return _not_found()
-    try:
-        document = document_add(by=user, payout=payout, upload=file, kind=kind)
-    except PermissionDenied as exc:
-        return _forbidden(exc)
-    except PayoutInvalid as exc:
-        return _invalid(exc)
-    return 201, {
-        "id": document.pk,
-        "kind": document.kind,
-        "file_name": document.file_name,
-        "content_type": document.content_type,
-        "size": document.size,
-        "sha256": document.sha256,
-        "uploaded_by": user.email,
-        "uploaded_at": document.uploaded_at,
-    }
+
+    def respond(document: PayoutDocument, _payout: Payout) -> tuple[int, Any]:
+        return 201, {
+            "id": document.pk,
+            "kind": document.kind,
+            "file_name": document.file_name,
+            "content_type": document.content_type,
+            "size": document.size,
+            "sha256": document.sha256,
+            "uploaded_by": staff_of(request).email,
+            "uploaded_at": document.uploaded_at,
+        }
+
+    return payout_action(
+        request,
+        payout_id,
+        environment,
+        lambda user, payout: document_add(by=user, payout=payout, upload=file, kind=kind),
+        respond,
+    )
 
 
 @router.post("/payouts/{payout_id}/submit", response={200: PayoutOut, **ERRORS})
@@ -445,16 +411,12 @@ def submit_payout(
     environment: str | None = EnvironmentName,
 ) -> tuple[int, Any]:
     """Send a draft for approval after every check again; says exactly what is missing."""
-    user = staff_of(request)
-    payout = _find(request, payout_id, environment)
-    if payout is None:
-        return _not_found()
-    try:
-        payout_submit(by=user, payout=payout, confirm_duplicate=payload.confirm_duplicate)
-    except PermissionDenied as exc:
-        return _forbidden(exc)
-    except DuplicateNeedsConfirmation as exc:
-        return _invalid(exc)
-    except PayoutInvalid as exc:
-        return _invalid(exc)
-    return 200, payout_out(_find(request, payout_id, environment) or payout)
+    return payout_action(
+        request,
+        payout_id,
+        environment,
+        lambda user, payout: payout_submit(
+            by=user, payout=payout, confirm_duplicate=payload.confirm_duplicate
+        ),
+        _answer_fresh(request, payout_id, environment),
+    )

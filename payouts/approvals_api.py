@@ -6,15 +6,13 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from ninja import Field, Router, Schema
 
 from config.api_support import ERROR_RESPONSES, ErrorOut, FieldErrorOut
-from payouts import selectors
+from payouts.api_support import payout_action
 from payouts.approval_selectors import SCOPE_ANYONE, SCOPE_MINE, approval_inbox, valid_approvals
-from payouts.approvals import payout_approve, payout_cancel, payout_reject
-from payouts.errors import PayoutActionRefused
+from payouts.approvals import ApprovalOutcome, payout_approve, payout_cancel, payout_reject
 from payouts.initiation import payout_retry
 from payouts.models import Payout
 from payouts.otp import otp_tries_left, payout_otp_confirm, payout_otp_send
@@ -22,28 +20,6 @@ from quotes.api import EnvironmentName, environment_of, staff_of
 
 router = Router(tags=["approvals"])
 ERRORS: dict[int, Any] = {**ERROR_RESPONSES, 409: ErrorOut, 502: ErrorOut}
-
-
-def _refused(exc: PayoutActionRefused) -> tuple[int, ErrorOut]:
-    errors = [FieldErrorOut(field=exc.field, message=exc.message)] if exc.field else []
-    return exc.status, ErrorOut(code=exc.code, message=exc.message, errors=errors)
-
-
-def _forbidden(exc: PermissionDenied) -> tuple[int, ErrorOut]:
-    return 403, ErrorOut(code="permission_denied", message=str(exc) or "Not allowed.")
-
-
-def _not_found() -> tuple[int, ErrorOut]:
-    return 404, ErrorOut(code="not_found", message="No such payout in this environment.")
-
-
-def _find(request: HttpRequest, payout_id: int, environment: str | None) -> Payout | None:
-    try:
-        return selectors.payout_detail(
-            environment=environment_of(request, environment), pk=payout_id
-        )
-    except Payout.DoesNotExist:
-        return None
 
 
 class ApproverOut(Schema):
@@ -112,16 +88,18 @@ def approve(
     request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
     """Approve (approvers; never the maker nor the recipient's creator; once per person)."""
-    user = staff_of(request)
-    payout = _find(request, payout_id, environment)
-    if payout is None:
-        return _not_found()
-    try:
-        outcome = payout_approve(payout=payout, by=user)
-    except PayoutActionRefused as exc:
-        return _refused(exc)
-    fresh = Payout.objects.select_related("recipient").get(pk=payout.pk)
-    return 200, ApprovalOut(**state_out(fresh).dict(), complete=outcome.complete)
+
+    def respond(outcome: ApprovalOutcome, payout: Payout) -> tuple[int, Any]:
+        fresh = Payout.objects.select_related("recipient").get(pk=payout.pk)
+        return 200, ApprovalOut(**state_out(fresh).dict(), complete=outcome.complete)
+
+    return payout_action(
+        request,
+        payout_id,
+        environment,
+        lambda user, payout: payout_approve(payout=payout, by=user),
+        respond,
+    )
 
 
 @router.post("/payouts/{payout_id}/reject", response={200: PayoutStateOut, **ERRORS})
@@ -132,15 +110,13 @@ def reject(
     environment: str | None = EnvironmentName,
 ) -> tuple[int, Any]:
     """Reject with a reason: the payout goes back to its maker."""
-    user = staff_of(request)
-    payout = _find(request, payout_id, environment)
-    if payout is None:
-        return _not_found()
-    try:
-        payout = payout_reject(payout=payout, by=user, reason=payload.reason)
-    except PayoutActionRefused as exc:
-        return _refused(exc)
-    return 200, state_out(payout)
+    return payout_action(
+        request,
+        payout_id,
+        environment,
+        lambda user, payout: payout_reject(payout=payout, by=user, reason=payload.reason),
+        lambda fresh, _: (200, state_out(fresh)),
+    )
 
 
 @router.post("/payouts/{payout_id}/otp/send", response={200: OtpSentOut, **ERRORS})
@@ -148,17 +124,13 @@ def otp_send(
     request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
     """Send the verification code of an approved fiat payout to the environment's email."""
-    user = staff_of(request)
-    payout = _find(request, payout_id, environment)
-    if payout is None:
-        return _not_found()
-    try:
-        sent = payout_otp_send(payout=payout, by=user)
-    except PermissionDenied as exc:
-        return _forbidden(exc)
-    except PayoutActionRefused as exc:
-        return _refused(exc)
-    return 200, OtpSentOut(sent_to=sent.sent_to, expires_at=sent.expires_at)
+    return payout_action(
+        request,
+        payout_id,
+        environment,
+        lambda user, payout: payout_otp_send(payout=payout, by=user),
+        lambda sent, _: (200, OtpSentOut(sent_to=sent.sent_to, expires_at=sent.expires_at)),
+    )
 
 
 @router.post("/payouts/{payout_id}/otp/confirm", response={202: PayoutStateOut, **ERRORS})
@@ -173,17 +145,13 @@ def otp_confirm(
     GET /payouts/{id}: a wrong code brings it back to `approved` with `initiation_error` saying
     how many tries remain.
     """
-    user = staff_of(request)
-    payout = _find(request, payout_id, environment)
-    if payout is None:
-        return _not_found()
-    try:
-        payout = payout_otp_confirm(payout=payout, by=user, code=payload.code)
-    except PermissionDenied as exc:
-        return _forbidden(exc)
-    except PayoutActionRefused as exc:
-        return _refused(exc)
-    return 202, state_out(payout)
+    return payout_action(
+        request,
+        payout_id,
+        environment,
+        lambda user, payout: payout_otp_confirm(payout=payout, by=user, code=payload.code),
+        lambda fresh, _: (202, state_out(fresh)),
+    )
 
 
 @router.post("/payouts/{payout_id}/cancel", response={200: PayoutStateOut, **ERRORS})
@@ -194,17 +162,14 @@ def cancel(
     environment: str | None = EnvironmentName,
 ) -> tuple[int, Any]:
     """Withdraw a payout not yet sent upstream (its maker or an approver)."""
-    user = staff_of(request)
-    payout = _find(request, payout_id, environment)
-    if payout is None:
-        return _not_found()
-    try:
-        payout = payout_cancel(payout=payout, by=user, reason=payload.reason if payload else "")
-    except PermissionDenied as exc:
-        return _forbidden(exc)
-    except PayoutActionRefused as exc:
-        return _refused(exc)
-    return 200, state_out(payout)
+    reason = payload.reason if payload else ""
+    return payout_action(
+        request,
+        payout_id,
+        environment,
+        lambda user, payout: payout_cancel(payout=payout, by=user, reason=reason),
+        lambda fresh, _: (200, state_out(fresh)),
+    )
 
 
 @router.post("/payouts/{payout_id}/resend", response={202: PayoutStateOut, **ERRORS})
@@ -212,17 +177,13 @@ def resend(
     request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
     """Re-send a payout stuck in `submitting` now, with the same idempotency key (approvers)."""
-    user = staff_of(request)
-    payout = _find(request, payout_id, environment)
-    if payout is None:
-        return _not_found()
-    try:
-        payout = payout_retry(payout=payout, by=user)
-    except PermissionDenied as exc:
-        return _forbidden(exc)
-    except PayoutActionRefused as exc:
-        return _refused(exc)
-    return 202, state_out(payout)
+    return payout_action(
+        request,
+        payout_id,
+        environment,
+        lambda user, payout: payout_retry(payout=payout, by=user),
+        lambda fresh, _: (202, state_out(fresh)),
+    )
 
 
 class InboxItemOut(Schema):
