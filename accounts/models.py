@@ -7,7 +7,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 
-from users.models import EndUser, TimelineEntryBase, UpstreamMirror
+from users.models import EndUser, TimelineEntryBase, UpstreamMirror, event_once
 
 
 class VirtualAccountMode(models.TextChoices):
@@ -117,16 +117,7 @@ class VirtualAccountTimelineEntry(TimelineEntryBase):
 
     class Meta(TimelineEntryBase.Meta):
         verbose_name_plural = "virtual account timeline entries"
-        constraints = [
-            models.UniqueConstraint(
-                fields=["virtual_account", "event_id"],
-                condition=~models.Q(event_id=""),
-                name="virtual_account_event_once",
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.summary}"
+        constraints = [event_once("virtual_account", name="virtual_account_event_once")]
 
 
 class RecipientKind(models.TextChoices):
@@ -210,6 +201,3 @@ class RecipientTimelineEntry(TimelineEntryBase):
 
     class Meta(TimelineEntryBase.Meta):
         verbose_name_plural = "recipient timeline entries"
-
-    def __str__(self) -> str:
-        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.summary}"

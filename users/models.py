@@ -162,22 +162,23 @@ class TimelineEntryBase(models.Model):
         abstract = True
         ordering = ("-at", "-id")
 
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.summary}"
+
+
+def event_once(owner: str, *, name: str) -> models.UniqueConstraint:
+    """A timeline constraint: an upstream event is recorded once per record (staff lines: no id)."""
+    return models.UniqueConstraint(
+        fields=[owner, "event_id"], condition=~models.Q(event_id=""), name=name
+    )
+
 
 class EndUserTimelineEntry(TimelineEntryBase):
     end_user = models.ForeignKey(EndUser, on_delete=models.CASCADE, related_name="timeline")
 
     class Meta(TimelineEntryBase.Meta):
         verbose_name_plural = "end user timeline entries"
-        constraints = [
-            models.UniqueConstraint(
-                fields=["end_user", "event_id"],
-                condition=~models.Q(event_id=""),
-                name="end_user_event_once",
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.summary}"
+        constraints = [event_once("end_user", name="end_user_event_once")]
 
 
 class KycReviewKind(models.TextChoices):
