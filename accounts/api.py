@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from datetime import datetime
 from decimal import Decimal
 from typing import Literal
@@ -13,12 +12,13 @@ from ninja import Field, Header, Query, Router, Schema, Status
 from accounts import selectors, services
 from accounts.models import Recipient, VirtualAccount
 from config.api_support import (
-    ENVIRONMENT_QUERY_DESCRIPTION,
     ERROR_RESPONSES,
+    EnvironmentName,
     ErrorOut,
     acting_staff,
     api_environment,
     paginate,
+    request_key,
     require_permission,
 )
 from staff import roles
@@ -28,23 +28,11 @@ from users.selectors import end_user_get
 
 router = Router(tags=["accounts"])
 
-EnvironmentName = Query(None, description=ENVIRONMENT_QUERY_DESCRIPTION)
 IdempotencyKey = Header(
     None,
     alias="Idempotency-Key",
     description="A UUID of your choosing: the same key again returns the same record.",
 )
-
-
-def _request_key(value: str | None) -> uuid.UUID | None:
-    if not value:
-        return None
-    try:
-        return uuid.UUID(value)
-    except ValueError:
-        raise ServiceError(
-            "Idempotency-Key must be a UUID.", errors=[("Idempotency-Key", "must be a UUID")]
-        ) from None
 
 
 def _end_user(request: HttpRequest, environment: str | None, end_user_id: int) -> EndUser:
@@ -120,7 +108,7 @@ def create_virtual_account(
         end_user=end_user,
         mode=payload.mode,
         by=acting_staff(request),
-        request_key=_request_key(idempotency_key),
+        request_key=request_key(idempotency_key),
     )
     return Status(201, va)
 
@@ -303,7 +291,7 @@ def create_recipient(
         end_user=end_user,
         by=acting_staff(request),
         values=values,
-        request_key=_request_key(idempotency_key),
+        request_key=request_key(idempotency_key),
     )
     return Status(201, recipient)
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from ninja import Field, Schema
+from ninja import Field, Query, Schema
 
 from gateway.models import Environment
 from gateway.selectors import environment_current
@@ -46,6 +47,20 @@ ERROR_RESPONSES: dict[int, type[Schema]] = {
 ENVIRONMENT_QUERY_DESCRIPTION = (
     "Name of the upstream environment to work in; defaults to the caller's current environment."
 )
+# The `?environment=NAME` parameter of every endpoint that works in one environment.
+EnvironmentName = Query(None, description=ENVIRONMENT_QUERY_DESCRIPTION)
+
+
+def request_key(value: str | None) -> uuid.UUID | None:
+    """The `Idempotency-Key` header as a UUID (None when absent); 400 on that field otherwise."""
+    if not value:
+        return None
+    try:
+        return uuid.UUID(value)
+    except ValueError:
+        raise ServiceError(
+            "Idempotency-Key must be a UUID.", errors=[("Idempotency-Key", "must be a UUID")]
+        ) from None
 
 
 def api_environment(request: HttpRequest, name: str | None) -> Environment:

@@ -15,7 +15,7 @@ from ninja.files import UploadedFile
 from ninja.params.functions import Query as QueryParam
 
 from accounts.models import Recipient, VirtualAccount
-from config.api_support import ERROR_RESPONSES, ErrorOut
+from config.api_support import ERROR_RESPONSES, EnvironmentName, ErrorOut
 from gateway.models import Environment
 from payouts import selectors
 from payouts.api_support import error, find_payout, forbidden, invalid, not_found, payout_action
@@ -30,7 +30,7 @@ from payouts.services import (
     payout_preview,
     payout_submit,
 )
-from quotes.api import EnvironmentName, environment_of, staff_of
+from quotes.api import environment_of, staff_of
 from quotes.models import Quote
 
 router = Router(tags=["payouts"])

@@ -9,14 +9,14 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Field, Router, Schema
 
-from config.api_support import ERROR_RESPONSES, ErrorOut, FieldErrorOut
+from config.api_support import ERROR_RESPONSES, EnvironmentName, ErrorOut, FieldErrorOut
 from payouts.api_support import payout_action
 from payouts.approval_selectors import SCOPE_ANYONE, SCOPE_MINE, approval_inbox, valid_approvals
 from payouts.approvals import ApprovalOutcome, payout_approve, payout_cancel, payout_reject
 from payouts.initiation import payout_retry
 from payouts.models import Payout
 from payouts.otp import otp_tries_left, payout_otp_confirm, payout_otp_send
-from quotes.api import EnvironmentName, environment_of, staff_of
+from quotes.api import environment_of, staff_of
 
 router = Router(tags=["approvals"])
 ERRORS: dict[int, Any] = {**ERROR_RESPONSES, 409: ErrorOut, 502: ErrorOut}

@@ -12,8 +12,8 @@ from ninja import Field, Router, Schema
 from ninja.params.functions import Query as QueryParam
 
 from config.api_support import (
-    ENVIRONMENT_QUERY_DESCRIPTION,
     ERROR_RESPONSES,
+    EnvironmentName,
     ErrorOut,
     FieldErrorOut,
     api_environment,
@@ -26,9 +26,6 @@ from quotes.services import QuoteRefused, quote_reprice, quote_request
 from staff.requests import staff_of
 
 router = Router(tags=["quotes"])
-
-
-EnvironmentName = QueryParam(None, description=ENVIRONMENT_QUERY_DESCRIPTION)
 
 
 def error(code: str, message: str, errors: list[QuoteFieldError] | None = None) -> ErrorOut:

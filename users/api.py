@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from datetime import date, datetime
 from typing import Literal
 
@@ -10,12 +9,13 @@ from django.http import HttpRequest
 from ninja import Field, Header, Query, Router, Schema, Status
 
 from config.api_support import (
-    ENVIRONMENT_QUERY_DESCRIPTION,
     ERROR_RESPONSES,
+    EnvironmentName,
     ErrorOut,
     acting_staff,
     api_environment,
     paginate,
+    request_key,
     require_permission,
 )
 from staff import roles
@@ -25,7 +25,6 @@ from users.validation import reason_in_words
 
 router = Router(tags=["end users"])
 
-EnvironmentName = Query(None, description=ENVIRONMENT_QUERY_DESCRIPTION)
 CreatedFrom = Query(None, description="Created on or after (YYYY-MM-DD).")
 CreatedTo = Query(None, description="Created on or before (YYYY-MM-DD).")
 
@@ -124,19 +123,6 @@ class ReviewOut(Schema):
         return obj.by.email
 
 
-def _request_key(value: str | None) -> uuid.UUID | None:
-    if not value:
-        return None
-    try:
-        return uuid.UUID(value)
-    except ValueError:
-        from staff.errors import ServiceError
-
-        raise ServiceError(
-            "Idempotency-Key must be a UUID.", errors=[("Idempotency-Key", "must be a UUID")]
-        ) from None
-
-
 @router.post(
     "/end-users",
     response={201: EndUserOut, 409: ErrorOut, 502: ErrorOut, **ERROR_RESPONSES},
@@ -157,7 +143,7 @@ def create_end_user(
     user = services.end_user_create(
         environment=api_environment(request, environment),
         by=acting_staff(request),
-        request_key=_request_key(idempotency_key),
+        request_key=request_key(idempotency_key),
         **payload.dict(),
     )
     return Status(201, user)
