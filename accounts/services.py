@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import uuid
 from decimal import Decimal, InvalidOperation
+from functools import partial
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -40,7 +41,7 @@ from staff.errors import ServiceError
 from staff.models import StaffUser
 from staff.services import audit_record
 from users.models import EndUser, TimelineKind
-from users.services import EventDataError, _parse_time, require
+from users.services import EventDataError, _parse_time, record_refresh, require
 from users.validation import country_name, normalise_country, normalise_email, normalise_name
 
 CENTS = Decimal("0.01")
@@ -248,21 +249,14 @@ def virtual_account_refresh(
                 va.currency = balance.currency
                 va.balance_as_of = as_of
         va.save()
-        after = _va_snapshot(va)
-        if before != after:
-            changed = sorted(k for k in after if before[k] != after[k])
-            _va_timeline(
-                va,
-                kind=TimelineKind.SYSTEM if by is None else TimelineKind.STAFF,
-                actor=by,
-                summary="Refreshed from the upstream: " + ", ".join(changed),
-            )
-            audit_record(
-                actor=by,
-                action="virtual_account.refreshed",
-                target=va,
-                details={"before": before, "after": after},
-            )
+        record_refresh(
+            va,
+            before=before,
+            after=_va_snapshot(va),
+            by=by,
+            action="virtual_account.refreshed",
+            timeline=partial(_va_timeline, va),
+        )
     return va
 
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
+from django.db.models import Model
 from django.utils import timezone
 from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticError
@@ -365,6 +368,34 @@ def end_user_update(
 # --- refresh ---------------------------------------------------------------------------------
 
 
+def record_refresh(
+    target: Model,
+    *,
+    before: dict[str, Any],
+    after: dict[str, Any],
+    by: StaffUser | None,
+    action: str,
+    timeline: Callable[..., object],
+    timeline_keeps_before: bool = False,
+) -> None:
+    """
+    After a record was re-read from the upstream (inside its transaction): when anything changed,
+    one timeline line naming the fields (a system line when `by` is None: a background task) and
+    one audit entry with before and after. `timeline(kind=, actor=, summary=, data=)` writes the
+    record's own timeline; `timeline_keeps_before` also keeps the changed fields' old values there.
+    """
+    if before == after:
+        return
+    changed = sorted(k for k in after if before.get(k) != after.get(k))
+    timeline(
+        kind=TimelineKind.SYSTEM if by is None else TimelineKind.STAFF,
+        actor=by,
+        summary="Refreshed from the upstream: " + ", ".join(changed),
+        data={"before": {k: before[k] for k in changed}} if timeline_keeps_before else None,
+    )
+    audit_record(actor=by, action=action, target=target, details={"before": before, "after": after})
+
+
 def end_user_refresh(*, end_user: EndUser, by: StaffUser | None) -> EndUser:
     """Read the record from the upstream and take it as current (by None: a background task)."""
     require(by, roles.DIRECTORY_VIEW)
@@ -381,22 +412,15 @@ def end_user_refresh(*, end_user: EndUser, by: StaffUser | None) -> EndUser:
         before = snapshot(end_user)
         _apply_record(end_user, record.model_dump(mode="json"))
         end_user.save()
-        after = snapshot(end_user)
-        if before != after:
-            changed = sorted(k for k in after if before.get(k) != after.get(k))
-            timeline_add(
-                end_user,
-                kind=TimelineKind.SYSTEM if by is None else TimelineKind.STAFF,
-                actor=by,
-                summary="Refreshed from the upstream: " + ", ".join(changed),
-                data={"before": {k: before[k] for k in changed}},
-            )
-            audit_record(
-                actor=by,
-                action="end_user.refreshed",
-                target=end_user,
-                details={"before": before, "after": after},
-            )
+        record_refresh(
+            end_user,
+            before=before,
+            after=snapshot(end_user),
+            by=by,
+            action="end_user.refreshed",
+            timeline=partial(timeline_add, end_user),
+            timeline_keeps_before=True,
+        )
     return end_user
 
 

@@ -20,7 +20,7 @@ from gateway.models import Environment
 from staff.errors import ServiceError
 from staff.models import AuditEntry, StaffUser
 from tests.directory.conftest import WIRE_RECIPIENT, emulator_events, user_values
-from users.models import EndUser
+from users.models import EndUser, TimelineKind
 from users.services import end_user_create
 
 
@@ -194,3 +194,19 @@ def test_the_activation_schedule_brings_an_account_to_active_without_events(
     virtual_accounts_track_activation()
     va.refresh_from_db()
     assert va.status == VirtualAccountStatus.ACTIVE and va.balance_as_of is not None
+
+
+def test_a_staff_refresh_that_changes_the_account_writes_one_timeline_line_and_audit_entry(
+    verified: EndUser, staff: dict[str, StaffUser], live_emulator: Any
+) -> None:
+    va = virtual_account_create(end_user=verified, mode="fiat", by=staff["finance_maker"])
+    activate(live_emulator)
+    va = virtual_account_refresh(virtual_account=va, by=staff["finance_approver"])
+    (line,) = va.timeline.filter(summary__startswith="Refreshed from the upstream")
+    assert line.kind == TimelineKind.STAFF and line.actor == staff["finance_approver"]
+    assert "status" in line.summary.split(": ", 1)[1].split(", ")
+    assert line.data == {}
+    (entry,) = AuditEntry.objects.filter(action="virtual_account.refreshed")
+    assert entry.actor == staff["finance_approver"]
+    assert entry.details["before"]["status"] == VirtualAccountStatus.ACTIVATING
+    assert entry.details["after"]["status"] == VirtualAccountStatus.ACTIVE

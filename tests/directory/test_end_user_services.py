@@ -13,7 +13,7 @@ from gateway.models import Environment
 from staff.errors import ServiceError
 from staff.models import AuditEntry, StaffUser
 from tests.directory.conftest import emulator_events, user_values
-from users.models import EndUser, VerificationStatus
+from users.models import EndUser, TimelineKind, VerificationStatus
 from users.services import (
     end_user_apply_event,
     end_user_create,
@@ -161,3 +161,19 @@ def test_a_contact_change_needs_no_confirmation(
     )
     assert user.phone_number == "+525587654321"
     assert user.verification_status == VerificationStatus.VERIFIED
+
+
+def test_a_refresh_that_changes_the_user_writes_one_timeline_line_keeping_the_old_values(
+    sandbox: Environment, staff: dict[str, StaffUser], live_emulator: Any
+) -> None:
+    user = create(sandbox, staff["compliance"], email="di+review@example.com")
+    live_emulator.control("POST", f"users/{user.upstream_id}/decision", json={"accept": True})
+    end_user_refresh(end_user=user, by=None)
+    end_user_refresh(end_user=user, by=staff["finance_approver"])  # nothing changed since
+    (line,) = user.timeline.filter(summary__startswith="Refreshed from the upstream")
+    assert line.kind == TimelineKind.SYSTEM and line.actor is None
+    assert "verification_status" in line.summary.split(": ", 1)[1].split(", ")
+    assert line.data["before"]["verification_status"] == VerificationStatus.NOT_STARTED
+    (entry,) = AuditEntry.objects.filter(action="end_user.refreshed")
+    assert entry.actor is None
+    assert entry.details["after"]["verification_status"] == VerificationStatus.VERIFIED
