@@ -7,7 +7,13 @@ import uuid
 from django.conf import settings
 from django.db import models
 
-from users.models import EndUser, TimelineEntryBase, UpstreamMirror, event_once
+from users.models import (
+    EndUser,
+    TimelineEntryBase,
+    UpstreamMirror,
+    event_once,
+    mirror_constraints,
+)
 
 
 class VirtualAccountMode(models.TextChoices):
@@ -56,17 +62,7 @@ class VirtualAccount(UpstreamMirror):
 
     class Meta:
         ordering = ("-created_at", "-id")
-        constraints = [
-            models.UniqueConstraint(
-                fields=["environment", "upstream_id"],
-                condition=~models.Q(upstream_id=""),
-                name="virtual_account_upstream_id_per_environment",
-            ),
-            models.UniqueConstraint(
-                fields=["environment", "request_key"],
-                name="virtual_account_request_key_per_environment",
-            ),
-        ]
+        constraints = mirror_constraints("virtual_account")
         indexes = [models.Index(fields=["environment", "status"])]
         permissions = [
             ("manage_accounts", "Can open virtual accounts and register recipients"),
@@ -164,14 +160,7 @@ class Recipient(UpstreamMirror):
     class Meta:
         ordering = ("-created_at", "-id")
         constraints = [
-            models.UniqueConstraint(
-                fields=["environment", "upstream_id"],
-                condition=~models.Q(upstream_id=""),
-                name="recipient_upstream_id_per_environment",
-            ),
-            models.UniqueConstraint(
-                fields=["environment", "request_key"], name="recipient_request_key_per_environment"
-            ),
+            *mirror_constraints("recipient"),
             models.CheckConstraint(
                 condition=models.Q(account_type="SWIFT") | ~models.Q(routing_number=""),
                 name="recipient_wire_has_routing_number",

@@ -47,6 +47,24 @@ class UpstreamMirror(models.Model):
         return bool(self.upstream_id)
 
 
+def mirror_constraints(prefix: str) -> list[models.BaseConstraint]:
+    """
+    An UpstreamMirror's unique constraints, named `<prefix>_…` as the existing migrations named
+    them (Meta's `%(class)s` would spell "enduser"): one row per upstream id in an environment
+    once it has one, and one per submission (`request_key`).
+    """
+    return [
+        models.UniqueConstraint(
+            fields=["environment", "upstream_id"],
+            condition=~models.Q(upstream_id=""),
+            name=f"{prefix}_upstream_id_per_environment",
+        ),
+        models.UniqueConstraint(
+            fields=["environment", "request_key"], name=f"{prefix}_request_key_per_environment"
+        ),
+    ]
+
+
 class EndUser(UpstreamMirror):
     """
     An upstream user (KYC'd person or KYB'd business) as PayOps last knew it. Fields are the
@@ -101,16 +119,7 @@ class EndUser(UpstreamMirror):
 
     class Meta:
         ordering = ("-created_at", "-id")
-        constraints = [
-            models.UniqueConstraint(
-                fields=["environment", "upstream_id"],
-                condition=~models.Q(upstream_id=""),
-                name="end_user_upstream_id_per_environment",
-            ),
-            models.UniqueConstraint(
-                fields=["environment", "request_key"], name="end_user_request_key_per_environment"
-            ),
-        ]
+        constraints = mirror_constraints("end_user")
         indexes = [
             models.Index(fields=["environment", "verification_status"]),
             models.Index(fields=["environment", "status"]),
