@@ -326,16 +326,23 @@ def _timeline_start(payout: Payout, *, by: StaffUser) -> None:
     )
 
 
+def _lock_own_draft(by: StaffUser, payout: Payout) -> Payout:
+    """The draft re-read under its row lock with what an edit or a submission reads, and only
+    for its maker (call inside the transaction)."""
+    locked = (
+        # Lock the payout row only: its optional quote is an outer join PostgreSQL refuses.
+        Payout.objects.select_for_update(of=("self",))
+        .select_related("virtual_account", "recipient", "quote", "environment")
+        .get(pk=payout.pk)
+    )
+    _require_own_draft(by, locked)
+    return locked
+
+
 def payout_draft_update(*, by: StaffUser, payout: Payout, values: DraftValues) -> Payout:
     """Edit a draft (its maker only). A change of what is priced drops the stale preview."""
     with transaction.atomic():
-        locked = (
-            # Lock the payout row only: its optional quote is an outer join PostgreSQL refuses.
-            Payout.objects.select_for_update(of=("self",))
-            .select_related("virtual_account", "recipient", "quote", "environment")
-            .get(pk=payout.pk)
-        )
-        _require_own_draft(by, locked)
+        locked = _lock_own_draft(by, payout)
         changes = _apply(locked, values)
         if not changes:
             return locked
@@ -576,13 +583,7 @@ def identical_in_flight(payout: Payout) -> list[Payout]:
 def payout_submit(*, by: StaffUser, payout: Payout, confirm_duplicate: bool = False) -> Payout:
     """Send a draft for approval after checking everything again, under the payout's lock."""
     with transaction.atomic():
-        locked = (
-            # Lock the payout row only: its optional quote is an outer join PostgreSQL refuses.
-            Payout.objects.select_for_update(of=("self",))
-            .select_related("virtual_account", "recipient", "quote", "environment")
-            .get(pk=payout.pk)
-        )
-        _require_own_draft(by, locked)
+        locked = _lock_own_draft(by, payout)
         now = timezone.now()
         problems = submission_problems(locked, now=now)
         if problems:
