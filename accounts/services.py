@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import uuid
 from decimal import Decimal, InvalidOperation
-from functools import partial
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -16,7 +15,6 @@ from accounts.models import (
     Deposit,
     Recipient,
     RecipientKind,
-    RecipientTimelineEntry,
     VirtualAccount,
     VirtualAccountMode,
     VirtualAccountStatus,
@@ -41,7 +39,7 @@ from staff.errors import ServiceError
 from staff.models import StaffUser
 from staff.services import audit_record
 from users.models import EndUser, TimelineKind
-from users.services import EventDataError, _parse_time, record_refresh, require
+from users.services import EventDataError, _parse_time, record_refresh, require, timeline_add
 from users.validation import country_name, normalise_country, normalise_email, normalise_name
 
 CENTS = Decimal("0.01")
@@ -59,29 +57,6 @@ def _va_snapshot(va: VirtualAccount) -> dict[str, Any]:
         "currency": va.currency,
         "balance_as_of": va.balance_as_of,
     }
-
-
-def _va_timeline(
-    va: VirtualAccount,
-    *,
-    summary: str,
-    kind: str = TimelineKind.STAFF,
-    actor: StaffUser | None = None,
-    event_type: str = "",
-    event_id: str = "",
-    applied: bool = True,
-    data: dict[str, Any] | None = None,
-) -> None:
-    VirtualAccountTimelineEntry.objects.create(
-        virtual_account=va,
-        kind=kind,
-        actor=actor,
-        summary=summary[:300],
-        event_type=event_type,
-        event_id=event_id,
-        applied=applied,
-        data=data or {},
-    )
 
 
 def _apply_va_record(va: VirtualAccount, data: dict[str, Any]) -> None:
@@ -207,7 +182,7 @@ def _store_va_created(
         if status_from_events and should_move(va.status, status_from_events, is_new=False):
             va.status = status_from_events
         va.save()
-        _va_timeline(va, summary=f"Opened by {by.email} ({va.get_mode_display()})", actor=by)
+        timeline_add(va, summary=f"Opened by {by.email} ({va.get_mode_display()})", actor=by)
         audit_record(
             actor=by,
             action="virtual_account.created",
@@ -255,7 +230,6 @@ def virtual_account_refresh(
             after=_va_snapshot(va),
             by=by,
             action="virtual_account.refreshed",
-            timeline=partial(_va_timeline, va),
         )
     return va
 
@@ -413,7 +387,7 @@ def virtual_account_apply_event(
         if applied:
             va.upstream_payload = {**va.upstream_payload, "last_event": data}
         va.save()
-        _va_timeline(
+        timeline_add(
             va,
             kind=TimelineKind.EVENT,
             event_type=event_type,
@@ -640,12 +614,7 @@ def _store_recipient_created(
         recipient.upstream_payload = record.model_dump(mode="json")
         recipient.refreshed_at = timezone.now()
         recipient.save()
-        RecipientTimelineEntry.objects.create(
-            recipient=recipient,
-            kind=TimelineKind.STAFF,
-            actor=by,
-            summary=f"Registered by {by.email}",
-        )
+        timeline_add(recipient, summary=f"Registered by {by.email}", actor=by)
         audit_record(
             actor=by,
             action="recipient.created",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -38,6 +39,8 @@ class UpstreamMirror(models.Model):
     refreshed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # Each concrete mirror has its own timeline model whose FK says related_name="timeline".
+    timeline: Any
 
     class Meta:
         abstract = True

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
 from datetime import datetime
-from functools import partial
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
-from django.db.models import Model
 from django.utils import timezone
 from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticError
@@ -34,7 +31,9 @@ from users.models import (
     EndUserType,
     KycReview,
     KycReviewKind,
+    TimelineEntryBase,
     TimelineKind,
+    UpstreamMirror,
     VerificationStatus,
 )
 from users.ordering import UserEvent, UserKnown, decide_user_event
@@ -82,7 +81,7 @@ def snapshot(end_user: EndUser) -> dict[str, Any]:
 
 
 def timeline_add(
-    end_user: EndUser,
+    record: UpstreamMirror,
     *,
     summary: str,
     kind: str = TimelineKind.STAFF,
@@ -91,9 +90,9 @@ def timeline_add(
     event_id: str = "",
     applied: bool = True,
     data: dict[str, Any] | None = None,
-) -> EndUserTimelineEntry:
-    return EndUserTimelineEntry.objects.create(
-        end_user=end_user,
+) -> TimelineEntryBase:
+    """One line on a mirrored record's timeline (end user, virtual account or recipient)."""
+    entry: TimelineEntryBase = record.timeline.create(
         kind=kind,
         actor=actor,
         summary=summary[:300],
@@ -102,6 +101,7 @@ def timeline_add(
         applied=applied,
         data=data or {},
     )
+    return entry
 
 
 def _parse_time(value: Any, *, field: str) -> datetime | None:
@@ -369,25 +369,25 @@ def end_user_update(
 
 
 def record_refresh(
-    target: Model,
+    target: UpstreamMirror,
     *,
     before: dict[str, Any],
     after: dict[str, Any],
     by: StaffUser | None,
     action: str,
-    timeline: Callable[..., object],
     timeline_keeps_before: bool = False,
 ) -> None:
     """
     After a record was re-read from the upstream (inside its transaction): when anything changed,
     one timeline line naming the fields (a system line when `by` is None: a background task) and
-    one audit entry with before and after. `timeline(kind=, actor=, summary=, data=)` writes the
-    record's own timeline; `timeline_keeps_before` also keeps the changed fields' old values there.
+    one audit entry with before and after. `timeline_keeps_before` also keeps the changed fields'
+    old values in the timeline line.
     """
     if before == after:
         return
     changed = sorted(k for k in after if before.get(k) != after.get(k))
-    timeline(
+    timeline_add(
+        target,
         kind=TimelineKind.SYSTEM if by is None else TimelineKind.STAFF,
         actor=by,
         summary="Refreshed from the upstream: " + ", ".join(changed),
@@ -418,7 +418,6 @@ def end_user_refresh(*, end_user: EndUser, by: StaffUser | None) -> EndUser:
             after=snapshot(end_user),
             by=by,
             action="end_user.refreshed",
-            timeline=partial(timeline_add, end_user),
             timeline_keeps_before=True,
         )
     return end_user
