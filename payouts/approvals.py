@@ -14,27 +14,13 @@ from payouts import live, notifications
 from payouts.errors import PayoutActionRefused
 from payouts.models import Approval, ChangeSource, NotificationKind, Payout, PayoutStatus
 from payouts.policy import ApprovalFacts, Refusal, approval_decide, approvals_kept_after_requote
-from payouts.states import payout_transition
+from payouts.states import payout_locked, payout_transition
 from staff.models import StaffUser
 from staff.roles import PAYOUT_APPROVE, PAYOUT_INITIATE
 from staff.services import audit_record
 
 S = PayoutStatus
 REASON_MAX = 500
-
-
-def _locked(payout: Payout | int) -> Payout:
-    """The payout row, locked until the end of the caller's transaction (SELECT ... FOR UPDATE).
-
-    Every decision about approvals is taken under this lock, so two approvers at the same moment
-    are serialised: the second one sees the first one's approval.
-    """
-    pk = payout.pk if isinstance(payout, Payout) else payout
-    return (
-        Payout.objects.select_for_update(of=("self",))
-        .select_related("recipient", "environment", "virtual_account")
-        .get(pk=pk)
-    )
 
 
 def _valid_approver_ids(payout: Payout) -> list[int]:
@@ -80,7 +66,7 @@ def payout_approve(*, payout: Payout | int, by: StaffUser) -> ApprovalOutcome:
     submitted at once.
     """
     with transaction.atomic():
-        locked = _locked(payout)
+        locked = payout_locked(payout)
         decision = approval_decide(
             approval_facts(locked), approver_id=by.pk, has_permission=by.has_perm(PAYOUT_APPROVE)
         )
@@ -135,7 +121,7 @@ def payout_reject(*, payout: Payout | int, by: StaffUser, reason: str) -> Payout
             status=400,
         )
     with transaction.atomic():
-        locked = _locked(payout)
+        locked = payout_locked(payout)
         facts = approval_facts(locked)
         # Rejecting is a checker's act too: the maker or the recipient's creator may not do it
         # (a maker withdraws with "cancel"); someone who already approved may change their mind.
@@ -185,7 +171,7 @@ def payout_requote_apply(
     """
     tolerance = Decimal(str(settings.PAYOUTS_REQUOTE_TOLERANCE))
     with transaction.atomic():
-        locked = _locked(payout)
+        locked = payout_locked(payout)
         if locked.status not in (S.PENDING_APPROVAL, S.APPROVED):
             raise PayoutActionRefused(
                 "not_requotable", "Only a payout waiting for approval or approved is re-quoted."
@@ -287,7 +273,7 @@ CANCELLABLE = frozenset({S.PENDING_APPROVAL, S.APPROVED})
 def payout_cancel(*, payout: Payout | int, by: StaffUser, reason: str = "") -> Payout:
     """Withdraw a payout before anything was sent upstream (the upstream offers no cancel)."""
     with transaction.atomic():
-        locked = _locked(payout)
+        locked = payout_locked(payout)
         may = by.pk == locked.maker_id and by.has_perm(PAYOUT_INITIATE)
         may = may or by.has_perm(PAYOUT_APPROVE)
         if not may:

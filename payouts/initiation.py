@@ -25,7 +25,7 @@ from payouts import live, notifications
 from payouts.documents import supporting_documents
 from payouts.errors import PayoutActionRefused
 from payouts.models import ChangeSource, NotificationKind, Payout, PayoutStatus
-from payouts.states import can_move, payout_transition
+from payouts.states import can_move, payout_locked, payout_transition
 from payouts.upstream_status import upstream_status
 from staff.models import StaffUser
 from staff.services import audit_record
@@ -273,7 +273,6 @@ def _stale_since(moment: Any) -> Any:
 
 def payout_retry(*, payout: Payout | int, by: StaffUser) -> Payout:
     """A person asks to re-send a payout stuck in `submitting` now (same key, same body)."""
-    from payouts.approvals import _locked
     from staff.roles import PAYOUT_APPROVE
 
     if not by.has_perm(PAYOUT_APPROVE):
@@ -281,7 +280,7 @@ def payout_retry(*, payout: Payout | int, by: StaffUser) -> Payout:
 
         raise PermissionDenied("Only an approver may re-send a payout.")
     with transaction.atomic():
-        locked = _locked(payout)
+        locked = payout_locked(payout)
         if locked.status != S.SUBMITTING:
             raise PayoutActionRefused(
                 "not_submitting", "Only a payout waiting for the upstream's answer is re-sent."

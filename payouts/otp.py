@@ -14,10 +14,10 @@ from django.utils import timezone
 from gateway.client import call_sync, upstream
 from gateway.errors import UpstreamError
 from payouts import live
-from payouts.approvals import _locked
 from payouts.errors import PayoutActionRefused
 from payouts.initiation import submission_start
 from payouts.models import Payout, PayoutStatus
+from payouts.states import payout_locked
 from staff.models import StaffUser
 from staff.roles import PAYOUT_APPROVE
 from staff.services import audit_record
@@ -76,7 +76,7 @@ def payout_otp_send(*, payout: Payout | int, by: StaffUser) -> OtpSent:
         ) from exc
     expires_at = answer.expires_at or timezone.now() + OTP_LIFETIME
     with transaction.atomic():
-        locked = _locked(pk)
+        locked = payout_locked(pk)
         _may_release(locked, by)
         locked.otp_sent_to = email
         locked.otp_expires_at = expires_at
@@ -110,7 +110,7 @@ def payout_otp_confirm(*, payout: Payout | int, by: StaffUser, code: str) -> Pay
             "invalid_code", "The code is exactly 6 digits.", field="code", status=400
         )
     with transaction.atomic():
-        locked = _locked(payout)
+        locked = payout_locked(payout)
         if locked.status == S.SUBMITTING:
             return locked  # a double submit: the first one is on its way
         _may_release(locked, by)

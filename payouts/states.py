@@ -160,3 +160,17 @@ def payout_transition(
             at=moment,
             event_id=event_id,
         )
+
+
+def payout_locked(payout: Payout | int) -> Payout:
+    """The payout row, locked until the end of the caller's transaction (SELECT ... FOR UPDATE).
+
+    Every decision about approvals is taken under this lock, so two approvers at the same moment
+    are serialised: the second one sees the first one's approval.
+    """
+    pk = payout.pk if isinstance(payout, Payout) else payout
+    return (
+        Payout.objects.select_for_update(of=("self",))
+        .select_related("recipient", "environment", "virtual_account")
+        .get(pk=pk)
+    )
