@@ -95,11 +95,16 @@ class CheckOut(Schema):
     name: str
     stated: Decimal | None
     recomputed: Decimal
+    difference: Decimal | None = Field(description="stated - recomputed.")
+    tolerance: Decimal = Field(description="The largest difference that is only rounding.")
+    currency: str = Field(description="The currency of a money figure; empty for a rate.")
     agrees: bool
+    explanation: str = Field(description="Why a difference within the tolerance is expected.")
 
 
 class ArithmeticOut(Schema):
-    agrees: bool = Field(description="All recomputed figures agree within a cent.")
+    agrees: bool = Field(description="Every figure agrees within its stated tolerance.")
+    exact: bool = Field(description="Every figure agrees exactly (no difference to explain).")
     checks: list[CheckOut]
     unchecked: list[str]
 
@@ -115,6 +120,9 @@ class QuoteOut(Schema):
     network: str
     amount_in_destination: bool
     requested_amount: Decimal
+    requested_currency: str = Field(
+        description="The destination currency when amount_in_destination, else the source's."
+    )
     base_amount: Decimal
     quote_amount: Decimal
     rate: Decimal
@@ -140,6 +148,7 @@ def quote_out(quote: Quote) -> dict[str, Any]:
         "network": quote.network,
         "amount_in_destination": quote.amount_in_destination,
         "requested_amount": quote.requested_amount,
+        "requested_currency": quote.requested_currency,
         "base_amount": quote.base_amount,
         "quote_amount": quote.quote_amount,
         "rate": quote.rate,
@@ -162,12 +171,17 @@ def quote_out(quote: Quote) -> dict[str, Any]:
         "repriced_count": quote.repriced_count,
         "arithmetic": {
             "agrees": check.agrees,
+            "exact": check.exact,
             "checks": [
                 {
                     "name": item.name,
                     "stated": item.stated,
                     "recomputed": item.expected,
+                    "difference": item.difference,
+                    "tolerance": item.tolerance,
+                    "currency": item.currency,
                     "agrees": item.agrees,
+                    "explanation": item.why,
                 }
                 for item in check.checks
             ],

@@ -12,6 +12,9 @@ the documented rules and says, figure by figure, whether the upstream agrees wit
 With `amount_in_destination` the upstream solved rule 5 for base_amount and rounded it *up* to the
 cent, so the recipient may get slightly more than asked: one cent of the base currency, converted
 at the service rate, is allowed on top of the cent.
+
+Each check carries its tolerance and the reason a difference within it is expected, so a page
+never says "agree" beside a difference it does not explain.
 """
 
 from __future__ import annotations
@@ -50,6 +53,9 @@ class QuoteFigures:
     network_fee: Decimal | None = None
     penalty_markup: Decimal | None = None
     total_fees: Decimal | None = None
+    # Only to label the figures (money in the base or the destination currency); "" if unknown.
+    base_currency: str = ""
+    quote_currency: str = ""
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,10 @@ class FigureCheck:
     stated: Decimal | None
     expected: Decimal
     tolerance: Decimal
+    # The currency of a money figure, "" for a rate.
+    currency: str = ""
+    # Why a difference within the tolerance is expected (the rounding rule behind it).
+    why: str = ""
 
     @property
     def difference(self) -> Decimal | None:
@@ -69,6 +79,10 @@ class FigureCheck:
     @property
     def agrees(self) -> bool:
         return self.stated is not None and abs(self.stated - self.expected) <= self.tolerance
+
+    @property
+    def exact(self) -> bool:
+        return self.stated is not None and self.stated == self.expected
 
 
 @dataclass(frozen=True)
@@ -89,43 +103,101 @@ class Recomputation:
 
     @property
     def agrees(self) -> bool:
+        """Every stated figure is within its tolerance of the recomputed one."""
         return not self.disagreements
+
+    @property
+    def exact(self) -> bool:
+        """Every stated figure equals the recomputed one: no difference to explain."""
+        return all(check.exact for check in self.checks)
+
+    @property
+    def explained(self) -> tuple[FigureCheck, ...]:
+        """The figures that differ within their tolerance: each one's `why` says why."""
+        return tuple(check for check in self.checks if check.agrees and not check.exact)
+
+
+WHY_CENT = (
+    "Money is rounded half-up to the cent, and the upstream may round at another step than "
+    "PayOps' recompute: up to a cent apart is rounding."
+)
+WHY_RATE = "Rates are rounded half-up to 6 decimals: one step (0.000001) apart is rounding."
+WHY_SOURCE = (
+    "Rounding: the upstream rounds the recipient amount half-up to the cent; PayOps recomputes "
+    "(what you send - total fees) x service rate and rounds it the same way: up to a cent apart."
+)
+WHY_DESTINATION = (
+    "Rounding: you asked for the amount to arrive, so the upstream solved what you send for it "
+    "and rounded that up to the cent of the source currency, then states the amount asked. "
+    "PayOps recomputes forward from the rounded-up amount, which buys up to one source cent at "
+    "the service rate (plus a cent of rounding) more than asked: the recipient gets at least the "
+    "amount asked."
+)
+WHY_FLOOR = "Rounding up must never leave the recipient short of what was asked."
 
 
 def _sum(*parts: Decimal | None) -> Decimal:
     return sum((part or ZERO for part in parts), ZERO)
 
 
+def _service_rate(figures: QuoteFigures) -> Decimal:
+    markups = (
+        _sum(figures.base_fx_markup) + _sum(figures.client_fx_markup) + _sum(figures.penalty_markup)
+    )
+    return rate6(figures.rate * (1 - markups))
+
+
+def _amount_checks(figures: QuoteFigures, recomputed: Decimal, rate: Decimal) -> list[FigureCheck]:
+    """Rule 5's check, with its tolerance by mode; in the destination mode also its floor."""
+    tolerance, why = CENT, WHY_SOURCE
+    if figures.amount_in_destination:
+        tolerance, why = CENT + money(CENT * rate), WHY_DESTINATION
+    label, currency = "Recipient gets", figures.quote_currency
+    checks = [
+        FigureCheck(
+            "quote_amount", label, figures.quote_amount, recomputed, tolerance, currency, why
+        )
+    ]
+    if figures.amount_in_destination and recomputed < figures.quote_amount - CENT:
+        floor_label = "Recipient gets at least the requested amount"
+        checks.append(
+            FigureCheck(
+                "quote_amount_floor",
+                floor_label,
+                recomputed,
+                figures.quote_amount,
+                CENT,
+                currency,
+                WHY_FLOOR,
+            )
+        )
+    return checks
+
+
 def recompute(figures: QuoteFigures) -> Recomputation:
     """Recompute every derivable figure of `figures` and compare it with the stated one."""
     checks: list[FigureCheck] = []
     unchecked: list[str] = []
-    has_breakdown = figures.base_fixed_fee is not None or figures.base_percentage_fee is not None
 
     total_fixed = total_pct = total_fees = None
-    if has_breakdown:
+    if figures.base_fixed_fee is not None or figures.base_percentage_fee is not None:
         total_fixed = _sum(figures.base_fixed_fee, figures.client_fixed_fee, figures.network_fee)
         total_pct = _sum(figures.base_percentage_fee, figures.client_percentage_fee)
         total_fees = money(total_fixed + figures.base_amount * total_pct)
-        checks.append(FigureCheck("total_fees", "Total fees", figures.total_fees, total_fees, CENT))
+        stated, currency = figures.total_fees, figures.base_currency
+        checks.append(
+            FigureCheck("total_fees", "Total fees", stated, total_fees, CENT, currency, WHY_CENT)
+        )
     else:
         unchecked.append("total_fees")
 
-    has_markups = figures.base_fx_markup is not None or figures.penalty_markup is not None
     service_rate = None
-    if has_markups:
-        service_rate = rate6(
-            figures.rate
-            * (
-                1
-                - _sum(figures.base_fx_markup)
-                - _sum(figures.client_fx_markup)
-                - _sum(figures.penalty_markup)
-            )
-        )
+    if figures.base_fx_markup is not None or figures.penalty_markup is not None:
+        service_rate = _service_rate(figures)
+        stated_rate = figures.service_rate
         checks.append(
             FigureCheck(
-                "service_rate", "Service rate", figures.service_rate, service_rate, RATE_STEP
+                "service_rate", "Service rate", stated_rate, service_rate, RATE_STEP, why=WHY_RATE
             )
         )
     else:
@@ -137,29 +209,7 @@ def recompute(figures: QuoteFigures) -> Recomputation:
     if fees_used is not None:
         after = figures.base_amount - fees_used
         quote_amount = money(after * rate_used)
-        tolerance = CENT
-        if figures.amount_in_destination:
-            tolerance = CENT + money(CENT * rate_used)
-        checks.append(
-            FigureCheck(
-                "quote_amount",
-                "Recipient gets",
-                figures.quote_amount,
-                quote_amount,
-                tolerance,
-            )
-        )
-        if figures.amount_in_destination and quote_amount < figures.quote_amount - CENT:
-            # Rounding up must never leave the recipient short of what was asked.
-            checks.append(
-                FigureCheck(
-                    "quote_amount_floor",
-                    "Recipient gets at least the requested amount",
-                    quote_amount,
-                    figures.quote_amount,
-                    CENT,
-                )
-            )
+        checks.extend(_amount_checks(figures, quote_amount, rate_used))
     else:
         unchecked.append("quote_amount")
 

@@ -9,7 +9,7 @@ from django import forms
 
 from quotes.choices import Choices, names
 from quotes.errors import QuoteFieldError
-from quotes.models import QuoteStatus
+from quotes.models import Quote, QuoteStatus
 
 
 def choice_field(form: forms.Form, name: str) -> forms.ChoiceField:
@@ -102,6 +102,12 @@ class QuoteAmountForm(forms.Form):
     amount = forms.DecimalField(
         max_digits=11, decimal_places=2, min_value=Decimal("0.01"), label="New amount"
     )
+
+    def __init__(self, *args: Any, quote: Quote | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if quote is not None:  # the amount is in the currency it was asked in, as in the card
+            mode = "to arrive" if quote.amount_in_destination else "to send"
+            self.fields["amount"].label = f"New amount ({quote.requested_currency}, {mode})"
 
     def add_upstream_errors(self, errors: list[QuoteFieldError]) -> None:
         for error in errors:

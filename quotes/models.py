@@ -77,6 +77,11 @@ class Quote(models.Model):
     def corridor(self) -> str:
         return f"{self.base_currency}→{self.quote_currency}"
 
+    @property
+    def requested_currency(self) -> str:
+        """The currency of `requested_amount`: the destination's when it is the amount to arrive."""
+        return self.quote_currency if self.amount_in_destination else self.base_currency
+
     def is_usable(self, now: datetime | None = None) -> bool:
         """ACTIVE and not past its expiry: the only quotes a payout or an amount change may use."""
         return self.status == QuoteStatus.ACTIVE and (now or timezone.now()) < self.expires_at

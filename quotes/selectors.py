@@ -76,6 +76,8 @@ def quote_figures(quote: Quote) -> QuoteFigures:
         network_fee=quote.network_fee,
         penalty_markup=quote.penalty_markup,
         total_fees=quote.total_fees,
+        base_currency=quote.base_currency,
+        quote_currency=quote.quote_currency,
     )
 
 

@@ -43,7 +43,7 @@ def card_context(request: HttpRequest, quote: Quote, **extra: Any) -> dict[str, 
         "usable": quote.is_usable(),
         "can_change": user.has_perm(PAYOUT_INITIATE),
         "amount_form": extra.pop("amount_form", None)
-        or QuoteAmountForm(initial={"amount": quote.requested_amount}),
+        or QuoteAmountForm(initial={"amount": quote.requested_amount}, quote=quote),
         **extra,
     }
 
@@ -132,14 +132,14 @@ def quote_amount(request: HttpRequest, pk: int) -> HttpResponse:
     if not user.has_perm(PAYOUT_INITIATE):
         raise PermissionDenied
     quote = _get_quote(request, pk)
-    form = QuoteAmountForm(request.POST)
+    form = QuoteAmountForm(request.POST, quote=quote)
     if form.is_valid():
         try:
             quote = quote_reprice(by=user, quote=quote, amount=form.cleaned_data["amount"])
         except QuoteRefused as exc:
             form.add_upstream_errors(exc.errors)
         else:
-            form = QuoteAmountForm(initial={"amount": quote.requested_amount})
+            form = QuoteAmountForm(initial={"amount": quote.requested_amount}, quote=quote)
     if not request.htmx and not form.errors:  # type: ignore[attr-defined]
         return redirect("quotes:detail", pk=quote.pk)
     template = "quotes/includes/quote_card.html"

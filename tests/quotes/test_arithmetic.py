@@ -93,3 +93,49 @@ def test_a_partial_breakdown_checks_what_it_can() -> None:
     assert result.unchecked == ("total_fees", "service_rate")
     assert [c.name for c in result.checks] == ["quote_amount"]
     assert result.agrees
+
+
+# USDC -> COP on PSE (solana), 2,000,000.00 COP to arrive, as the emulator prices it by day:
+# service = 3950 x (1 - 0.004) = 3934.2; base solved = ceil_cent((2e6 / 3934.2 + 2.00) / 0.994)
+# = 513.45; fees = 2.00 + 513.45 x 0.006 = 5.08; forward = 508.37 x 3934.2 = 2,000,029.25.
+COP_TO_ARRIVE = QuoteFigures(
+    base_amount=D("513.45"),
+    quote_amount=D("2000000.00"),
+    rate=D("3950.000000"),
+    service_rate=D("3934.200000"),
+    amount_in_destination=True,
+    base_fixed_fee=D("1.50"),
+    base_percentage_fee=D("0.006"),
+    base_fx_markup=D("0.004"),
+    client_fixed_fee=D("0"),
+    client_percentage_fee=D("0"),
+    client_fx_markup=D("0"),
+    network_fee=D("0.50"),
+    penalty_markup=D("0"),
+    total_fees=D("5.08"),
+    base_currency="USDC",
+    quote_currency="COP",
+)
+
+
+def test_a_difference_within_the_tolerance_is_named_and_explained() -> None:
+    result = recompute(COP_TO_ARRIVE)
+    assert result.agrees and not result.exact
+    [amount] = result.explained
+    assert (amount.name, amount.difference, amount.currency) == (
+        "quote_amount",
+        D("-29.25"),
+        "COP",
+    )
+    # One cent of USDC at the service rate (39.34 COP) plus a cent of rounding.
+    assert amount.tolerance == D("39.35")
+    assert "rounded that up to the cent" in amount.why
+    fees = next(check for check in result.checks if check.name == "total_fees")
+    assert fees.exact and fees.currency == "USDC"
+
+
+def test_exact_figures_need_no_explanation() -> None:
+    result = recompute(MXN_1000)
+    assert result.exact and result.explained == ()
+    off_by_one = recompute(QuoteFigures(**{**MXN_1000.__dict__, "total_fees": D("6.01")}))
+    assert not off_by_one.exact and [c.name for c in off_by_one.explained] == ["total_fees"]
