@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 from django.core.validators import MaxValueValidator, MinValueValidator
 
+from console.forms import IsoDateField
 from gateway.models import Environment
 from gateway.models.environment import CREDENTIALS
 from gateway.services.environments import SETTABLE_FIELDS
@@ -90,6 +91,4 @@ class CallLogFilterForm(forms.Form):
     )
     status_class = forms.ChoiceField(choices=STATUS_CLASSES, required=False, label="Status")
     path = forms.CharField(required=False, max_length=200, label="Path contains")
-    date = forms.DateField(
-        required=False, label="Date (UTC)", widget=forms.DateInput(attrs={"type": "date"})
-    )
+    date = IsoDateField(required=False, label="Date (UTC)")

@@ -9,6 +9,7 @@ from django import forms
 from django.utils import timezone
 
 from accounts.models import Recipient, VirtualAccount
+from console.forms import IsoDateField
 from console.templatetags.ui import money
 from gateway.models import Environment
 from payouts import selectors
@@ -154,12 +155,8 @@ class PayoutFilterForm(forms.Form):
     corridor = forms.ChoiceField(required=False)
     amount_min = forms.DecimalField(required=False, min_value=0, label="Amount from")
     amount_max = forms.DecimalField(required=False, min_value=0, label="Amount to")
-    date_from = forms.DateField(
-        required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
-    )
-    date_to = forms.DateField(
-        required=False, label="To", widget=forms.DateInput(attrs={"type": "date"})
-    )
+    date_from = IsoDateField(required=False, label="From")
+    date_to = IsoDateField(required=False, label="To")
 
     def __init__(self, *args: Any, makers: list[tuple[str, str]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

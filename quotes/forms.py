@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 
+from console.forms import IsoDateField
 from quotes.choices import Choices, names
 from quotes.errors import QuoteFieldError
 from quotes.models import Quote, QuoteStatus
@@ -118,12 +119,8 @@ class QuoteFilterForm(forms.Form):
     status = forms.ChoiceField(choices=[("", "Any status"), *QuoteStatus.choices], required=False)
     corridor = forms.ChoiceField(required=False)
     maker = forms.ChoiceField(required=False, label="Requested by")
-    date_from = forms.DateField(
-        required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
-    )
-    date_to = forms.DateField(
-        required=False, label="To", widget=forms.DateInput(attrs={"type": "date"})
-    )
+    date_from = IsoDateField(required=False, label="From")
+    date_to = IsoDateField(required=False, label="To")
 
     def __init__(
         self,

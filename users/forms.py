@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 
+from console.forms import IsoDateField
 from users.models import EndUserStatus, EndUserType, VerificationStatus
 from users.validation import country_choices
 
@@ -25,12 +26,8 @@ class EndUserFilterForm(forms.Form):
     verification_status = forms.ChoiceField(
         label="Verification", required=False, choices=[("", "Any"), *VerificationStatus.choices]
     )
-    created_from = forms.DateField(
-        label="Created from", required=False, widget=forms.DateInput(attrs={"type": "date"})
-    )
-    created_to = forms.DateField(
-        label="Created to", required=False, widget=forms.DateInput(attrs={"type": "date"})
-    )
+    created_from = IsoDateField(label="Created from", required=False)
+    created_to = IsoDateField(label="Created to", required=False)
 
 
 class KycQueueFilterForm(forms.Form):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import forms
 
+from console.forms import IsoDateTimeField
 from gateway.models import Environment
 from webhooks.contract import EVENT_KINDS
 
@@ -38,16 +39,8 @@ class EventFilterForm(forms.Form):
     environment = forms.ModelChoiceField(
         label="Environment", required=False, queryset=Environment.objects.all()
     )
-    received_from = forms.DateTimeField(
-        label="From (UTC)",
-        required=False,
-        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
-    )
-    received_to = forms.DateTimeField(
-        label="To (UTC)",
-        required=False,
-        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
-    )
+    received_from = IsoDateTimeField(label="From (UTC)", required=False)
+    received_to = IsoDateTimeField(label="To (UTC)", required=False)
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]

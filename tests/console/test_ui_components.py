@@ -213,14 +213,14 @@ def test_call_log_shows_a_bad_filter_on_its_field(client_for: Callable[[str], Cl
     assert response.status_code == 200
     html = response.content.decode()
     date_field = html.split('data-field="date"')[1].split("</div>")[0]
-    assert "Enter a valid date." in date_field
+    assert "Enter the date as yyyy-mm-dd" in date_field
     status_field = html.split('data-field="status_class"')[1].split("</div>")[0]
     assert "Select a valid choice." in status_field
     # The same errors come back in the HTMX fragment, which carries the filter bar with it.
     fragment = client.get(
         reverse("gateway:call_log"), {"date": "yesterday"}, HTTP_HX_REQUEST="true"
     ).content.decode()
-    assert "<html" not in fragment and "Enter a valid date." in fragment
+    assert "<html" not in fragment and "Enter the date as yyyy-mm-dd" in fragment
 
 
 # --- Django admin --------------------------------------------------------------------------
