@@ -20,6 +20,7 @@ from django.views.decorators.csrf import requires_csrf_token
 from console import health
 from console.dashboard import panels_for
 from console.navigation import ITEMS_BY_KEY
+from console.templatetags.ui import duration
 from staff import roles
 from staff.roles import user_roles
 
@@ -63,15 +64,38 @@ def _readiness() -> tuple[int, dict[str, Any]]:
     return response.status_code, body
 
 
+# A check's figures by the suffix of their key: `duration_ms`, `age_seconds` (console.health).
+DURATION_SUFFIXES = {"_ms": "ms", "_seconds": "s"}
+
+
+def health_row(name: str, check: Any) -> dict[str, Any]:
+    """One check of the readiness report as the page shows it: its status, how long it took,
+    and its other details labelled in words, durations as a person reads them (`1.2 s`)."""
+    check = check if isinstance(check, dict) else {"status": check}
+    details = []
+    for key, value in check.items():
+        if key in ("status", "duration_ms"):
+            continue
+        suffix = next((end for end in DURATION_SUFFIXES if key.endswith(end)), "")
+        label = key.removesuffix(suffix).replace("_", " ")
+        if suffix and value is not None:
+            value = duration(value, DURATION_SUFFIXES[suffix])
+        details.append((label, "—" if value is None else value))
+    return {
+        "name": name,
+        "status": str(check.get("status", "unknown")),
+        "took": duration(check.get("duration_ms")),
+        "details": details,
+    }
+
+
 @login_required
 @permission_required(roles.SYSTEM_HEALTH_VIEW, raise_exception=True)
 def system_health(request: HttpRequest) -> HttpResponse:
     status_code, report = _readiness()
-    checks = []
-    for name, check in sorted((report.get("checks") or {}).items()):
-        check = check if isinstance(check, dict) else {"status": check}
-        extra = {key: value for key, value in check.items() if key != "status"}
-        checks.append({"name": name, "status": str(check.get("status", "unknown")), "extra": extra})
+    checks = [
+        health_row(name, check) for name, check in sorted((report.get("checks") or {}).items())
+    ]
     context = {
         "ready": status_code == 200,
         "overall": report.get("status", "unknown"),

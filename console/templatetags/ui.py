@@ -1,7 +1,8 @@
 """The back office's formatting filters: money, counts, times with their zone, countdowns, badges.
 
 `{% load ui %}` then `{{ amount|money:currency }}`, `{{ calls|count }}`, `{{ moment|when }}`,
-`{{ check.status|status_tone }}`, `{{ quote.rate|rate }}`, `{{ fee|percent }}`. The components
+`{{ check.status|status_tone }}`, `{{ quote.rate|rate }}`, `{{ fee|percent }}`,
+`{{ check.duration_ms|duration }}`. The components
 under templates/includes/ use them; docs/ui.md lists both.
 """
 
@@ -113,6 +114,31 @@ def rate(value: object) -> str:
     if number is None:
         return MISSING
     return f"{number.quantize(Decimal('0.000001'), rounding=ROUND_HALF_UP):f}"
+
+
+def duration_words(seconds: Decimal) -> str:
+    """A duration as a person reads it: `0.4 ms`, `120 ms`, `1.2 s`, `2 min 5 s`, `1 h 2 min`."""
+    ms = seconds * 1000
+    if abs(ms) < 10:
+        return f"{ms.quantize(Decimal('0.1'), rounding=ROUND_HALF_UP)} ms"
+    if abs(ms) < 1000:
+        return f"{ms.quantize(Decimal('1'), rounding=ROUND_HALF_UP)} ms"
+    if abs(seconds) < 60:
+        return f"{seconds.quantize(Decimal('0.1'), rounding=ROUND_HALF_UP)} s"
+    whole = int(seconds.to_integral_value(rounding=ROUND_HALF_UP))
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours} h {minutes} min" if hours else f"{minutes} min {secs} s"
+
+
+@register.filter
+def duration(value: object, unit: object = "ms") -> str:
+    """`{{ check.duration_ms|duration }}` -> `120 ms` or `1.2 s`; `{{ age|duration:"s" }}` for
+    seconds. Exact (never through a float's expansion); no value shows `—`."""
+    number = as_decimal(value)
+    if number is None:
+        return MISSING
+    return duration_words(number if str(unit) == "s" else number / 1000)
 
 
 @register.filter

@@ -164,6 +164,26 @@ def test_system_health_lists_every_check_of_readyz(client_for) -> None:  # type:
     assert f'class="badge {expected}" data-testid="overall-status"' in html
 
 
+def test_system_health_shows_durations_as_a_person_reads_them(client_for) -> None:  # type: ignore[no-untyped-def]
+    html = client_for("admin").get("/system/health/").content.decode()
+    assert "duration_ms" not in html and "age_seconds" not in html
+    took = html.split('data-testid="check-took">')[1].split("<")[0]
+    assert took.endswith((" ms", " s")), took
+
+
+def test_a_check_row_labels_its_figures_in_words() -> None:
+    from console.views import health_row
+
+    row = health_row(
+        "worker", {"status": "ok", "duration_ms": 1234.5, "age_seconds": 3.2, "cluster": "q"}
+    )
+    assert (row["status"], row["took"]) == ("ok", "1.2 s")
+    assert row["details"] == [("age", "3.2 s"), ("cluster", "q")]
+    assert health_row("cache", {"status": "fail", "age_seconds": None})["details"] == [
+        ("age", "—")
+    ]
+
+
 def test_system_health_answers_htmx_with_only_the_fragment(client_for) -> None:  # type: ignore[no-untyped-def]
     response = client_for("admin").get("/system/health/", headers={"HX-Request": "true"})
     html = response.content.decode()

@@ -15,7 +15,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from console.templatetags.ui import count, countdown_words, money, status_tone, when
+from console.templatetags.ui import count, countdown_words, duration, money, status_tone, when
 
 pytestmark = pytest.mark.django_db
 
@@ -247,3 +247,20 @@ def test_admin_shows_the_environment_badge_outside_its_title_and_times_with_thei
     assert 'data-testid="env-badge"' in html
     html = client.get(reverse("admin:staff_staffuser_changelist")).content.decode()
     assert " UTC</td>" in html or " UTC</" in html
+
+
+@pytest.mark.parametrize(
+    ("value", "unit", "shown"),
+    [
+        (0.4, "ms", "0.4 ms"),
+        (120, "ms", "120 ms"),
+        (119.6, "ms", "120 ms"),
+        (1234.5, "ms", "1.2 s"),
+        (3.25, "s", "3.3 s"),
+        (125, "s", "2 min 5 s"),
+        (3720, "s", "1 h 2 min"),
+        (None, "ms", "—"),
+    ],
+)
+def test_duration_reads_as_a_person_says_it(value: object, unit: str, shown: str) -> None:
+    assert duration(value, unit) == shown
