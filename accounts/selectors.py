@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Count, Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
 
 from accounts.models import (
@@ -12,6 +12,7 @@ from accounts.models import (
     Recipient,
     RecipientTimelineEntry,
     VirtualAccount,
+    VirtualAccountMode,
     VirtualAccountTimelineEntry,
 )
 from console.lists import filter_given
@@ -48,6 +49,30 @@ def virtual_account_get(*, environment: Environment | None, pk: int) -> VirtualA
     if environment is not None:
         rows = rows.filter(environment=environment)
     return get_object_or_404(rows, pk=pk)
+
+
+def crypto_funding(virtual_account: VirtualAccount) -> list[dict[str, Any]]:
+    """The stablecoins and networks that funded a crypto account's payouts, most used first.
+
+    The account record itself names no stablecoin (each payout chooses one in its
+    payment_instructions), so this is what is known; read through the reverse relation, so this
+    app imports no payouts code."""
+    if virtual_account.mode != VirtualAccountMode.CRYPTO:
+        return []
+    rows = (
+        virtual_account.payouts.exclude(payment_currency="")  # type: ignore[attr-defined]
+        .values("payment_currency", "payment_network")
+        .annotate(payouts=Count("pk"))
+        .order_by("-payouts", "payment_currency", "payment_network")
+    )
+    return [
+        {
+            "currency": r["payment_currency"],
+            "network": r["payment_network"],
+            "payouts": r["payouts"],
+        }
+        for r in rows
+    ]
 
 
 def virtual_account_detail(*, environment: Environment | None, pk: int) -> VirtualAccount:

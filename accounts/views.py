@@ -76,6 +76,7 @@ def virtual_account_detail(request: HttpRequest, pk: int) -> HttpResponse:
     va = selectors.virtual_account_detail(environment=current_environment(request), pk=pk)
     context = {
         "va": va,
+        "crypto_funding": selectors.crypto_funding(va),
         "sandbox": sandbox_installed(),
         "can_simulate": request.user.has_perm(roles.ENVIRONMENTS_MANAGE),
     }

@@ -1,0 +1,85 @@
+"""How directory records read: one verification badge, a crypto account as a crypto account."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+from gateway.services.environments import environment_switch
+from staff.models import StaffUser
+from tests.finance import (
+    make_draft,
+    make_end_user,
+    make_environment,
+    make_staff,
+    make_virtual_account,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def _signed_in(role: str) -> tuple[Client, StaffUser]:
+    user = make_staff(role)
+    client = Client()
+    client.force_login(user)
+    return client, user
+
+
+def test_a_verified_end_user_shows_one_verified_badge() -> None:
+    client, compliance = _signed_in("compliance")
+    environment = make_environment()
+    environment_switch(user=compliance, environment=environment)
+    end_user = make_end_user(environment, status="verified", verification_status="verified")
+    html = client.get(f"/end-users/{end_user.pk}/").content.decode()
+    decision = html.split('data-testid="kyc-decision"')[1].split("</section>")[0]
+    assert decision.count('class="badge') == 1 and html.count(">Verified</span>") == 1
+    # The user's own upstream status is still there, as a labelled fact.
+    assert 'data-testid="upstream-status">Verified</dd>' in html
+
+
+def test_a_crypto_account_reads_as_a_crypto_account() -> None:
+    client, maker = _signed_in("finance_maker")
+    environment = make_environment()
+    environment_switch(user=maker, environment=environment)
+    account = make_virtual_account(
+        environment,
+        mode="crypto",
+        available_balance=Decimal("0.00"),
+        balance_as_of=timezone.now(),
+        account_number="",
+        routing_number="",
+    )
+    html = client.get(f"/accounts/virtual-accounts/{account.pk}/").content.decode()
+    assert "A crypto account: each payout it makes is funded by its own stablecoin deposit" in html
+    assert "US_BANK / slovak_savings_bank" not in html
+    assert "Crypto payouts do not draw on this balance." in html
+    assert "assigned on activation" not in html  # no bank numbers promised to a crypto account
+    rail = html.split('data-testid="upstream-rail">')[1].split("</dd>")[0]
+    assert "US_BANK, slovak_savings_bank" in rail and "as the upstream records" in rail
+    assert "no payout yet" in html.split('data-testid="crypto-funding">')[1].split("</dd>")[0]
+
+    for network in ("polygon", "polygon", "solana"):
+        make_draft(
+            maker=maker,
+            environment=environment,
+            virtual_account=account,
+            mode="crypto",
+            payment_currency="USDC",
+            payment_network=network,
+        )
+    html = client.get(f"/accounts/virtual-accounts/{account.pk}/").content.decode()
+    funding = html.split('data-testid="crypto-funding">')[1].split("</dd>")[0]
+    assert funding == "USDC on polygon (2 payouts), USDC on solana (1 payout)"
+
+
+def test_a_fiat_account_keeps_its_bank_details() -> None:
+    client, maker = _signed_in("finance_maker")
+    environment = make_environment()
+    environment_switch(user=maker, environment=environment)
+    account = make_virtual_account(environment, account_number="", routing_number="")
+    html = client.get(f"/accounts/virtual-accounts/{account.pk}/").content.decode()
+    assert "US_BANK / slovak_savings_bank" in html and "assigned on activation" in html
+    assert 'data-testid="crypto-funding"' not in html
