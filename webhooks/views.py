@@ -6,14 +6,16 @@ import json
 from typing import Any
 
 from django.apps import apps
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
 from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
+from console.templatetags.ui import duration
 from gateway.models import Environment
 from staff.errors import ServiceError
 from staff.redaction import mask
@@ -25,6 +27,7 @@ from webhooks.models import (
     SignatureVerdict,
     SignedOver,
     WebhookDelivery,
+    WebhookEndpoint,
     WebhookEvent,
 )
 from webhooks.permissions import WEBHOOK_EVENTS_VIEW, WEBHOOKS_MANAGE
@@ -98,9 +101,21 @@ def endpoint_register(request: HttpRequest, environment_pk: int) -> HttpResponse
 
 @login_required
 @permission_required(WEBHOOKS_MANAGE, raise_exception=True)
-@require_POST
+@require_http_methods(["GET", "POST"])
 def endpoint_rotate(request: HttpRequest, environment_pk: int) -> HttpResponse:
-    return _endpoint_action(request, environment_pk, rotate=True)
+    """Rotate only once confirmed: GET (or a POST without `confirm=yes`) shows what a rotation
+    does and how long the previous secret stays accepted; the confirm button posts `confirm=yes`.
+    The API's rotate endpoint acts at once (a token holder means it)."""
+    if request.method == "POST" and request.POST.get("confirm") == "yes":
+        return _endpoint_action(request, environment_pk, rotate=True)
+    environment = get_object_or_404(Environment, pk=environment_pk)
+    overlap = int(settings.WEBHOOKS_ROTATION_OVERLAP_SECONDS)
+    context = {
+        "environment": environment,
+        "endpoint": WebhookEndpoint.objects.filter(environment=environment).first(),
+        "overlap": duration(overlap, "s"),
+    }
+    return render(request, "webhooks/rotate_confirm.html", context)
 
 
 def _filters(request: HttpRequest) -> tuple[EventFilterForm, dict[str, Any]]:

@@ -128,7 +128,9 @@ def duration_words(seconds: Decimal) -> str:
     whole = int(seconds.to_integral_value(rounding=ROUND_HALF_UP))
     hours, rest = divmod(whole, 3600)
     minutes, secs = divmod(rest, 60)
-    return f"{hours} h {minutes} min" if hours else f"{minutes} min {secs} s"
+    if hours:
+        return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+    return f"{minutes} min {secs} s" if secs else f"{minutes} min"
 
 
 @register.filter

@@ -132,9 +132,10 @@ def test_events_appear_live_and_a_rotation_loses_no_delivery(
     admin_tab = page.context.new_page()
     admin_tab.goto("/webhooks/")
     old_masked = admin_tab.get_by_test_id("current-secret").inner_text()
-    admin_tab.locator(f"#endpoint-{environment.pk}").get_by_role(
-        "button", name="Rotate secret"
-    ).click()
+    admin_tab.locator(f"#endpoint-{environment.pk}").get_by_test_id("rotate-secret").click()
+    # A confirmation first, which says how long the previous secret stays accepted.
+    expect(admin_tab.get_by_test_id("rotation-explained")).to_contain_text("Overlap window")
+    admin_tab.get_by_test_id("confirm-rotate").click()
     expect(admin_tab.get_by_text("Secret rotated for Journey sandbox")).to_be_visible()
     assert admin_tab.get_by_test_id("current-secret").inner_text() != old_masked
     _create_user(environment, "after-rotation@example.com")

@@ -259,6 +259,8 @@ def test_admin_shows_the_environment_badge_outside_its_title_and_times_with_thei
         (3.25, "s", "3.3 s"),
         (125, "s", "2 min 5 s"),
         (3720, "s", "1 h 2 min"),
+        (900, "s", "15 min"),
+        (7200, "s", "2 h"),
         (None, "ms", "—"),
     ],
 )
