@@ -7,6 +7,7 @@ import uuid
 from django import forms
 
 from accounts.models import AccountType, RecipientKind, VirtualAccountMode, VirtualAccountStatus
+from console.forms import show_when
 from users.models import EndUser
 from users.validation import country_choices
 
@@ -70,7 +71,7 @@ class RecipientForm(forms.Form):
         label="Bank transfer", choices=AccountType.choices, initial=AccountType.WIRE
     )
     account_number = forms.CharField(
-        label="Account number",
+        label="Account number or IBAN",
         help_text="WIRE: the US account number. SWIFT: the IBAN where the bank's country uses one.",
     )
     routing_number = forms.CharField(
@@ -84,6 +85,12 @@ class RecipientForm(forms.Form):
     def __init__(self, *args: object, end_users: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.fields["end_user"].queryset = end_users  # type: ignore[attr-defined]
+        # Each kind and each transfer shows only its own fields (the service ignores the others).
+        for name in ("first_name", "last_name"):
+            show_when(self.fields[name], "kind", RecipientKind.INDIVIDUAL)
+        show_when(self.fields["company_name"], "kind", RecipientKind.COMPANY)
+        show_when(self.fields["routing_number"], "account_type", AccountType.WIRE)
+        show_when(self.fields["swift_code"], "account_type", AccountType.SWIFT)
 
 
 class RecipientFilterForm(forms.Form):

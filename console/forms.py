@@ -1,4 +1,4 @@
-"""Form fields shared by every page: dates typed and shown as ISO 8601, whatever the browser.
+"""Form fields shared by every page: ISO dates whatever the browser, fields for one choice.
 
 `<input type="date">` is drawn in the browser's locale (mm/dd/yyyy in en-US) while every date the
 back office shows is ISO (`2026-11-23`), and its look differs from browser to browser. These fields
@@ -71,3 +71,10 @@ class IsoDateTimeField(forms.DateTimeField):
     default_error_messages = {
         "invalid": "Enter the moment as yyyy-mm-dd hh:mm (ISO 8601), for example 2026-11-23 17:26."
     }
+
+
+def show_when(field: forms.Field, control: str, *values: str) -> None:
+    """Mark `field` as belonging to some choices of the form's field `control` only: the field
+    include renders `data-show-when`, and static/js/show_when.js hides it for other choices.
+    Presentation only: the server still validates as it did (docs/ui.md)."""
+    field.show_when = f"{control}={','.join(values)}"  # type: ignore[attr-defined]

@@ -83,3 +83,21 @@ def test_a_fiat_account_keeps_its_bank_details() -> None:
     html = client.get(f"/accounts/virtual-accounts/{account.pk}/").content.decode()
     assert "US_BANK / slovak_savings_bank" in html and "assigned on activation" in html
     assert 'data-testid="crypto-funding"' not in html
+
+
+def test_the_recipient_form_marks_the_fields_of_each_choice() -> None:
+    client, maker = _signed_in("finance_maker")
+    environment = make_environment()
+    environment_switch(user=maker, environment=environment)
+    html = client.get("/accounts/recipients/new/").content.decode()
+
+    def marked(name: str) -> str:
+        tag = html.split(f'data-field="{name}"')[1].split(">")[0]
+        return tag.split('data-show-when="')[1].split('"')[0] if "data-show-when" in tag else ""
+
+    assert marked("routing_number") == "account_type=WIRE"
+    assert marked("swift_code") == "account_type=SWIFT"
+    assert (marked("first_name"), marked("last_name")) == ("kind=individual",) * 2
+    assert marked("company_name") == "kind=company"
+    assert marked("account_number") == "" and marked("city") == ""  # shared by every choice
+    assert "js/show_when" in html
