@@ -55,9 +55,29 @@ class Verdict:
         return self.decision.admitted
 
 
+# What a person opens in a browser, not API calls: the landing page, the health probe, the docs and
+# their OpenAPI schemas. With the static files under STATIC_URL (Swagger UI's scripts and styles,
+# which a browser fetches several at once) and /_control/, they skip limits and faults: the limits
+# model the upstream's API, and the per-peer defaults (2 at once) would refuse the docs page.
+UNLIMITED_PATHS = frozenset(
+    {"/", "/healthz", "/docs", "/sandbox/docs", "/openapi.json", "/sandbox/openapi.json"}
+)
+
+
+def _static_prefix() -> str:
+    from django.conf import settings
+
+    url = str(settings.STATIC_URL or "")
+    return "" if "://" in url or not url.strip("/") else "/" + url.strip("/") + "/"
+
+
 def is_limited_path(path: str) -> bool:
-    """/_control/, /healthz and the landing page (/) skip limits and faults; the rest is API."""
-    return not (path.startswith("/_control/") or path in ("/healthz", "/"))
+    """Whether a request is an API call, under the limits and faults (everything not above,
+    unknown paths included, so they answer JSON with RateLimit headers like the API)."""
+    static = _static_prefix()
+    if path.startswith("/_control/") or (static and path.startswith(static)):
+        return False
+    return not (path in UNLIMITED_PATHS or path.rstrip("/") in UNLIMITED_PATHS)
 
 
 def _is_auth_path(path: str) -> bool:

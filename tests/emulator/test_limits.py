@@ -134,3 +134,43 @@ def test_weekly_flush_writes_pending_counts(http, authed):
         http.get("/sandbox/v1/quotations/x", headers=headers)
     WEEKLY.flush()
     assert WeeklyUsage.objects.get(client_id=creds.pk).count == 5
+
+
+@pytest.mark.parametrize(
+    ("path", "limited"),
+    [
+        ("/", False),
+        ("/healthz", False),
+        ("/_control/clock", False),
+        ("/docs", False),
+        ("/sandbox/docs", False),
+        ("/sandbox/openapi.json", False),
+        ("/openapi.json", False),
+        ("/static/ninja/swagger-ui.css", False),
+        ("/sandbox/auth", True),
+        ("/sandbox/v1/quotations/x", True),
+        ("/v1/users", True),
+        ("/nowhere", True),  # unknown paths answer like the API, with RateLimit headers
+        ("/staticky", True),
+    ],
+)
+def test_only_the_api_is_limited(path, limited):
+    from emulator.edge import is_limited_path
+
+    assert is_limited_path(path) is limited
+
+
+async def _docs_page_burst(url):
+    # What a browser opening the docs fetches, at once, with no API key (limited by peer).
+    paths = ["/sandbox/docs", "/sandbox/openapi.json", "/docs", "/openapi.json"]
+    paths += [f"/static/ninja/{name}" for name in ("swagger-ui.css", "swagger-ui-bundle.js")] * 6
+    async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+        return await asyncio.gather(*[client.get(path) for path in paths])
+
+
+@override_settings(EMULATOR_RATE_PER_SECOND=2, EMULATOR_MAX_CONCURRENT=1)
+def test_the_docs_page_and_its_static_files_are_never_rate_limited(live_url):
+    responses = asyncio.run(_docs_page_burst(live_url))
+    assert [r.status_code for r in responses if r.status_code == 429] == []
+    assert all("RateLimit-Limit" not in r.headers for r in responses)
+    assert [r.status_code for r in responses[:4]] == [200, 200, 200, 200]
