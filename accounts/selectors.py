@@ -60,7 +60,7 @@ def crypto_funding(virtual_account: VirtualAccount) -> list[dict[str, Any]]:
     if virtual_account.mode != VirtualAccountMode.CRYPTO:
         return []
     rows = (
-        virtual_account.payouts.exclude(payment_currency="")  # type: ignore[attr-defined]
+        virtual_account.payouts.exclude(payment_currency="")
         .values("payment_currency", "payment_network")
         .annotate(payouts=Count("pk"))
         .order_by("-payouts", "payment_currency", "payment_network")

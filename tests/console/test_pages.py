@@ -179,9 +179,7 @@ def test_a_check_row_labels_its_figures_in_words() -> None:
     )
     assert (row["status"], row["took"]) == ("ok", "1.2 s")
     assert row["details"] == [("age", "3.2 s"), ("cluster", "q")]
-    assert health_row("cache", {"status": "fail", "age_seconds": None})["details"] == [
-        ("age", "—")
-    ]
+    assert health_row("cache", {"status": "fail", "age_seconds": None})["details"] == [("age", "—")]
 
 
 def test_system_health_answers_htmx_with_only_the_fragment(client_for) -> None:  # type: ignore[no-untyped-def]
