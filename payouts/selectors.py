@@ -38,7 +38,7 @@ def payout_list(
 ) -> QuerySet[Payout]:
     """Payouts of one environment, newest first. `corridor` is SOURCE-RAIL, e.g. USD-WIRE."""
     payouts = Payout.objects.select_related(
-        "maker", "virtual_account", "recipient", "quote"
+        "maker", "virtual_account__end_user", "recipient", "quote"
     ).filter(environment=environment)
     if environment is None:
         return payouts.none()
