@@ -64,9 +64,12 @@ def test_no_horizontal_overflow_at_a_narrow_width(
         # The table has more columns than a phone can show: its rows are cards that fit.
         scroller = page.locator(".table-scroll").first
         assert scroller.evaluate("el => el.scrollWidth <= el.clientWidth")
-        assert page.locator("main table.table tbody tr").first.evaluate(
-            "el => getComputedStyle(el).display"
-        ) == "block"
+        assert (
+            page.locator("main table.table tbody tr").first.evaluate(
+                "el => getComputedStyle(el).display"
+            )
+            == "block"
+        )
 
 
 def test_countdown_ticks_and_announces_expiry(page: Page) -> None:

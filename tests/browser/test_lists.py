@@ -161,7 +161,10 @@ def table_fits(page: Page) -> list[str]:
 
 
 def headers(page: Page) -> list[str]:
-    return [text.strip() for text in page.locator("main table.table").first.locator("thead th").all_inner_texts()]
+    return [
+        text.strip()
+        for text in page.locator("main table.table").first.locator("thead th").all_inner_texts()
+    ]
 
 
 def card_of_first_row(page: Page) -> dict[str, object]:
