@@ -76,13 +76,14 @@ LISTS: dict[str, list[ListPage]] = {
 }
 
 
-def upstream_traffic(records: PayoutRecords) -> None:
+def upstream_traffic(records: PayoutRecords) -> str:
     """Upstream ids as the upstream writes them (UUIDs), an end user waiting for KYC, a call log,
     an endpoint, an event, a refused delivery and a missed event, all long."""
     environment = records.completed.environment
     long_id = "0123456789abcdef" * 3
+    account_id = str(uuid.uuid4())
     VirtualAccount.objects.filter(pk=records.completed.virtual_account_id).update(
-        upstream_id=str(uuid.uuid4()), account_number="9876543210"
+        upstream_id=account_id, account_number="9876543210"
     )
     make_end_user(
         environment,
@@ -139,6 +140,7 @@ def upstream_traffic(records: PayoutRecords) -> None:
         source="poll",
         detected_at=timezone.now() - timedelta(minutes=3),
     )
+    return account_id
 
 
 def table_fits(page: Page) -> list[str]:
@@ -201,7 +203,8 @@ def test_lists_show_their_money_at_1280_and_are_cards_at_390(
     role: str,
 ) -> None:
     records = payouts_at_every_stage(demo_staff)
-    upstream_traffic(records)
+    account_id = upstream_traffic(records)
+    owner = records.completed.virtual_account.end_user.display_name
     sign_in(page, demo_staff[role].email)
     for listed in LISTS[role]:
         page.set_viewport_size(DESKTOP)
@@ -211,6 +214,8 @@ def test_lists_show_their_money_at_1280_and_are_cards_at_390(
         assert table_fits(page) == [], listed.name
         if listed.money:
             assert headers(page)[0] == listed.money, listed.name
+        if listed.path.startswith("/payouts/"):  # the paying account by its owner's name
+            assert account_id not in page.content() and owner in page.content(), listed.name
 
         page.set_viewport_size(PHONE)
         page.goto(listed.path)
