@@ -2,8 +2,9 @@
 
 Run: python bench/bench_finance_lists.py. Uses DATABASE_URL when set, otherwise a temporary SQLite
 file; migrates it, creates ROWS payout drafts, then prints payout_list_queries_1,
-payout_list_queries_50, quote_list_queries, csv_export_rows, csv_export_seconds and
-csv_export_peak_kib (Python allocations while streaming: bounded by the chunk, not the rows)."""
+payout_list_queries_50, quote_list_queries, payout_search_{amount,recipient}_{queries,ms} (the
+list searched over all ROWS), csv_export_rows, csv_export_seconds and csv_export_peak_kib (Python
+allocations while streaming: bounded by the chunk, not the rows)."""
 
 from __future__ import annotations
 
@@ -65,6 +66,13 @@ def run() -> None:
     )
     print(f"payout_list_queries_50={queries('/payouts/')}")
     print(f"quote_list_queries={queries('/quotes/')}")
+    # A search over every row: by an exact amount and by the recipient's name (a LIKE per word).
+    for name, term in (("amount", "539.00"), ("recipient", first.recipient.last_name)):
+        url = f"/payouts/?q={term}"
+        print(f"payout_search_{name}_queries={queries(url)}")
+        started = time.perf_counter()
+        assert client.get(url).status_code == 200
+        print(f"payout_search_{name}_ms={(time.perf_counter() - started) * 1000:.0f}")
     tracemalloc.start()
     started = time.perf_counter()
     response = client.get("/payouts/export.csv")

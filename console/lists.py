@@ -1,8 +1,12 @@
-"""List pages, shared by every app: filters applied only when given, a search over several fields,
-one page of rows with the other query parameters kept, and the HTMX results partial."""
+"""List pages, shared by every app: filters applied only when given, a search over several fields
+(word by word, or an amount), one page of rows with the other query parameters kept, and the HTMX
+results partial."""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from django.core.paginator import Page, Paginator
@@ -27,6 +31,43 @@ def search[M: Model](rows: QuerySet[M], text: str, *lookups: str) -> QuerySet[M]
     for lookup in lookups:
         match |= Q(**{lookup: term})
     return rows.filter(match)
+
+
+def words_match(text: str, *lookups: str) -> Q:
+    """Every word of `text` matches at least one of `lookups` (e.g. "last_name__icontains"): "Ana
+    Silva" finds the row whose first name is Ana and last name Silva. Empty text: every row."""
+    match = Q()
+    for word in text.split():
+        either = Q()
+        for lookup in lookups:
+            either |= Q(**{lookup: word})
+        match &= either
+    return match
+
+
+# A figure as a person types or copies it: 539, 539.5, 539.00, 1,234.56, "1,234.56 USD".
+_AMOUNT = re.compile(
+    r"(?P<units>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<cents>\d{1,2}))?(?:\s*(?P<currency>[A-Za-z]{3,4}))?",
+    re.ASCII,
+)
+
+
+@dataclass(frozen=True)
+class SearchedAmount:
+    value: Decimal
+    currency: str  # upper case; "" when the term names no currency
+
+
+def amount_searched(text: str) -> SearchedAmount | None:
+    """The amount a search term names, exactly (a Decimal, never a float: "539" and "539.00" are
+    the same amount), or None when the term is not an amount (more than two decimals included:
+    no stored amount has them)."""
+    found = _AMOUNT.fullmatch(text.strip())
+    if found is None:
+        return None
+    units = found["units"].replace(",", "")
+    value = Decimal(f"{units}.{found['cents'] or '0'}")
+    return SearchedAmount(value, (found["currency"] or "").upper())
 
 
 def page_of(request: HttpRequest, rows: Any, per_page: int = PAGE_SIZE) -> tuple[Page, str]:

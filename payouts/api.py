@@ -36,6 +36,14 @@ from quotes.models import Quote
 router = Router(tags=["payouts"])
 
 ERRORS: dict[int, Any] = {**ERROR_RESPONSES, 409: ErrorOut}
+SEARCH_HELP = (
+    "Words found in the reference, the upstream id or the recipient's name (every word must "
+    "match), or an exact amount: `539` and `539.00` find the same payouts."
+)
+# `?amount=`: one payout amount, exactly (the same Decimal rules as the amount of a draft).
+AMOUNT_EXACT = QueryParam(
+    None, ge=0, max_digits=12, decimal_places=2, description="Exactly this amount (USD)."
+)
 
 
 class ClientMarkupIn(Schema):
@@ -280,6 +288,8 @@ def create_payout(
 @router.get("/payouts", response={200: list[PayoutOut], **ERROR_RESPONSES})
 def list_payouts(
     request: HttpRequest,
+    q: str = QueryParam("", max_length=selectors.SEARCH_MAX_LENGTH, description=SEARCH_HELP),
+    amount: Decimal | None = AMOUNT_EXACT,
     status: str = "",
     corridor: str = QueryParam("", description="SOURCE-RAIL, e.g. USD-WIRE."),
     amount_min: Decimal | None = None,
@@ -290,12 +300,15 @@ def list_payouts(
     offset: int = QueryParam(0, ge=0),
     environment: str | None = EnvironmentName,
 ) -> tuple[int, Any]:
-    """Payouts of the environment, newest first, with their documents and timelines."""
+    """Payouts of the environment, newest first, with their documents and timelines; searched
+    and filtered as the Payouts page does (the same selector)."""
     user = staff_of(request)
     if not selectors.can_read_payouts(user):
         return 403, error("permission_denied", "Not allowed.")
     payouts = selectors.payout_list(
         environment=environment_of(request, environment),
+        q=q,
+        amount=amount,
         status=status,
         corridor=corridor,
         amount_min=amount_min,

@@ -38,7 +38,13 @@ def approval_inbox(
     """
     payouts = (
         Payout.objects.filter(status=S.PENDING_APPROVAL)
-        .select_related("maker", "recipient", "recipient__created_by", "virtual_account", "quote")
+        .select_related(
+            "maker",
+            "recipient",
+            "recipient__created_by",
+            "virtual_account__end_user",
+            "quote",
+        )
         .prefetch_related(_current_approvals(), "documents")
         .order_by("submitted_at", "pk")
     )

@@ -368,7 +368,6 @@ def approval_inbox_view(request: HttpRequest) -> HttpResponse:
         "rows": rows,
         "scope": scope,
         "can_approve": can_approve,
-        "columns": 10 if can_approve else 9,  # the select column only for approvers
         "empty_message": f"Nothing is waiting{' for you' if scope == SCOPE_MINE else ''}.",
     }
     return render(request, "payouts/approval_inbox.html", context)

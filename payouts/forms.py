@@ -150,6 +150,13 @@ class SubmitForm(forms.Form):
 
 
 class PayoutFilterForm(forms.Form):
+    q = forms.CharField(
+        required=False,
+        max_length=selectors.SEARCH_MAX_LENGTH,
+        label="Search",
+        help_text="Reference, recipient, upstream id or amount (539 or 539.00).",
+        widget=forms.TextInput(attrs={"type": "search"}),
+    )
     status = forms.ChoiceField(choices=[("", "Any status"), *PayoutStatus.choices], required=False)
     maker = forms.ChoiceField(required=False)
     corridor = forms.ChoiceField(required=False)

@@ -6,9 +6,10 @@ from datetime import date
 from decimal import Decimal
 
 from django.core.exceptions import PermissionDenied
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Prefetch, Q, QuerySet
 
 from accounts.models import Recipient, VirtualAccount
+from console.lists import amount_searched, words_match
 from gateway.models import Environment
 from payouts.models import Payout, PayoutDocument, PayoutStatusChange
 from staff.models import StaffUser
@@ -25,9 +26,41 @@ def require_payout_reader(user: StaffUser) -> None:
         raise PermissionDenied("Only finance and compliance staff read payouts.")
 
 
+SEARCH_MAX_LENGTH = 100
+# What a word of a payout search looks in: the reference, the upstream id, the recipient's name.
+SEARCH_LOOKUPS = (
+    "reference__icontains",
+    "upstream_id__icontains",
+    "recipient__first_name__icontains",
+    "recipient__last_name__icontains",
+    "recipient__company_name__icontains",
+)
+
+
+def payout_search(payouts: QuerySet[Payout], text: str) -> QuerySet[Payout]:
+    """
+    Payouts whose reference, upstream id or recipient's name hold every word of `text`, or whose
+    amount is exactly the amount `text` names: "539" and "539.00" (and "539.00 USD") find the
+    same payouts, compared as Decimals in the database. A blank search keeps every payout.
+    """
+    term = text.strip()
+    if not term:
+        return payouts
+    match = words_match(term, *SEARCH_LOOKUPS)
+    amount = amount_searched(term)
+    if amount is not None:
+        exact = Q(amount=amount.value)
+        if amount.currency:
+            exact &= Q(currency__iexact=amount.currency)
+        match |= exact
+    return payouts.filter(match)
+
+
 def payout_list(
     *,
     environment: Environment | None,
+    q: str = "",
+    amount: Decimal | None = None,
     status: str = "",
     maker: StaffUser | None = None,
     corridor: str = "",
@@ -36,12 +69,16 @@ def payout_list(
     date_from: date | None = None,
     date_to: date | None = None,
 ) -> QuerySet[Payout]:
-    """Payouts of one environment, newest first. `corridor` is SOURCE-RAIL, e.g. USD-WIRE."""
+    """Payouts of one environment, newest first. `q` searches (payout_search), `amount` is exact,
+    `corridor` is SOURCE-RAIL, e.g. USD-WIRE."""
     payouts = Payout.objects.select_related(
-        "maker", "virtual_account", "recipient", "quote"
+        "maker", "virtual_account__end_user", "recipient", "quote"
     ).filter(environment=environment)
     if environment is None:
         return payouts.none()
+    payouts = payout_search(payouts, q)
+    if amount is not None:
+        payouts = payouts.filter(amount=amount)
     if status:
         payouts = payouts.filter(status=status)
     if maker is not None:

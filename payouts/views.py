@@ -62,6 +62,7 @@ def _filtered(request: HttpRequest) -> tuple[PayoutFilterForm, Any]:
     maker = next((m for m in makers if str(m.pk) == filters.get("maker")), None)
     payouts = selectors.payout_list(
         environment=environment,
+        q=filters.get("q") or "",
         status=filters.get("status") or "",
         maker=maker,
         corridor=filters.get("corridor") or "",

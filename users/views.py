@@ -209,6 +209,8 @@ def kyc_queue(request: HttpRequest) -> HttpResponse:
         reviewed=reviewed if reviewed in ("yes", "no") else "",
     )
     page, query = page_of(request, rows)
+    for user in page:  # the upstream's reason codes, in the words the end user's page uses
+        user.reasons_text = [reason_in_words(code) for code in user.reasons]
     return render(
         request,
         "users/kyc_queue.html",
