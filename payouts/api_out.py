@@ -4,14 +4,15 @@ charged, any difference between the two, the deposit instructions, documents and
 from __future__ import annotations
 
 from datetime import datetime
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from ninja import Field, Schema
 
-from gateway.schemas import DepositInstructions, Fees
+from gateway.schemas import DepositInstructions, FeeMarkup, Fees
 from payouts.models import Payout, PayoutDocument
 
+CENT = Decimal("0.01")
 MONEY = "A decimal string with 2 places, in the currency named beside it."
 
 
@@ -182,13 +183,35 @@ def _preview_out(payout: Payout) -> dict[str, Any]:
     }
 
 
+def _cents(value: Decimal | None) -> Decimal | None:
+    return None if value is None else value.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def _fees_out(stored: dict[str, Any]) -> dict[str, Any]:
+    """The stored breakdown with its money in cents (fractions stay fractions)."""
+    fees = Fees.model_validate(stored)
+
+    def markup(part: FeeMarkup | None) -> dict[str, Any] | None:
+        if part is None:
+            return None
+        return {**part.model_dump(), "fixed_fee": _cents(part.fixed_fee)}
+
+    return {
+        "base_fees": markup(fees.base_fees),
+        "client_markup": markup(fees.client_markup),
+        "network_fee": _cents(fees.network_fee),
+        "penalty_markup": fees.penalty_markup,
+        "total_fees": _cents(fees.total_fees),
+    }
+
+
 def _charged_out(payout: Payout) -> dict[str, Any] | None:
     if payout.charged_at is None or payout.charged_amount is None:
         return None
     return {
         "amount": payout.charged_amount,
         "currency": payout.charged_currency,
-        "fees": Fees.model_validate(payout.charged_fees).model_dump(),
+        "fees": _fees_out(payout.charged_fees),
         "total_fees": payout.charged_total_fees,
         "total": payout.charged_total,
         "total_currency": payout.charged_total_currency,
