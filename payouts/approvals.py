@@ -182,13 +182,7 @@ def payout_requote_apply(
                 "not_requotable", "Only a payout waiting for approval or approved is re-quoted."
             )
         approved = locked.approved_recipient_amount or locked.preview_recipient_amount
-        kept = approved is not None and approvals_kept_after_requote(
-            approved=approved, requoted=recipient_amount, tolerance=tolerance
-        )
-        if kept and new_fees is not None and locked.preview_total_fees is not None:
-            kept = approvals_kept_after_requote(
-                approved=locked.preview_total_fees, requoted=new_fees, tolerance=tolerance
-            )
+        kept = _requote_keeps_approvals(locked, recipient_amount, new_fees, tolerance)
         before = {
             "quote_id": locked.preview_quote_id,
             "recipient_amount": approved,
@@ -207,25 +201,7 @@ def payout_requote_apply(
         locked.idempotency_key = uuid.uuid4()
         locked.save()
         if not kept:
-            locked.approvals.filter(round=locked.approval_round, voided_at__isnull=True).update(
-                voided_at=timezone.now(), void_reason="figures changed beyond the tolerance"
-            )
-            locked.approval_round += 1
-            locked.approved_amount = None
-            locked.approved_recipient_amount = None
-            locked.save(
-                update_fields=["approval_round", "approved_amount", "approved_recipient_amount"]
-            )
-            if locked.status == S.APPROVED:
-                payout_transition(
-                    locked,
-                    S.PENDING_APPROVAL,
-                    source=ChangeSource.STAFF,
-                    by=by,
-                    reason="re-quoted beyond the tolerance: approval starts again",
-                )
-            else:
-                notifications.notify_waiting_for_approval(locked)
+            _approval_restart(locked, by=by)
         audit_record(
             actor=by,
             action="payout.requoted",
@@ -241,6 +217,12 @@ def payout_requote_apply(
                 "approvals_kept": kept,
             },
         )
+        if kept and locked.status == S.APPROVED and locked.mode == "crypto":
+            # No code releases a crypto payout: approved, with a price that fits, it goes now
+            # (as after its last approval), or it would wait in `approved` for nothing.
+            from payouts.initiation import submission_start
+
+            submission_start(payout=locked, by=by)
         live.payout_changed(locked)
     return locked
 
@@ -279,6 +261,43 @@ def payout_requote(*, payout: Payout | int, by: StaffUser) -> Payout:
         recipient_amount=preview.recipient_amount,
         expires_at=preview.quote_expires_at,
         fees=fees_json(preview.fees),
+    )
+
+
+def _approval_restart(locked: Payout, *, by: StaffUser | None) -> None:
+    """A re-quote beyond the tolerance: this round's approvals are void, approval starts again."""
+    locked.approvals.filter(round=locked.approval_round, voided_at__isnull=True).update(
+        voided_at=timezone.now(), void_reason="figures changed beyond the tolerance"
+    )
+    locked.approval_round += 1
+    locked.approved_amount = None
+    locked.approved_recipient_amount = None
+    locked.save(update_fields=["approval_round", "approved_amount", "approved_recipient_amount"])
+    if locked.status == S.APPROVED:
+        payout_transition(
+            locked,
+            S.PENDING_APPROVAL,
+            source=ChangeSource.STAFF,
+            by=by,
+            reason="re-quoted beyond the tolerance: approval starts again",
+        )
+    else:
+        notifications.notify_waiting_for_approval(locked)
+
+
+def _requote_keeps_approvals(
+    payout: Payout, recipient_amount: Decimal, total_fees: Decimal | None, tolerance: Decimal
+) -> bool:
+    """Both the recipient amount and (when known) the fees within the tolerance of the approved."""
+    approved = payout.approved_recipient_amount or payout.preview_recipient_amount
+    if approved is None or not approvals_kept_after_requote(
+        approved=approved, requoted=recipient_amount, tolerance=tolerance
+    ):
+        return False
+    if total_fees is None or payout.preview_total_fees is None:
+        return True
+    return approvals_kept_after_requote(
+        approved=payout.preview_total_fees, requoted=total_fees, tolerance=tolerance
     )
 
 

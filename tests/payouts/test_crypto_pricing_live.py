@@ -14,7 +14,7 @@ from django.test import Client
 
 from gateway.models import UpstreamCall
 from gateway.services.environments import environment_switch
-from payouts.approvals import payout_approve
+from payouts.approvals import payout_approve, payout_requote
 from payouts.models import NotificationKind, Payout, PayoutNotification, PayoutStatus
 from payouts.services import DraftValues, document_add, payout_draft_create, payout_preview
 from payouts.services import payout_submit as payout_send_for_approval
@@ -177,6 +177,45 @@ def test_a_price_changed_between_preview_and_initiation_is_flagged_not_accepted(
     (difference,) = body["charge_differences"]
     assert difference["figure"] == "recipient_amount"
     assert (difference["shown"], difference["charged"]) == ("539.00", "537.92")
+
+
+def test_an_expired_crypto_reservation_is_requoted_and_sent_without_a_new_approval(
+    crypto_world: World, staff: dict[str, StaffUser]
+) -> None:
+    new_york(crypto_world, hour=12)
+    maker = staff["maker"]
+    reserved = payout_preview(by=maker, payout=crypto_draft(crypto_world, maker), reserve=True)
+    payout_send_for_approval(by=maker, payout=reserved)
+    crypto_world.emulator.advance(16 * 60)  # the reservation lived 15 minutes
+    payout_approve(payout=reserved, by=staff["approver"])
+    payout = Payout.objects.get(pk=reserved.pk)
+    assert payout.status == S.APPROVED and payout.initiation_error  # refused, correctable
+    payout_requote(payout=payout, by=maker)  # same figures: approvals kept, sent at once
+    payout = Payout.objects.get(pk=payout.pk)
+    assert payout.status == S.CREATED and crypto_world.payouts_upstream()
+    assert payout.upstream_id and not payout.charge_differs
+
+
+def test_a_reservation_that_does_not_fit_waits_for_a_requote_instead_of_failing(
+    crypto_world: World, staff: dict[str, StaffUser]
+) -> None:
+    new_york(crypto_world, hour=12)
+    maker, approver = staff["maker"], staff["approver"]
+    reserved = payout_preview(by=maker, payout=crypto_draft(crypto_world, maker), reserve=True)
+    payout_send_for_approval(by=maker, payout=reserved)
+    # A reservation made for another body than the one sent (as before previews carried the
+    # payment instructions): here the network changed behind it, so its fee no longer fits.
+    Payout.objects.filter(pk=reserved.pk).update(payment_network="solana")
+    payout_approve(payout=reserved, by=approver)
+    payout = Payout.objects.get(pk=reserved.pk)
+    assert payout.status == S.APPROVED, payout.failure_reason
+    assert "does not fit" in payout.initiation_error and not crypto_world.payouts_upstream()
+    payout = payout_requote(payout=payout, by=maker)  # solana's fee is 0.50: beyond tolerance
+    assert payout.status == S.PENDING_APPROVAL and payout.preview_total_fees == D("16.04")
+    payout_approve(payout=payout, by=approver)
+    payout = Payout.objects.get(pk=payout.pk)
+    assert payout.status == S.CREATED and not payout.charge_differs
+    assert (payout.charged_total, payout.charged_total_currency) == (D("555.04"), "USDC")
 
 
 def test_the_api_schema_documents_the_charged_figures_and_deposit_instructions(
