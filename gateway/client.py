@@ -126,15 +126,20 @@ class Payouts(_Resource):
         amount: Decimal | str,
         recipient_id: str,
         create_quote: bool = False,
+        payment_instructions: dict[str, str] | None = None,
         alias: bool = False,
     ) -> PayoutPreview:
-        """Fees before a payout; `create_quote` reserves them 15 minutes as a quote. `alias` uses
-        the documented alternative `POST /payout/preview` (account id in the body)."""
+        """Fees before a payout; `create_quote` reserves them 15 minutes as a quote. A crypto
+        payout's preview passes the same `payment_instructions` as its initiation, so the fees
+        include the network fee (decisions.md 2). `alias` uses the documented alternative
+        `POST /payout/preview` (account id in the body)."""
         body: dict[str, Any] = {
             "amount": f"{Decimal(str(amount)):.2f}",
             "recipient_id": recipient_id,
             "create_quote": create_quote,
         }
+        if payment_instructions is not None:
+            body["payment_instructions"] = payment_instructions
         if alias:
             path = "payout/preview"
             body["virtual_account_id"] = virtual_account_id

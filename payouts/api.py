@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import date, datetime
+from datetime import date
 from decimal import Decimal
 from typing import Any
 
@@ -18,6 +18,7 @@ from accounts.models import Recipient, VirtualAccount
 from config.api_support import ERROR_RESPONSES, EnvironmentName, ErrorOut
 from gateway.models import Environment
 from payouts import selectors
+from payouts.api_out import DocumentOut, PayoutOut, document_out, payout_out
 from payouts.api_support import error, find_payout, forbidden, invalid, not_found, payout_action
 from payouts.models import DocumentKind, Payout, PayoutDocument
 from payouts.services import (
@@ -94,120 +95,6 @@ class SubmitIn(Schema):
         False,
         description="Submit although an identical payout (account, recipient, amount) is pending.",
     )
-
-
-class TimelineOut(Schema):
-    at: datetime
-    from_status: str
-    to_status: str
-    source: str = Field(description="staff, event, poll or system.")
-    by: str | None
-    reason: str
-
-
-class DocumentOut(Schema):
-    id: int
-    kind: str
-    file_name: str
-    content_type: str = Field(description="Detected from the content, not the name.")
-    size: int
-    sha256: str
-    uploaded_by: str
-    uploaded_at: datetime
-
-
-class PreviewOut(Schema):
-    total_fees: Decimal | None
-    fees: dict[str, Any]
-    currency: str
-    recipient_amount: Decimal | None
-    recipient_currency: str
-    previewed_at: datetime | None
-    reserved_quote_id: str
-    reserved_until: datetime | None
-    reservation_status: str = Field(description="'', ACTIVE, EXPIRED or USED.")
-
-
-class PayoutOut(Schema):
-    id: int
-    status: str
-    mode: str = Field(description="fiat or crypto, following the virtual account.")
-    maker: str
-    virtual_account_id: str
-    recipient_id: str
-    amount: Decimal
-    currency: str
-    quote_id: str | None
-    reference: str
-    memo: str
-    internal_notes: str
-    client_markup: dict[str, str] | None
-    payment_instructions: dict[str, str] | None
-    preview: PreviewOut
-    upstream_id: str | None
-    created_at: datetime
-    updated_at: datetime
-    submitted_at: datetime | None
-    documents: list[DocumentOut]
-    timeline: list[TimelineOut]
-
-
-def payout_out(payout: Payout) -> dict[str, Any]:
-    return {
-        "id": payout.pk,
-        "status": payout.status,
-        "mode": payout.mode,
-        "maker": payout.maker.email,
-        "virtual_account_id": payout.virtual_account.upstream_id,
-        "recipient_id": payout.recipient.upstream_id,
-        "amount": payout.amount,
-        "currency": payout.currency,
-        "quote_id": payout.quote.upstream_id if payout.quote else None,
-        "reference": payout.reference,
-        "memo": payout.memo,
-        "internal_notes": payout.internal_notes,
-        "client_markup": payout.client_markup,
-        "payment_instructions": payout.payment_instructions,
-        "preview": {
-            "total_fees": payout.preview_total_fees,
-            "fees": payout.preview_fees,
-            "currency": payout.currency,
-            "recipient_amount": payout.preview_recipient_amount,
-            "recipient_currency": payout.preview_recipient_currency,
-            "previewed_at": payout.previewed_at,
-            "reserved_quote_id": payout.preview_quote_id,
-            "reserved_until": payout.preview_quote_expires_at,
-            "reservation_status": payout.preview_quote_status,
-        },
-        "upstream_id": payout.upstream_id,
-        "created_at": payout.created_at,
-        "updated_at": payout.updated_at,
-        "submitted_at": payout.submitted_at,
-        "documents": [
-            {
-                "id": d.pk,
-                "kind": d.kind,
-                "file_name": d.file_name,
-                "content_type": d.content_type,
-                "size": d.size,
-                "sha256": d.sha256,
-                "uploaded_by": d.uploaded_by.email,
-                "uploaded_at": d.uploaded_at,
-            }
-            for d in payout.documents.all()
-        ],
-        "timeline": [
-            {
-                "at": c.at,
-                "from_status": c.from_status,
-                "to_status": c.to_status,
-                "source": c.source,
-                "by": c.by.email if c.by else None,
-                "reason": c.reason,
-            }
-            for c in payout.status_changes.all()
-        ],
-    }
 
 
 class _Missing(Exception):
@@ -396,16 +283,7 @@ def add_document(
     """Upload a supporting document (multipart `file`, optional `kind`): checked by content."""
 
     def respond(document: PayoutDocument, _payout: Payout) -> tuple[int, Any]:
-        return 201, {
-            "id": document.pk,
-            "kind": document.kind,
-            "file_name": document.file_name,
-            "content_type": document.content_type,
-            "size": document.size,
-            "sha256": document.sha256,
-            "uploaded_by": staff_of(request).email,
-            "uploaded_at": document.uploaded_at,
-        }
+        return 201, document_out(document, uploaded_by=staff_of(request).email)
 
     return payout_action(
         request,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
@@ -162,14 +163,18 @@ def payout_requote_apply(
     quote_id: str,
     recipient_amount: Decimal,
     expires_at: object = None,
+    fees: dict[str, Any] | None = None,
 ) -> Payout:
     """
-    Record a new reserved quote for a payout that was (being) approved. Approvals are kept when
-    the recipient amount is within PAYOUTS_REQUOTE_TOLERANCE of what was approved; otherwise the
-    round is voided and the payout waits for approval again. The changed body gets a new
-    idempotency key: the old one may only ever be replayed with the old body.
+    Record a new reserved quote for a payout that was (being) approved, with its fees when the
+    upstream gave them (the approvers see, and are charged, the re-quoted figures). Approvals
+    are kept when the recipient amount and the total fees are within PAYOUTS_REQUOTE_TOLERANCE
+    of what was approved; otherwise the round is voided and the payout waits for approval
+    again. The changed body gets a new idempotency key: the old one may only ever be replayed
+    with the old body.
     """
     tolerance = Decimal(str(settings.PAYOUTS_REQUOTE_TOLERANCE))
+    new_fees = _total_fees_of(fees)
     with transaction.atomic():
         locked = payout_locked(payout)
         if locked.status not in (S.PENDING_APPROVAL, S.APPROVED):
@@ -177,12 +182,17 @@ def payout_requote_apply(
                 "not_requotable", "Only a payout waiting for approval or approved is re-quoted."
             )
         approved = locked.approved_recipient_amount or locked.preview_recipient_amount
-        kept = approved is not None and approvals_kept_after_requote(
-            approved=approved, requoted=recipient_amount, tolerance=tolerance
-        )
-        before = {"quote_id": locked.preview_quote_id, "recipient_amount": approved}
+        kept = _requote_keeps_approvals(locked, recipient_amount, new_fees, tolerance)
+        before = {
+            "quote_id": locked.preview_quote_id,
+            "recipient_amount": approved,
+            "total_fees": locked.preview_total_fees,
+        }
         locked.preview_quote_id = quote_id
         locked.preview_recipient_amount = recipient_amount
+        if fees is not None:
+            locked.preview_fees = fees
+            locked.preview_total_fees = new_fees
         if expires_at is not None:
             locked.preview_quote_expires_at = expires_at  # type: ignore[assignment]
         locked.preview_quote_status = "ACTIVE"
@@ -191,36 +201,28 @@ def payout_requote_apply(
         locked.idempotency_key = uuid.uuid4()
         locked.save()
         if not kept:
-            locked.approvals.filter(round=locked.approval_round, voided_at__isnull=True).update(
-                voided_at=timezone.now(), void_reason="figures changed beyond the tolerance"
-            )
-            locked.approval_round += 1
-            locked.approved_amount = None
-            locked.approved_recipient_amount = None
-            locked.save(
-                update_fields=["approval_round", "approved_amount", "approved_recipient_amount"]
-            )
-            if locked.status == S.APPROVED:
-                payout_transition(
-                    locked,
-                    S.PENDING_APPROVAL,
-                    source=ChangeSource.STAFF,
-                    by=by,
-                    reason="re-quoted beyond the tolerance: approval starts again",
-                )
-            else:
-                notifications.notify_waiting_for_approval(locked)
+            _approval_restart(locked, by=by)
         audit_record(
             actor=by,
             action="payout.requoted",
             target=locked,
             details={
                 "before": before,
-                "after": {"quote_id": quote_id, "recipient_amount": recipient_amount},
+                "after": {
+                    "quote_id": quote_id,
+                    "recipient_amount": recipient_amount,
+                    "total_fees": locked.preview_total_fees,
+                },
                 "tolerance": tolerance,
                 "approvals_kept": kept,
             },
         )
+        if kept and locked.status == S.APPROVED and locked.mode == "crypto":
+            # No code releases a crypto payout: approved, with a price that fits, it goes now
+            # (as after its last approval), or it would wait in `approved` for nothing.
+            from payouts.initiation import submission_start
+
+            submission_start(payout=locked, by=by)
         live.payout_changed(locked)
     return locked
 
@@ -230,8 +232,8 @@ def payout_requote(*, payout: Payout | int, by: StaffUser) -> Payout:
     The maker reserves a new price for a payout whose reserved quote expired before initiation
     (a new upstream preview with `create_quote`); approvals are kept only within the tolerance.
     """
-    from gateway.client import call_sync, upstream
     from gateway.errors import UpstreamError
+    from payouts.pricing import fees_json, preview_upstream
 
     current = Payout.objects.select_related("environment", "virtual_account", "recipient").get(
         pk=payout.pk if isinstance(payout, Payout) else payout
@@ -245,13 +247,7 @@ def payout_requote(*, payout: Payout | int, by: StaffUser) -> Payout:
             "quote, is re-quoted.",
         )
     try:
-        preview = call_sync(
-            upstream(current.environment).payouts.preview,
-            virtual_account_id=current.virtual_account.upstream_id,
-            amount=current.amount,
-            recipient_id=current.recipient.upstream_id,
-            create_quote=True,
-        )
+        preview = preview_upstream(current, reserve=True)
     except UpstreamError as exc:
         raise PayoutActionRefused(
             "requote_failed", f"The upstream could not re-quote: {exc.message}", status=502
@@ -264,7 +260,50 @@ def payout_requote(*, payout: Payout | int, by: StaffUser) -> Payout:
         quote_id=preview.quote_id,
         recipient_amount=preview.recipient_amount,
         expires_at=preview.quote_expires_at,
+        fees=fees_json(preview.fees),
     )
+
+
+def _approval_restart(locked: Payout, *, by: StaffUser | None) -> None:
+    """A re-quote beyond the tolerance: this round's approvals are void, approval starts again."""
+    locked.approvals.filter(round=locked.approval_round, voided_at__isnull=True).update(
+        voided_at=timezone.now(), void_reason="figures changed beyond the tolerance"
+    )
+    locked.approval_round += 1
+    locked.approved_amount = None
+    locked.approved_recipient_amount = None
+    locked.save(update_fields=["approval_round", "approved_amount", "approved_recipient_amount"])
+    if locked.status == S.APPROVED:
+        payout_transition(
+            locked,
+            S.PENDING_APPROVAL,
+            source=ChangeSource.STAFF,
+            by=by,
+            reason="re-quoted beyond the tolerance: approval starts again",
+        )
+    else:
+        notifications.notify_waiting_for_approval(locked)
+
+
+def _requote_keeps_approvals(
+    payout: Payout, recipient_amount: Decimal, total_fees: Decimal | None, tolerance: Decimal
+) -> bool:
+    """Both the recipient amount and (when known) the fees within the tolerance of the approved."""
+    approved = payout.approved_recipient_amount or payout.preview_recipient_amount
+    if approved is None or not approvals_kept_after_requote(
+        approved=approved, requoted=recipient_amount, tolerance=tolerance
+    ):
+        return False
+    if total_fees is None or payout.preview_total_fees is None:
+        return True
+    return approvals_kept_after_requote(
+        approved=payout.preview_total_fees, requoted=total_fees, tolerance=tolerance
+    )
+
+
+def _total_fees_of(fees: dict[str, Any] | None) -> Decimal | None:
+    total = (fees or {}).get("total_fees")
+    return None if total is None else Decimal(str(total))
 
 
 CANCELLABLE = frozenset({S.PENDING_APPROVAL, S.APPROVED})

@@ -25,6 +25,7 @@ from payouts import live, notifications
 from payouts.documents import supporting_documents
 from payouts.errors import PayoutActionRefused
 from payouts.models import ChangeSource, NotificationKind, Payout, PayoutStatus
+from payouts.pricing import charge_record
 from payouts.states import can_move, payout_locked, payout_transition
 from payouts.upstream_status import upstream_status
 from staff.models import StaffUser
@@ -43,6 +44,9 @@ CORRECTABLE = {
     "OTP_REQUIRED": "otp",
     "QUOTE_INVALID_STATE": "quote",
     "QUOTE_NOT_FOUND": "quote",
+    # The reserved quote was priced for another body (amount, stablecoin, network): a re-quote
+    # reserves one that fits; nothing was paid, so failing for good would lose the approvals.
+    "QUOTE_MISMATCH": "quote",
     "INSUFFICIENT_FUNDS": "funds",
 }
 
@@ -169,6 +173,7 @@ def initiation_recorded(*, payout_id: int, created: PayoutCreated) -> Payout:
             payout.deposit_instructions = created.deposit_instructions.model_dump(mode="json")
         payout.otp_code_encrypted = ""  # no resend will need it any more
         payout.initiation_error = ""
+        charge_record(payout=payout, created=created, at=timezone.now())
         payout.save()
         if payout.status == S.SUBMITTING and can_move(payout.status, report.status):
             payout_transition(

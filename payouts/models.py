@@ -148,6 +148,22 @@ class Payout(models.Model):
     deposit_instructions = models.JSONField(default=dict, blank=True)
     failure_reason = models.CharField(max_length=200, blank=True)
     last_polled_at = models.DateTimeField(null=True, blank=True)
+    # What the upstream charged, from its initiation answer, beside the `preview_*` figures the
+    # approvers saw. `charged_total` is amount + fees: the debit (fiat) or the deposit to send
+    # (crypto, in the stablecoin). Any difference from what was shown is listed and flagged.
+    charged_amount = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
+    charged_currency = models.CharField(max_length=8, blank=True)
+    charged_fees = models.JSONField(default=dict, blank=True)
+    charged_total_fees = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
+    charged_recipient_amount = models.DecimalField(
+        max_digits=18, decimal_places=2, null=True, blank=True
+    )
+    charged_recipient_currency = models.CharField(max_length=8, blank=True)
+    charged_total = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
+    charged_total_currency = models.CharField(max_length=8, blank=True)
+    charged_at = models.DateTimeField(null=True, blank=True)
+    charge_differs = models.BooleanField(default=False)
+    charge_differences = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ("-created_at", "-pk")
@@ -193,6 +209,18 @@ class Payout(models.Model):
     def submitted_upstream(self) -> bool:
         """Sent (or being sent) to the upstream: past the point where our side can withdraw it."""
         return self.status == PayoutStatus.SUBMITTING or bool(self.upstream_id)
+
+    @property
+    def total_currency(self) -> str:
+        """What amount + fees is counted in: the stablecoin deposited (crypto), else ours."""
+        return self.payment_currency if self.mode == PayoutMode.CRYPTO else self.currency
+
+    @property
+    def preview_total(self) -> Decimal | None:
+        """Amount + previewed fees: the debit (fiat) or the deposit to send (crypto)."""
+        if self.preview_total_fees is None:
+            return None
+        return self.amount + self.preview_total_fees
 
     @property
     def corridor(self) -> str:
@@ -416,6 +444,7 @@ class NotificationKind(models.TextChoices):
     READY_FOR_OTP = "ready_for_otp", "Approved: the code can be sent"
     FAILED = "failed", "Payout failed"
     RETURNED = "returned", "Payout returned"
+    CHARGE_DIFFERS = "charge_differs", "Charged differs from what was shown"
 
 
 class PayoutNotification(models.Model):

@@ -74,6 +74,15 @@ def notify_waiting_for_approval(payout: Payout) -> None:
     )
 
 
+def people_of(payout: Payout) -> list[StaffUser]:
+    """Its maker and the people whose approval released it (the current round)."""
+    approver_ids = payout.approvals.filter(
+        round=payout.approval_round, voided_at__isnull=True
+    ).values_list("approver_id", flat=True)
+    others = StaffUser.objects.filter(pk__in=list(approver_ids)).exclude(pk=payout.maker_id)
+    return [payout.maker, *others.order_by("pk")]
+
+
 def notify_maker(payout: Payout, kind: str, message: str) -> None:
     notify(payout=payout, kind=kind, people=[payout.maker], message=message)
 

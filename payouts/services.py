@@ -14,7 +14,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Recipient, VirtualAccount
-from gateway.client import call_sync, upstream
 from gateway.errors import TemporaryError, UpstreamError
 from gateway.models import Environment
 from payouts.documents import DocumentRejected, check_upload
@@ -31,6 +30,7 @@ from payouts.models import (
     PayoutStatusChange,
     ReservationStatus,
 )
+from payouts.pricing import fees_json, preview_upstream
 from payouts.states import EDITABLE, IN_FLIGHT, payout_transition
 from quotes.choices import STABLECOINS, Choices
 from quotes.models import Quote
@@ -140,6 +140,14 @@ def _check_quote(quote: Quote, payout: Payout, errors: dict[str, list[str]], now
             errors,
             "quote",
             f"The quote is funded in {quote.base_currency}, the payout in {source or 'USD'}.",
+        )
+    elif payout.mode == PayoutMode.CRYPTO and quote.network != payout.payment_network:
+        # Another network has another network fee: the quote's figures would not be charged.
+        _add(
+            errors,
+            "quote",
+            f"The quote is funded on {quote.network or 'no network'}, "
+            f"the payout on {payout.payment_network}.",
         )
     rail = payout.recipient.account_type if payout.recipient_id else ""
     if quote.quote_currency != "USD" or (rail and quote.account_type != rail):
@@ -396,22 +404,20 @@ def payout_preview(*, by: StaffUser, payout: Payout, reserve: bool = False) -> P
     if reserve and payout.quote_id is not None:
         raise PayoutInvalid({"quote": ["The payout already uses a quote: nothing to reserve."]})
     try:
-        preview = call_sync(
-            upstream(payout.environment).payouts.preview,
-            virtual_account_id=payout.virtual_account.upstream_id,
-            amount=payout.amount,
-            recipient_id=payout.recipient.upstream_id,
-            create_quote=reserve,
-        )
+        preview = preview_upstream(payout, reserve=reserve)
     except UpstreamError as exc:
         raise upstream_refusal(exc) from exc
     fees = preview.fees
     with transaction.atomic():
         locked = Payout.objects.select_for_update().get(pk=payout.pk)
         _require_own_draft(by, locked)
-        if locked.amount != payout.amount or locked.recipient_id != payout.recipient_id:
+        if (
+            locked.amount != payout.amount
+            or locked.recipient_id != payout.recipient_id
+            or locked.payment_instructions != payout.payment_instructions
+        ):
             raise PayoutInvalid({"": ["The draft changed during the preview: preview again."]})
-        locked.preview_fees = fees.model_dump(mode="json", exclude_none=True) if fees else {}
+        locked.preview_fees = fees_json(fees)
         locked.preview_total_fees = fees.total_fees if fees else None
         locked.preview_recipient_amount = preview.recipient_amount
         locked.preview_recipient_currency = preview.recipient_currency
@@ -432,7 +438,10 @@ def payout_preview(*, by: StaffUser, payout: Payout, reserve: bool = False) -> P
             target=locked,
             details={
                 "amount": locked.amount,
+                "fees": locked.preview_fees,
                 "total_fees": locked.preview_total_fees,
+                "total": locked.preview_total,
+                "total_currency": locked.total_currency,
                 "recipient_amount": locked.preview_recipient_amount,
                 "recipient_currency": locked.preview_recipient_currency,
                 "reserved_quote": locked.preview_quote_id or None,

@@ -66,7 +66,8 @@ def _uuid(value: Any, name: str, errors: FieldErrors, required: bool) -> uuid.UU
         return None
 
 
-def _payment_instructions(value: Any, errors: FieldErrors) -> tuple[str | None, str | None]:
+def parse_payment_instructions(value: Any, errors: FieldErrors) -> tuple[str | None, str | None]:
+    """(stablecoin, network) of `payment_instructions`, the same on a preview and a payout."""
     if value is None:
         return None, None
     if not isinstance(value, dict):
@@ -178,7 +179,7 @@ def parse_payout_request(body: dict[str, Any]) -> PayoutRequest:
     recipient_id = _uuid(body.get("recipient_id"), "recipient_id", errors, required=True)
     amount = parse_payout_amount(body.get("amount"), errors)
     quote_id = _uuid(body.get("quote_id"), "quote_id", errors, required=False)
-    stablecoin, network = _payment_instructions(body.get("payment_instructions"), errors)
+    stablecoin, network = parse_payment_instructions(body.get("payment_instructions"), errors)
     documents = _documents(body.get("supporting_documents"), errors)
     markup = _client_markup(body.get("client_markup"), errors)
     if markup is not None and quote_id is not None:
@@ -201,14 +202,19 @@ def parse_payout_request(body: dict[str, Any]) -> PayoutRequest:
     )
 
 
+def check_instructions(account: VirtualAccount, *, crypto: bool, errors: FieldErrors) -> None:
+    """interface.md 4.4 rule 6, for a payout and for its preview (decisions.md 2: the preview
+    takes the same payment_instructions): a crypto account needs them, a fiat one refuses them."""
+    if account.mode == "fiat" and crypto:
+        errors.add("payment_instructions", "must be absent for a fiat virtual account")
+    if account.mode == "crypto" and not crypto:
+        errors.add("payment_instructions", "is required for a crypto virtual account")
+
+
 def check_mode(account: VirtualAccount, request: PayoutRequest) -> None:
     """Mode cross-validation (interface.md 4.4 rules 3 and 6)."""
     errors = FieldErrors()
-    if account.mode == "fiat" and request.crypto:
-        errors.add("payment_instructions", "must be absent for a fiat virtual account")
-    if account.mode == "crypto":
-        if not request.crypto:
-            errors.add("payment_instructions", "is required for a crypto virtual account")
-        if not request.documents:
-            errors.add("supporting_documents", "at least 1 document is required in crypto mode")
+    check_instructions(account, crypto=request.crypto, errors=errors)
+    if account.mode == "crypto" and not request.documents:
+        errors.add("supporting_documents", "at least 1 document is required in crypto mode")
     errors.raise_if_any()

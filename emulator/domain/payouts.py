@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 import uuid
 from datetime import timedelta
+from decimal import Decimal
 from typing import Any
 
 from django.db import transaction
@@ -21,7 +22,11 @@ from emulator.domain.payout_pricing import (
     price_payout,
     pricing_from_quote,
 )
-from emulator.domain.payout_requests import PayoutRequest
+from emulator.domain.payout_requests import (
+    PayoutRequest,
+    check_instructions,
+    parse_payment_instructions,
+)
 from emulator.domain.quotations import PREVIEW_SOURCE, QuoteRequest, quote_create, quote_use
 from emulator.domain.recipients import PAYOUT_ACCOUNT_TYPES, recipient_get
 from emulator.errors import EmulatorError, resource_error
@@ -65,7 +70,12 @@ def check_account_usable(account: VirtualAccount) -> None:
 def payout_preview(
     *, client: ApiClient, environment: str, account: VirtualAccount, body: dict[str, Any]
 ) -> dict[str, Any]:
-    """Fees and recipient amount for a fiat payout; `create_quote` reserves them 15 minutes."""
+    """
+    Fees and recipient amount of a payout, priced exactly as its initiation will be
+    (decisions.md 2): a crypto account's preview takes the same `payment_instructions`, so its
+    fees include the network fee. `create_quote` reserves that price for 15 minutes, funded in
+    the same stablecoin on the same network, so the crypto payout can redeem it.
+    """
     errors = FieldErrors()
     amount = parse_payout_amount(body.get("amount"), errors)
     if not body.get("recipient_id"):
@@ -73,20 +83,22 @@ def payout_preview(
     create = body.get("create_quote", False)
     if not isinstance(create, bool):
         errors.add("create_quote", "must be true or false")
+    stablecoin, network = parse_payment_instructions(body.get("payment_instructions"), errors)
+    if stablecoin is not None or body.get("payment_instructions") is None:  # else: refused above
+        check_instructions(account, crypto=stablecoin is not None, errors=errors)
     errors.raise_if_any()
     assert amount is not None
     recipient = payout_recipient(
         client=client, environment=environment, recipient_id=body["recipient_id"]
     )
-    now = clock.now()
     pricing = price_payout(
         client=client,
         amount=amount,
         recipient=recipient,
-        stablecoin=None,
-        network=None,
+        stablecoin=stablecoin,
+        network=network,
         markup=None,
-        at=now,
+        at=clock.now(),
     )
     data: dict[str, Any] = {
         "amount": money(amount),
@@ -97,26 +109,41 @@ def payout_preview(
         "recipient_currency": recipient.currency,
     }
     if create:
-        try:
-            quote = quote_create(
-                client=client,
-                environment=environment,
-                request=QuoteRequest(
-                    base_currency="USD",
-                    quote_currency=recipient.currency,
-                    amount=amount,
-                    amount_in_destination=False,
-                    account_type=recipient.account_type,
-                    network=None,
-                ),
-                lifetime_seconds=PREVIEW_QUOTE_LIFETIME_SECONDS,
-                source=PREVIEW_SOURCE,
-            )
-        except EmulatorError as exc:
-            raise as_resource_error(exc) from None
+        quote = _reserve_preview_quote(
+            client, environment, recipient, amount, stablecoin=stablecoin, network=network
+        )
         data["quote_id"] = str(quote.quote_id)
         data["quote_expires_at"] = iso(quote.expires_at)
     return data
+
+
+def _reserve_preview_quote(
+    client: ApiClient,
+    environment: str,
+    recipient: Recipient,
+    amount: Decimal,
+    *,
+    stablecoin: str | None,
+    network: str | None,
+) -> Quote:
+    """The preview's price as a 15-minute quote, funded as the payout will be."""
+    try:
+        return quote_create(
+            client=client,
+            environment=environment,
+            request=QuoteRequest(
+                base_currency=stablecoin or "USD",
+                quote_currency=recipient.currency,
+                amount=amount,
+                amount_in_destination=False,
+                account_type=recipient.account_type,
+                network=network,
+            ),
+            lifetime_seconds=PREVIEW_QUOTE_LIFETIME_SECONDS,
+            source=PREVIEW_SOURCE,
+        )
+    except EmulatorError as exc:
+        raise as_resource_error(exc) from None
 
 
 def _wallet_address(network: str) -> str:
@@ -135,6 +162,9 @@ def _quote_for_payout(
     mismatch: list[tuple[str, str]] = []
     if quote.base_currency != (request.stablecoin or "USD"):
         mismatch.append(("quote_id", f"quote is funded in {quote.base_currency}"))
+    elif request.crypto and quote.network != request.network:
+        # Another network has another network fee: the quote's figures would not be charged.
+        mismatch.append(("quote_id", f"quote is funded on {quote.network or 'no network'}"))
     if quote.quote_currency != recipient.currency or quote.account_type != recipient.account_type:
         mismatch.append(("quote_id", "quote is for another currency or rail than the recipient"))
     if quote.amount_in_destination or quote.base_amount != request.amount:

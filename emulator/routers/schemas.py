@@ -65,19 +65,24 @@ class OtpSendBody(BaseModel):
     email: str
 
 
+class PaymentInstructionsBody(BaseModel):
+    network: Literal["solana", "polygon", "tron"]
+    currency: Literal["USDC", "USDT"]
+
+
 class PreviewBody(BaseModel):
     amount: str = Field(pattern=r"^\d+(\.\d{1,2})?$")
     recipient_id: str
     create_quote: bool = False
+    payment_instructions: PaymentInstructionsBody | None = Field(
+        default=None,
+        description="as on the payout: crypto accounts required (the fees then include the "
+        "network fee and a reserved quote is funded in that stablecoin); fiat accounts absent",
+    )
 
 
 class PreviewAliasBody(PreviewBody):
     virtual_account_id: str
-
-
-class PaymentInstructionsBody(BaseModel):
-    network: Literal["solana", "polygon", "tron"]
-    currency: Literal["USDC", "USDT"]
 
 
 class SupportingDocumentBody(BaseModel):

@@ -246,6 +246,27 @@ def payouts_at_every_stage(staff: dict[str, StaffUser]) -> PayoutRecords:
             "wallet_address": "7xKXtg2CW87d97TXJSDpbD5jBkheTqA83TZRuJosgAsU",
             "expires_at": (now + timedelta(minutes=60)).isoformat(),
         },
+        # Charged otherwise than shown: the flag and both figures must fit a phone too.
+        charged_amount=Decimal("1234567.89"),
+        charged_currency="USD",
+        charged_fees={"network_fee": "0.50", "total_fees": "6174.34"},
+        charged_total_fees=Decimal("6174.34"),
+        charged_total=Decimal("1240742.23"),
+        charged_total_currency="USDC",
+        charged_recipient_amount=Decimal("21098765.43"),
+        charged_recipient_currency="MXN",
+        charged_at=now,
+        charge_differs=True,
+        charge_differences=[
+            {
+                "figure": "total",
+                "label": "Total (debit, or deposit to send)",
+                "shown": "1240741.73",
+                "shown_currency": "USDC",
+                "charged": "1240742.23",
+                "charged_currency": "USDC",
+            }
+        ],
     )
     attach_pdf(crypto, by=maker)
     crypto = _move(crypto, (PayoutStatus.PENDING_APPROVAL, ChangeSource.STAFF), by=maker)

@@ -166,6 +166,32 @@ def test_requote_outside_the_tolerance_restarts_approval(staff: dict[str, StaffU
     assert payout_approve(payout=payout, by=staff["approver"]).complete
 
 
+def test_requote_stores_its_fees_and_fees_beyond_the_tolerance_restart_approval(
+    staff: dict[str, StaffUser],
+) -> None:
+    payout = _approved(staff, "1000.00")
+    Payout.objects.filter(pk=payout.pk).update(preview_total_fees=Decimal("16.00"))
+    same = {"total_fees": "16.00", "network_fee": "0.20"}
+    payout = payout_requote_apply(
+        payout=payout,
+        by=staff["maker"],
+        quote_id="q-4",
+        recipient_amount=Decimal("1000.00"),
+        fees=same,
+    )
+    assert payout.status == S.APPROVED and payout.preview_fees == same
+    # The recipient amount is unchanged but the fees rose 1 %: the approvers saw other figures.
+    payout = payout_requote_apply(
+        payout=payout,
+        by=staff["maker"],
+        quote_id="q-5",
+        recipient_amount=Decimal("1000.00"),
+        fees={"total_fees": "16.16"},
+    )
+    assert payout.preview_total_fees == Decimal("16.16")
+    assert payout.status == S.PENDING_APPROVAL and payout.approval_round == 2
+
+
 def test_cancel_before_sending_and_not_after(staff: dict[str, StaffUser]) -> None:
     payout = pending(staff)
     with pytest.raises(PermissionDenied):
