@@ -18,7 +18,16 @@ from accounts.models import Recipient, VirtualAccount
 from config.api_support import ERROR_RESPONSES, EnvironmentName, ErrorOut
 from gateway.models import Environment
 from payouts import selectors
-from payouts.api_support import error, find_payout, forbidden, invalid, not_found, payout_action
+from payouts.api_support import (
+    UpstreamWaitOut,
+    error,
+    find_payout,
+    forbidden,
+    invalid,
+    not_found,
+    payout_action,
+    upstream_wait_out,
+)
 from payouts.models import DocumentKind, Payout, PayoutDocument
 from payouts.services import (
     DraftValues,
@@ -137,6 +146,9 @@ class PayoutOut(Schema):
     payment_instructions: dict[str, str] | None
     preview: PreviewOut
     upstream_id: str | None
+    upstream_wait: UpstreamWaitOut | None = Field(
+        description="While `submitting`: why the initiation waits to be sent again, and when."
+    )
     created_at: datetime
     updated_at: datetime
     submitted_at: datetime | None
@@ -172,6 +184,7 @@ def payout_out(payout: Payout) -> dict[str, Any]:
             "reservation_status": payout.preview_quote_status,
         },
         "upstream_id": payout.upstream_id,
+        "upstream_wait": upstream_wait_out(payout),
         "created_at": payout.created_at,
         "updated_at": payout.updated_at,
         "submitted_at": payout.submitted_at,
