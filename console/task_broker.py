@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from django.db import connections, transaction
+from django.db import DEFAULT_DB_ALIAS, connections, transaction
 from django.utils import timezone
 from django_q.brokers.orm import ORM
 from django_q.conf import Conf
@@ -39,7 +39,7 @@ _SUPPORTED = hasattr(socket, "AF_UNIX")
 
 def wake_directory(list_key: str) -> Path:
     """Where the pushers of one queue on one database listen (short: socket paths are short)."""
-    database = connections[Conf.ORM].settings_dict
+    database = connections[Conf.ORM or DEFAULT_DB_ALIAS].settings_dict
     name = str(database.get("NAME") or "")
     if database["ENGINE"].endswith("sqlite3") and not name.startswith(("file:", ":memory:")):
         name = os.path.abspath(name)
