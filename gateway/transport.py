@@ -280,28 +280,40 @@ async def request(
             await tokens.invalidate(target, token=token)
             continue
         failure.attempts = attempt
+        keyed = idempotency_key is not None
         if retry_policy.may_retry(
             operation=operation,
             method=method,
-            keyed=idempotency_key is not None,
+            keyed=keyed,
             failure=failure,
             attempt=attempt,
             max_attempts=max_attempts,
         ):
-            delay = backoff_seconds(attempt, failure.retry_after)
-            if on_retry is not None:
-                notice = retry_policy.RetryNotice(
-                    operation=operation,
-                    failure=failure,
-                    attempt=attempt,
-                    max_attempts=max_attempts,
-                    delay=delay,
-                    next_try_at=datetime.now(UTC) + timedelta(seconds=delay),
-                )
-                await _tell(on_retry, notice)
-            await asyncio.sleep(delay)
+            await _wait_to_retry(operation, failure, attempt, max_attempts, on_retry)
             continue
         raise failure
+
+
+async def _wait_to_retry(
+    operation: str,
+    failure: UpstreamError,
+    attempt: int,
+    max_attempts: int,
+    on_retry: Callable[[retry_policy.RetryNotice], None] | None,
+) -> None:
+    """Back off (never shorter than Retry-After), telling the caller's listener first."""
+    delay = backoff_seconds(attempt, failure.retry_after)
+    if on_retry is not None:
+        notice = retry_policy.RetryNotice(
+            operation=operation,
+            failure=failure,
+            attempt=attempt,
+            max_attempts=max_attempts,
+            delay=delay,
+            next_try_at=datetime.now(UTC) + timedelta(seconds=delay),
+        )
+        await _tell(on_retry, notice)
+    await asyncio.sleep(delay)
 
 
 async def _tell(

@@ -46,9 +46,7 @@ def test_the_embedded_default_uses_the_waking_broker_and_redis_its_own(db: None)
         assert isinstance(broker, WakingOrmBroker)
 
 
-def test_a_wake_up_reaches_every_listener_of_its_queue_only(
-    queue: str, listener: Listener
-) -> None:
+def test_a_wake_up_reaches_every_listener_of_its_queue_only(queue: str, listener: Listener) -> None:
     other = Listener(f"{queue}-other")
     try:
         assert wake(queue) == 1
