@@ -82,14 +82,14 @@ class Control:
 
 
 def retried(call: Any, *args: Any, **kwargs: Any) -> Any:
-    """A person clicking again: for the calls PayOps does not retry itself (no key: OTP send)."""
+    """A person clicking again, when the gateway's own retries of an OTP send ran out."""
     from payouts.errors import PayoutActionRefused
 
     for _ in range(20):
         try:
             return call(*args, **kwargs)
         except PayoutActionRefused as exc:
-            if exc.code != "otp_send_failed":
+            if exc.code != "upstream_unavailable":
                 raise
     raise SystemExit("could not send an OTP in 20 tries")
 

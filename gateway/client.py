@@ -12,6 +12,7 @@ from asgiref.sync import async_to_sync
 from gateway import transport
 from gateway.limiter import Priority
 from gateway.models import Environment
+from gateway.retry_policy import RetryNotice
 from gateway.schemas import (
     AccessToken,
     Balance,
@@ -162,8 +163,10 @@ class Payouts(_Resource):
         client_markup: dict[str, Any] | None = None,
         extra_info: dict[str, str] | None = None,
         reference: str | None = None,
+        on_retry: Callable[[RetryNotice], None] | None = None,
     ) -> PayoutCreated:
-        """Fiat payouts pass the OTP; crypto payouts pass instructions and documents instead."""
+        """Fiat payouts pass the OTP; crypto payouts pass instructions and documents instead.
+        `on_retry` hears of each retry (attempt, reason, next try) so the payout can show it."""
         body = payout_body(
             recipient_id=recipient_id,
             amount=f"{Decimal(str(amount)):.2f}",
@@ -181,6 +184,7 @@ class Payouts(_Resource):
             json=body,
             idempotency_key=idempotency_key,
             headers={"x-validation-header": otp} if otp else None,
+            on_retry=on_retry,
         )
         return PayoutCreated.model_validate(_unwrap(raw))
 

@@ -25,6 +25,8 @@ class UpstreamError(Exception):
     """
 
     retryable: bool = False
+    # How many attempts were sent before this failure was raised (the transport sets it).
+    attempts: int = 1
 
     def __init__(
         self,

@@ -8,6 +8,29 @@ from gateway import errors as upstream
 from staff.errors import FieldProblem, ServiceError, UpstreamUnavailable
 
 
+def _times(count: int) -> str:
+    return {1: "once", 2: "twice"}.get(count, f"{count} times")
+
+
+def unanswered(exc: upstream.UpstreamError) -> str:
+    """
+    What happened, for a person, without the upstream's jargon: "The upstream did not answer
+    twice", "The upstream failed 4 times (last: HTTP 500)", "The upstream's rate limit refused
+    the call 4 times", or why PayOps held the call back. The caller adds what it means and what
+    to do next.
+    """
+    if isinstance(exc, upstream.BudgetExhausted):
+        return f"PayOps held the call back ({exc.message})"
+    times = _times(exc.attempts)
+    if isinstance(exc, upstream.RateLimited):
+        return f"The upstream's rate limit refused the call {times}"
+    if isinstance(exc, upstream.ServerError):
+        return f"The upstream failed {times} (last: HTTP {exc.status})"
+    if isinstance(exc, upstream.UpstreamTimeout) and exc.code == "timeout":
+        return f"The upstream did not answer in time, {times}"
+    return f"The upstream did not answer {times}"
+
+
 def service_error_from_upstream(
     exc: Exception, *, rename: Mapping[str, str] | None = None, what: str = "the request"
 ) -> ServiceError:
@@ -26,7 +49,7 @@ def service_error_from_upstream(
         )
     if isinstance(exc, upstream.TemporaryError | upstream.BudgetExhausted):
         return UpstreamUnavailable(
-            f"The upstream did not answer {what} ({exc}). Nothing was lost: submit it again.",
+            f"{unanswered(exc)} for {what}. Nothing was lost: submit it again in a minute.",
             code="upstream_unavailable",
         )
     if isinstance(exc, upstream.UpstreamError):

@@ -8,8 +8,9 @@ import json as jsonlib
 import logging
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
@@ -18,13 +19,12 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connection
 
-from gateway import call_log, connections, limiter, tokens
+from gateway import call_log, connections, limiter, retry_policy, tokens
 from gateway.errors import (
     AuthenticationError,
     BudgetExhausted,
     CalledInTransaction,
     PermanentError,
-    RateLimited,
     UpstreamError,
     UpstreamTimeout,
     error_from_response,
@@ -148,12 +148,14 @@ async def request(
     idempotency_key: str | None = None,
     priority: Priority = Priority.STAFF,
     authenticated: bool = True,
+    on_retry: Callable[[retry_policy.RetryNotice], None] | None = None,
 ) -> Any:
     """
-    Send one logical call and return its parsed JSON body, or raise an UpstreamError. Retried (with
-    backoff, on timeouts, 429 and 5xx) only when safe: GETs, /auth, and mutations carrying an
-    idempotency key. A 429 is retried for any call: the upstream refused it before handling it,
-    so nothing can happen twice; but a 429 for the weekly quota fails at once (BudgetExhausted).
+    Send one logical call and return its parsed JSON body, or raise an UpstreamError (whose
+    `attempts` says how many were sent). Retried with backoff (on timeouts, dropped answers, 429
+    and 5xx) only when `gateway.retry_policy` says sending it again is safe for this operation; a
+    429 for the weekly quota fails at once (BudgetExhausted). `on_retry` (sync, run in the
+    caller's thread) hears of each retry before its wait, e.g. to show a person the progress.
     Any 401 of an authenticated call re-authenticates once and retries once. Refuses to run
     inside the caller's transaction (CalledInTransaction).
     """
@@ -161,8 +163,7 @@ async def request(
         target = environment
     else:
         target = await sync_to_async(_prepare)(environment)
-    retry_safe = method == "GET" or not authenticated or idempotency_key is not None
-    max_attempts = settings.GATEWAY_MAX_ATTEMPTS if retry_safe else 1
+    max_attempts = int(settings.GATEWAY_MAX_ATTEMPTS)
     url = target.url(path)
     log_path = "/" + path.lstrip("/")
     content = jsonlib.dumps(json).encode() if json is not None else None
@@ -278,14 +279,51 @@ async def request(
             reauthenticated = True
             await tokens.invalidate(target, token=token)
             continue
-        refused_unhandled = isinstance(failure, RateLimited)
-        if failure.retryable and (
-            attempt < max_attempts
-            or (refused_unhandled and attempt < settings.GATEWAY_MAX_ATTEMPTS)
+        failure.attempts = attempt
+        keyed = idempotency_key is not None
+        if retry_policy.may_retry(
+            operation=operation,
+            method=method,
+            keyed=keyed,
+            failure=failure,
+            attempt=attempt,
+            max_attempts=max_attempts,
         ):
-            await asyncio.sleep(backoff_seconds(attempt, failure.retry_after))
+            await _wait_to_retry(operation, failure, attempt, max_attempts, on_retry)
             continue
         raise failure
+
+
+async def _wait_to_retry(
+    operation: str,
+    failure: UpstreamError,
+    attempt: int,
+    max_attempts: int,
+    on_retry: Callable[[retry_policy.RetryNotice], None] | None,
+) -> None:
+    """Back off (never shorter than Retry-After), telling the caller's listener first."""
+    delay = backoff_seconds(attempt, failure.retry_after)
+    if on_retry is not None:
+        notice = retry_policy.RetryNotice(
+            operation=operation,
+            failure=failure,
+            attempt=attempt,
+            max_attempts=max_attempts,
+            delay=delay,
+            next_try_at=datetime.now(UTC) + timedelta(seconds=delay),
+        )
+        await _tell(on_retry, notice)
+    await asyncio.sleep(delay)
+
+
+async def _tell(
+    on_retry: Callable[[retry_policy.RetryNotice], None], notice: retry_policy.RetryNotice
+) -> None:
+    """A listener's failure is logged, never the call's: progress shown is not worth a payout."""
+    try:
+        await sync_to_async(on_retry)(notice)
+    except Exception:
+        logger.exception("on_retry listener failed for %s", notice.operation)
 
 
 def quota_refused(answer: Answer, *, patience: float) -> str:

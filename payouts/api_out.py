@@ -10,6 +10,7 @@ from typing import Any
 from ninja import Field, Schema
 
 from gateway.schemas import DepositInstructions, FeeMarkup, Fees
+from payouts.api_support import UpstreamWaitOut, upstream_wait_out
 from payouts.models import Payout, PayoutDocument
 
 CENT = Decimal("0.01")
@@ -147,6 +148,9 @@ class PayoutOut(Schema):
         description="Crypto: the deposit that funds the payout, once initiated; else null."
     )
     upstream_id: str | None
+    upstream_wait: UpstreamWaitOut | None = Field(
+        description="While `submitting`: why the initiation waits to be sent again, and when."
+    )
     created_at: datetime
     updated_at: datetime
     submitted_at: datetime | None
@@ -250,6 +254,7 @@ def payout_out(payout: Payout) -> dict[str, Any]:
         "charge_differences": payout.charge_differences,
         "deposit_instructions": _deposit_out(payout),
         "upstream_id": payout.upstream_id,
+        "upstream_wait": upstream_wait_out(payout),
         "created_at": payout.created_at,
         "updated_at": payout.updated_at,
         "submitted_at": payout.submitted_at,

@@ -3,18 +3,46 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
+from ninja import Field, Schema
 
 from config.api_support import ErrorOut, FieldErrorOut
 from payouts import selectors
 from payouts.errors import PayoutActionRefused
 from payouts.models import Payout
 from payouts.services import PayoutInvalid
+from payouts.waiting import wait_text
 from quotes.api import environment_of, staff_of
 from staff.models import StaffUser
+
+
+class UpstreamWaitOut(Schema):
+    """The initiation waits to be sent again (same key): why, which attempt, when."""
+
+    reason: str = Field(
+        description="rate_limit, no_answer, server_error or budget (PayOps's own limiter)."
+    )
+    attempt: int = Field(description="The gateway's next attempt; 0: the recovery's next send.")
+    next_try_at: datetime | None
+    since: datetime | None
+    message: str = Field(description="The same in words, as the payout page shows it.")
+
+
+def upstream_wait_out(payout: Payout) -> UpstreamWaitOut | None:
+    message = wait_text(payout)
+    if not message:
+        return None
+    return UpstreamWaitOut(
+        reason=payout.upstream_wait,
+        attempt=payout.upstream_wait_attempt,
+        next_try_at=payout.upstream_wait_until,
+        since=payout.upstream_wait_since,
+        message=message,
+    )
 
 
 def error(code: str, message: str, errors: dict[str, list[str]] | None = None) -> ErrorOut:
@@ -31,11 +59,11 @@ def error(code: str, message: str, errors: dict[str, list[str]] | None = None) -
 
 def invalid(exc: PayoutInvalid) -> tuple[int, ErrorOut]:
     """A draft the rules refuse: 409 for a state conflict, 503 when the upstream did not answer."""
-    status = 400
-    if exc.code in ("duplicate_needs_confirmation", "not_a_draft"):
-        status = 409
-    elif exc.code == "upstream_unavailable":
-        status = 503  # nothing changed: the same request may be sent again
+    if exc.code == "upstream_unavailable":
+        # Nothing changed: the message says what happened and that the same request may be
+        # sent again; no field is at fault.
+        return 503, error(exc.code, " ".join(exc.errors.get("", [])) or str(exc))
+    status = 409 if exc.code in ("duplicate_needs_confirmation", "not_a_draft") else 400
     return status, error(exc.code, "The payout request was refused.", exc.errors)
 
 

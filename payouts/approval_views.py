@@ -42,6 +42,7 @@ from payouts.otp import otp_tries_left, payout_otp_confirm, payout_otp_send
 from payouts.policy import RuleSpec, approval_decide
 from payouts.qr import deposit_qr_svg
 from payouts.selectors import require_payout_reader
+from payouts.waiting import wait_text
 from staff.models import AuditEntry
 from staff.requests import staff_of
 from staff.roles import APPROVAL_POLICY_MANAGE, PAYOUT_APPROVE, PAYOUT_INITIATE
@@ -126,6 +127,19 @@ def timeline(payout: Payout) -> list[TimelineRow]:
         )
         for event in payout.events.filter(applied=False)
     ]
+    waiting = wait_text(payout)
+    if waiting:  # the initiation waits to be sent again: the latest line, live
+        rows.append(
+            TimelineRow(
+                at=payout.upstream_wait_since,
+                status=payout.get_status_display(),
+                kind="system",
+                source="System",
+                by="",
+                note=waiting,
+                applied=True,
+            )
+        )
     return sorted(rows, key=lambda row: row.at or timezone.now())
 
 
@@ -178,6 +192,8 @@ def live_context(request: HttpRequest, payout: Payout, **extra: Any) -> dict[str
         "deposit_expires": deposit_expires,
         "deposit_expired": bool(deposit_expires and deposit_expires <= now),
         "timeline_rows": timeline(payout),
+        # While the gateway retries (the recovery's wait is said by initiation_error).
+        "upstream_wait": wait_text(payout) if payout.upstream_wait_attempt else "",
         "audit": AuditEntry.objects.filter(target_type="payouts.payout", target_id=str(payout.pk))
         .select_related("actor")
         .order_by("at", "pk"),

@@ -10,7 +10,7 @@ from django.http import HttpRequest
 from ninja import Field, Router, Schema
 
 from config.api_support import ERROR_RESPONSES, EnvironmentName, ErrorOut, FieldErrorOut
-from payouts.api_support import payout_action
+from payouts.api_support import UpstreamWaitOut, payout_action, upstream_wait_out
 from payouts.approval_selectors import SCOPE_ANYONE, SCOPE_MINE, approval_inbox, valid_approvals
 from payouts.approvals import ApprovalOutcome, payout_approve, payout_cancel, payout_reject
 from payouts.initiation import payout_retry
@@ -19,7 +19,7 @@ from payouts.otp import otp_tries_left, payout_otp_confirm, payout_otp_send
 from quotes.api import environment_of, staff_of
 
 router = Router(tags=["approvals"])
-ERRORS: dict[int, Any] = {**ERROR_RESPONSES, 409: ErrorOut, 502: ErrorOut}
+ERRORS: dict[int, Any] = {**ERROR_RESPONSES, 409: ErrorOut, 502: ErrorOut, 503: ErrorOut}
 
 
 class ApproverOut(Schema):
@@ -42,6 +42,10 @@ class PayoutStateOut(Schema):
     initiation_error: str = Field(
         description="The last initiation problem in plain words (e.g. wrong code, tries left)."
     )
+    upstream_wait: UpstreamWaitOut | None = Field(
+        description="While `submitting`: the initiation waits to be sent again (e.g. the "
+        "upstream's rate limit), with the next attempt and its time; null otherwise."
+    )
 
 
 def state_out(payout: Payout) -> PayoutStateOut:
@@ -58,6 +62,7 @@ def state_out(payout: Payout) -> PayoutStateOut:
         otp_sent_to=payout.otp_sent_to,
         otp_expires_at=payout.otp_expires_at,
         otp_tries_left=otp_tries_left(payout),
+        upstream_wait=upstream_wait_out(payout),
         initiation_error=payout.initiation_error,
     )
 

@@ -20,6 +20,7 @@ from django.utils import timezone
 from gateway import crypto
 from gateway.client import call_sync, upstream
 from gateway.errors import BudgetExhausted, PermanentError, TemporaryError, UpstreamError
+from gateway.retry_policy import RetryNotice
 from gateway.schemas import PayoutCreated
 from payouts import live, notifications
 from payouts.documents import supporting_documents
@@ -28,6 +29,7 @@ from payouts.models import ChangeSource, NotificationKind, Payout, PayoutStatus
 from payouts.pricing import charge_record
 from payouts.states import can_move, payout_locked, payout_transition
 from payouts.upstream_status import upstream_status
+from payouts.waiting import gave_up_message, recovery_due, wait_cleared, wait_record
 from staff.models import StaffUser
 from staff.services import audit_record
 
@@ -78,7 +80,10 @@ def submission_start(*, payout: Payout, by: StaffUser | None, otp: str = "") -> 
     payout.otp_code_encrypted = crypto.encrypt(otp) if otp else ""
     payout.submitting_since = now
     payout.initiation_error = ""
-    payout.save(update_fields=["otp_code_encrypted", "submitting_since", "initiation_error"])
+    cleared = wait_cleared(payout)
+    payout.save(
+        update_fields=["otp_code_encrypted", "submitting_since", "initiation_error", *cleared]
+    )
     payout_transition(payout, S.SUBMITTING, source=ChangeSource.STAFF, by=by, at=now)
     audit_record(
         actor=by,
@@ -132,15 +137,30 @@ def payout_submit(*, payout_id: int) -> Payout:
         return payout
     arguments = initiation_arguments(payout)
     otp = crypto.decrypt(payout.otp_code_encrypted) if payout.otp_code_encrypted else None
+    payout.last_submit_at = timezone.now()
     Payout.objects.filter(pk=payout.pk).update(
-        submit_attempts=F("submit_attempts") + 1, last_submit_at=timezone.now()
+        submit_attempts=F("submit_attempts") + 1, last_submit_at=payout.last_submit_at
     )
+
+    def waiting(notice: RetryNotice) -> None:
+        """The gateway waits before its next attempt: the page says so, and until when."""
+        wait_record(
+            payout=payout,
+            failure=notice.failure,
+            attempt=notice.next_attempt,
+            until=notice.next_try_at,
+        )
+
     try:
-        created = call_sync(upstream(payout.environment).payouts.initiate, otp=otp, **arguments)
+        created = call_sync(
+            upstream(payout.environment).payouts.initiate, otp=otp, on_retry=waiting, **arguments
+        )
     except (TemporaryError, BudgetExhausted) as exc:
         # Nothing known: it may or may not have taken effect. Stay `submitting`; the recovery
         # schedule re-sends with the same key, and the upstream replays if it did.
-        _note_error(payout.pk, f"will retry with the same key: {exc}")
+        due = recovery_due(payout)
+        _note_error(payout.pk, gave_up_message(exc, due))
+        wait_record(payout=payout, failure=exc, attempt=0, until=due)
         return Payout.objects.get(pk=payout.pk)
     except PermanentError as exc:
         return initiation_refused(payout_id=payout.pk, error=exc)
@@ -174,6 +194,7 @@ def initiation_recorded(*, payout_id: int, created: PayoutCreated) -> Payout:
         payout.otp_code_encrypted = ""  # no resend will need it any more
         payout.initiation_error = ""
         charge_record(payout=payout, created=created, at=timezone.now())
+        wait_cleared(payout)
         payout.save()
         if payout.status == S.SUBMITTING and can_move(payout.status, report.status):
             payout_transition(
@@ -225,7 +246,15 @@ def initiation_refused(*, payout_id: int, error: UpstreamError) -> Payout:
                 payout.otp_failed_attempts = settings.PAYOUTS_OTP_MAX_TRIES
                 message = "Too many wrong codes: the code is blocked, send a new one."
         payout.initiation_error = message[:500]
-        payout.save(update_fields=["otp_code_encrypted", "otp_failed_attempts", "initiation_error"])
+        cleared = wait_cleared(payout)
+        payout.save(
+            update_fields=[
+                "otp_code_encrypted",
+                "otp_failed_attempts",
+                "initiation_error",
+                *cleared,
+            ]
+        )
         if kind:
             payout_transition(
                 payout, S.APPROVED, source=ChangeSource.SYSTEM, reason=message, at=timezone.now()

@@ -53,6 +53,16 @@ class ReservationStatus(models.TextChoices):
     USED = "USED", "Used"
 
 
+class UpstreamWait(models.TextChoices):
+    """Why an initiation waits to be sent again (its label completes "Waiting for …")."""
+
+    NONE = "", "nothing"
+    RATE_LIMIT = "rate_limit", "the upstream's rate limit"
+    NO_ANSWER = "no_answer", "an answer from the upstream"
+    SERVER_ERROR = "server_error", "the upstream to recover from an error"
+    BUDGET = "budget", "room in PayOps's budget of upstream calls"
+
+
 class Payout(models.Model):
     """
     A payout from a virtual account to a recipient, from its draft to its final upstream state.
@@ -142,6 +152,13 @@ class Payout(models.Model):
     submitting_since = models.DateTimeField(null=True, blank=True)
     last_submit_at = models.DateTimeField(null=True, blank=True)
     initiation_error = models.CharField(max_length=500, blank=True)
+    # While the initiation waits to be sent again (the gateway's backoff within one send, or the
+    # recovery schedule after it): why, the attempt that comes next (0: the schedule's next
+    # send), when it comes, and since when. Cleared when the upstream answers.
+    upstream_wait = models.CharField(max_length=16, choices=UpstreamWait.choices, blank=True)
+    upstream_wait_attempt = models.PositiveSmallIntegerField(default=0)
+    upstream_wait_until = models.DateTimeField(null=True, blank=True)
+    upstream_wait_since = models.DateTimeField(null=True, blank=True)
     # Tracking: the upstream's own answer, a crypto payout's deposit instructions, why it failed.
     upstream_status = models.CharField(max_length=20, blank=True)
     upstream_payload = models.JSONField(default=dict, blank=True)

@@ -12,7 +12,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from gateway.client import call_sync, upstream
-from gateway.errors import UpstreamError
+from gateway.errors import (
+    AuthenticationError,
+    BudgetExhausted,
+    TemporaryError,
+    UpstreamError,
+)
+from gateway.service_errors import unanswered
 from payouts import live
 from payouts.errors import PayoutActionRefused
 from payouts.initiation import submission_start
@@ -71,9 +77,7 @@ def payout_otp_send(*, payout: Payout | int, by: StaffUser) -> OtpSent:
     try:
         answer = call_sync(upstream(current.environment).verification.send_otp, email=email)
     except UpstreamError as exc:
-        raise PayoutActionRefused(
-            "otp_send_failed", f"The code could not be sent: {exc.message}", status=502
-        ) from exc
+        raise otp_send_refusal(exc) from exc
     expires_at = answer.expires_at or timezone.now() + OTP_LIFETIME
     with transaction.atomic():
         locked = payout_locked(pk)
@@ -93,6 +97,33 @@ def payout_otp_send(*, payout: Payout | int, by: StaffUser) -> OtpSent:
         audit_record(actor=by, action="payout.otp_sent", target=locked, details={"sent_to": email})
         live.payout_changed(locked)
     return OtpSent(sent_to=email, expires_at=expires_at)
+
+
+def otp_send_refusal(exc: UpstreamError) -> PayoutActionRefused:
+    """
+    Why no code could be sent, and what to do next, in the API's statuses: 503 when the upstream
+    did not answer (after the gateway's own retries: a resend is safe, a new code supersedes the
+    previous one), 502 when our credentials are refused, 400 when it refused the request.
+    """
+    if isinstance(exc, TemporaryError | BudgetExhausted):
+        return PayoutActionRefused(
+            "upstream_unavailable",
+            f"{unanswered(exc)}: the code may not have been sent. Send it again in a minute; if "
+            "an earlier email arrives anyway, only the newest code counts.",
+            status=503,
+        )
+    if isinstance(exc, AuthenticationError):
+        return PayoutActionRefused(
+            "upstream_credentials",
+            "PayOps could not sign in to the upstream: an admin must check this environment's "
+            "credentials. No code was sent.",
+            status=502,
+        )
+    return PayoutActionRefused(
+        "otp_send_refused",
+        f"The upstream refused to send the code: {exc.message}",
+        status=400,
+    )
 
 
 def otp_tries_left(payout: Payout) -> int:

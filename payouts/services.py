@@ -14,8 +14,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Recipient, VirtualAccount
-from gateway.errors import TemporaryError, UpstreamError
+from gateway.errors import BudgetExhausted, TemporaryError, UpstreamError
 from gateway.models import Environment
+from gateway.service_errors import unanswered
 from payouts.documents import DocumentRejected, check_upload
 from payouts.models import (
     INTERNAL_NOTES_MAX,
@@ -463,9 +464,15 @@ UPSTREAM_FIELDS = {
 
 
 def upstream_refusal(exc: UpstreamError) -> PayoutInvalid:
-    if isinstance(exc, TemporaryError):
+    """The upstream's failure as the draft's error: unanswered (503 in the API) or refused."""
+    if isinstance(exc, TemporaryError | BudgetExhausted):
         return PayoutInvalid(
-            {"": [f"The upstream could not answer now ({exc}); try again."]},
+            {
+                "": [
+                    f"{unanswered(exc)}: nothing was saved or charged. Try again in a minute; "
+                    "the draft is as you left it."
+                ]
+            },
             code="upstream_unavailable",
         )
     errors: dict[str, list[str]] = {}

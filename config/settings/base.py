@@ -169,7 +169,12 @@ if REDIS_URL:
     Q_CLUSTER["redis"] = REDIS_URL
 else:
     Q_CLUSTER["orm"] = "default"
-    Q_CLUSTER["poll"] = 1
+    # PAYOPS_Q_WAKE_UP  the ORM broker is woken by each queued task (console.task_broker, ADR
+    #                   0014): a worker starts a payout's initiation within milliseconds.
+    # PAYOPS_Q_POLL     seconds between looks at the task table (with wake-ups: the fallback).
+    if env.bool("PAYOPS_Q_WAKE_UP", default=True):
+        Q_CLUSTER["broker_class"] = "console.task_broker.WakingOrmBroker"
+    Q_CLUSTER["poll"] = env.float("PAYOPS_Q_POLL", default=1)
 
 # Seconds after which /readyz calls the worker's heartbeat stale.
 PAYOPS_HEARTBEAT_MAX_AGE = env.int("PAYOPS_HEARTBEAT_MAX_AGE", default=180)

@@ -9,7 +9,7 @@ env = environ.Env()
 # GATEWAY_CONNECT_TIMEOUT          seconds to open a connection.
 # GATEWAY_READ_TIMEOUT             seconds to wait for a response.
 # GATEWAY_HEALTH_TIMEOUT           seconds the readiness probe waits for the upstream.
-# GATEWAY_MAX_ATTEMPTS             attempts for a retryable call (GET, keyed mutation, /auth).
+# GATEWAY_MAX_ATTEMPTS             attempts in all for a call gateway.retry_policy lets retry.
 # GATEWAY_BACKOFF_BASE             first backoff in seconds (doubles each attempt, full jitter).
 # GATEWAY_BACKOFF_MAX              cap of one backoff in seconds.
 # GATEWAY_TOKEN_REFRESH_MARGIN     seconds before expires_in at which a token is renewed.

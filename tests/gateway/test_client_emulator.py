@@ -146,26 +146,42 @@ def test_500_on_a_get_is_retried(live_emulator: LiveEmulator, sandbox: Environme
     assert 500 in live_emulator.witness.statuses()
 
 
+def _user(client: Any) -> str:
+    """An upstream end user (created with a key), for calls that need one."""
+    user = call_sync(
+        client.users.create,
+        idempotency_key=str(uuid.uuid4()),
+        email=f"ada+{uuid.uuid4().hex[:6]}@example.com",
+        phone_number="+15555550100",
+        first_name="Ada",
+        last_name="Lovelace",
+        country="US",
+    )
+    return str(user.user_id)
+
+
 def test_500_on_a_mutation_without_key_is_not_retried(
     live_emulator: LiveEmulator, sandbox: Environment
 ) -> None:
     client = upstream(sandbox)
-    call_sync(client.quotations.create, quote_currency="MXN", amount=100)  # token first
+    user_id = _user(client)
     live_emulator.faults(error_rate=1.0)
-    with pytest.raises(ServerError):
-        call_sync(client.quotations.create, quote_currency="MXN", amount=100)
-    assert live_emulator.witness.count("/sandbox/v1/quotations", "POST") == 2  # 1 ok + 1 failed
+    # Opening an account has no key: a repeat could open two (gateway.retry_policy: ONCE).
+    with pytest.raises(ServerError) as caught:
+        call_sync(client.virtual_accounts.create, user_id=user_id, mode="fiat")
+    assert caught.value.attempts == 1
+    assert live_emulator.witness.count("/sandbox/v1/virtual-accounts", "POST") == 1
 
 
 def test_dropped_response_without_key_is_a_timeout_not_a_retry(
     live_emulator: LiveEmulator, sandbox: Environment
 ) -> None:
     client = upstream(sandbox)
-    call_sync(client.quotations.create, quote_currency="MXN", amount=100)
+    user_id = _user(client)
     live_emulator.faults(drop_response_next=1)
     with pytest.raises(UpstreamTimeout):
-        call_sync(client.quotations.create, quote_currency="MXN", amount=100)
-    assert live_emulator.witness.count("/sandbox/v1/quotations", "POST") == 2
+        call_sync(client.virtual_accounts.create, user_id=user_id, mode="fiat")
+    assert live_emulator.witness.count("/sandbox/v1/virtual-accounts", "POST") == 1
 
 
 def test_dropped_response_with_idempotency_key_makes_one_user(
@@ -280,14 +296,15 @@ def test_429_on_a_mutation_without_key_is_retried(
     live_emulator: LiveEmulator, sandbox: Environment
 ) -> None:
     client = upstream(sandbox)
-    call_sync(client.quotations.create, quote_currency="MXN", amount=100)  # token first
+    user_id = _user(client)
     live_emulator.witness.clear()
     live_emulator.faults(rate_429=1.0)
     clearer = _clear_faults_after(live_emulator, 429)
-    quote = call_sync(client.quotations.create, quote_currency="MXN", amount=100)
+    # Opening an account is sent once on a 5xx, but a 429 was refused before it was handled.
+    account = call_sync(client.virtual_accounts.create, user_id=user_id, mode="fiat")
     clearer.join()
     posts = [r["status"] for r in live_emulator.witness.api_requests()]
-    assert posts[0] == 429 and posts[-1] == 201 and quote.quote_id
-    from emulator.models import Quote as EmulatedQuote
+    assert posts[0] == 429 and posts[-1] == 201 and account.id
+    from emulator.models import VirtualAccount as EmulatedAccount
 
-    assert EmulatedQuote.objects.count() == 2  # the refused attempt created nothing
+    assert EmulatedAccount.objects.count() == 1  # the refused attempt created nothing
