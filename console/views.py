@@ -72,9 +72,14 @@ def system_health(request: HttpRequest) -> HttpResponse:
         check = check if isinstance(check, dict) else {"status": check}
         extra = {key: value for key, value in check.items() if key != "status"}
         checks.append({"name": name, "status": str(check.get("status", "unknown")), "extra": extra})
+    warnings = list(report.get("warnings") or [])
+    overall = str(report.get("status", "unknown"))
+    if warnings:
+        overall += f", {len(warnings)} warning{'s' if len(warnings) != 1 else ''}"
     context = {
         "ready": status_code == 200,
-        "overall": report.get("status", "unknown"),
+        "warnings": warnings,
+        "overall": overall,
         "checks": checks,
         "facts": [
             ("Environment", settings.PAYOPS_ENVIRONMENT),
