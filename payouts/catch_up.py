@@ -9,7 +9,6 @@ also lists it as a missed event, which it was.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import timedelta
 
 from django.conf import settings
@@ -38,19 +37,20 @@ def open_payout_ids(environment: Environment) -> list[str]:
     ]
 
 
-def _due(environment: Environment, limit: int) -> Iterator[Payout]:
-    """Open payouts newest first, then completed ones still watched for a return."""
-    mine = Payout.objects.filter(environment=environment).exclude(upstream_id=None)
+def _due(environment: Environment, limit: int) -> list[Payout]:
+    """Open payouts newest first, then completed ones still watched for a return; chosen before
+    any is re-read, so a payout that completes on the way is not read twice."""
+    mine = (
+        Payout.objects.filter(environment=environment)
+        .exclude(upstream_id=None)
+        .select_related("environment")
+        .order_by("-updated_at", "-pk")
+    )
     watched_since = timezone.now() - timedelta(days=settings.PAYOUTS_RETURN_WATCH_DAYS)
-    for queryset in (
-        mine.filter(status__in=UPSTREAM_OPEN),
-        mine.filter(status=S.COMPLETED, updated_at__gte=watched_since),
-    ):
-        for payout in queryset.select_related("environment").order_by("-updated_at", "-pk")[:limit]:
-            if limit <= 0:
-                return
-            limit -= 1
-            yield payout
+    due = list(mine.filter(status__in=UPSTREAM_OPEN)[:limit])
+    if len(due) < limit:
+        due += mine.filter(status=S.COMPLETED, updated_at__gte=watched_since)[: limit - len(due)]
+    return due
 
 
 def _refresh(payout: Payout) -> bool:
