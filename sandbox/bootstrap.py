@@ -138,8 +138,10 @@ def _ensure_environment(
                 name=SANDBOX_NAME,
                 kind=EnvironmentKind.SANDBOX,
                 base_url=base_url,
+                client_id=issued["client_id"],
+                password=issued["password"],
+                api_key=issued["api_key"],
                 verification_email=DEMO_VERIFICATION_EMAIL,
-                **issued,
             )
             _verified(created)
             return created, f"created at {base_url} with a new emulator client", True

@@ -50,9 +50,7 @@ def _processing(maker, hours: float) -> Payout:  # type: ignore[no-untyped-def]
     payout = make_draft(
         maker=maker, environment=environment, status="processing", upstream_id=f"p-{hours}"
     )
-    Payout.objects.filter(pk=payout.pk).update(
-        updated_at=timezone.now() - timedelta(hours=hours)
-    )
+    Payout.objects.filter(pk=payout.pk).update(updated_at=timezone.now() - timedelta(hours=hours))
     return Payout.objects.get(pk=payout.pk)
 
 
@@ -67,8 +65,9 @@ def test_a_quiet_payout_warns_until_news_arrives(maker, client_for) -> None:
     assert found.payout == late
     report = quiet_report()
     assert report["status"] == "warning"
-    assert f"payout {late.pk} (Offline sandbox), Processing with no news for 25 h" in (
-        report["detail"]
+    assert (
+        f"payout {late.pk} (Offline sandbox), Processing with no news for 25 h"
+        in (report["detail"])
     )
     assert "(expected within 24 h 00 min)" in report["detail"]
     html = client_for("finance_approver").get("/").content.decode()

@@ -85,8 +85,9 @@ def test_open_payouts_make_silence_a_warning_until_an_event_arrives(
     assert silence.in_flight == 1 and silence.last_valid_at is None
     report = silence_report()
     assert report["status"] == "warning"
-    assert "Sandbox: no valid event for more than 30 minutes while 1 object is in flight" == (
-        report["detail"]
+    assert (
+        (report["detail"])
+        == "Sandbox: no valid event for more than 30 minutes while 1 object is in flight"
     )
 
     post_signed(new_event("user.updated", user_id="u-1"))
