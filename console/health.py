@@ -94,8 +94,10 @@ def register_check(
 ) -> None:
     """Add (or replace, by name) a readiness check; call it from an AppConfig.ready().
 
-    `run` returns a dict with at least "status" ("ok" or "fail"); other keys are shown as details.
-    It may raise or hang: the probe turns either into a failed check, never into a failed probe.
+    `run` returns a dict with at least "status": "ok", "fail", or "warning"; other keys are shown
+    as details. A "warning" is something a person should look at that does not stop this process
+    from serving (no webhook receiver, a quiet payout): /readyz lists it and stays ready. It may
+    raise or hang: the probe turns either into a failed check, never into a failed probe.
     """
     CHECKS[name] = ReadinessCheck(name, run, timeout)
 
@@ -119,17 +121,25 @@ async def _run(check: ReadinessCheck) -> CheckResult:
     return result
 
 
+WARNING = "warning"
+
+
 async def readiness() -> dict[str, Any]:
-    """Run every check concurrently and sum them up: ok only when each one is ok."""
+    """
+    Run every check concurrently and sum them up: ok when each one is ok or a warning (the
+    warnings are named in "warnings"); anything else fails.
+    """
     checks_now = list(CHECKS.values())
     results = await asyncio.gather(*(_run(check) for check in checks_now))
     checks = {check.name: result for check, result in zip(checks_now, results, strict=True)}
-    status = "ok" if all(r["status"] == "ok" for r in checks.values()) else "fail"
-    return {"status": status, "checks": checks}
+    ready = all(r["status"] in ("ok", WARNING) for r in checks.values())
+    warnings = sorted(name for name, r in checks.items() if r["status"] == WARNING)
+    return {"status": "ok" if ready else "fail", "warnings": warnings, "checks": checks}
 
 
 @never_cache
 async def readyz(request: HttpRequest) -> JsonResponse:
-    """Ready to serve: every registered check answers (database, cache, channels, worker, ...)."""
+    """Ready to serve: every registered check answers (database, cache, channels, worker, ...);
+    warnings are reported and do not make the process unready."""
     report = await readiness()
     return JsonResponse(report, status=200 if report["status"] == "ok" else 503)

@@ -96,9 +96,14 @@ def system_health(request: HttpRequest) -> HttpResponse:
     checks = [
         health_row(name, check) for name, check in sorted((report.get("checks") or {}).items())
     ]
+    warnings = list(report.get("warnings") or [])
+    overall = str(report.get("status", "unknown"))
+    if warnings:
+        overall += f", {len(warnings)} warning{'s' if len(warnings) != 1 else ''}"
     context = {
         "ready": status_code == 200,
-        "overall": report.get("status", "unknown"),
+        "warnings": warnings,
+        "overall": overall,
         "checks": checks,
         "facts": [
             ("Environment", settings.PAYOPS_ENVIRONMENT),

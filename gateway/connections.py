@@ -12,7 +12,7 @@ import ssl
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from functools import cache
 from typing import Any
 
@@ -78,6 +78,33 @@ class _IoLoop:
 
 _io: _IoLoop | None = None
 _io_lock = threading.Lock()
+
+# URL prefix -> the transport that answers it in this process (see `routed`).
+_routes: dict[str, httpx.AsyncBaseTransport] = {}
+_routes_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def routed(url_prefix: str, transport: httpx.AsyncBaseTransport) -> Iterator[None]:
+    """
+    While the block runs, requests to URLs under `url_prefix` go through `transport` (in this
+    process) instead of the network; everything else about the call (token, limiter, retries,
+    call log) is unchanged. For the dev bootstrap, which reaches the emulator's ASGI application
+    mounted in-process before any emulator server is listening; production code never routes.
+    """
+    prefix = url_prefix.rstrip("/") + "/"
+    with _routes_lock:
+        _routes[prefix] = transport
+    try:
+        yield
+    finally:
+        with _routes_lock:
+            _routes.pop(prefix, None)
+
+
+def _route_for(url: str) -> httpx.AsyncBaseTransport | None:
+    with _routes_lock:
+        return next((t for prefix, t in _routes.items() if url.startswith(prefix)), None)
 
 
 def _after_fork_in_child() -> None:
@@ -174,7 +201,13 @@ async def send(
     async def on_io_loop() -> httpx.Response:
         renewer = asyncio.create_task(_renewing(renew)) if renew is not None else None
         try:
-            if reuse:
+            mounted = _route_for(url)
+            if mounted is not None:
+                async with httpx.AsyncClient(transport=mounted, timeout=request_timeout) as own:
+                    response = await own.request(
+                        method, url, content=content, params=params, headers=headers
+                    )
+            elif reuse:
                 client = io.client(pool_key)
                 response = await client.request(
                     method,

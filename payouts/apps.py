@@ -1,4 +1,4 @@
-"""App configuration for payouts."""
+"""App configuration for payouts: its panels, schedules, warnings, and its mirror for webhooks."""
 
 from django.apps import AppConfig
 
@@ -9,9 +9,35 @@ class PayoutsConfig(AppConfig):
 
     def ready(self) -> None:
         from console.dashboard import DashboardPanel, register_panel
+        from console.health import register_check
         from console.schedules import register_schedule
         from payouts.approval_views import dashboard_panel_context
+        from payouts.catch_up import open_payout_ids, payouts_catch_up
+        from payouts.health import quiet_check, quiet_panel_context
         from staff.roles import FINANCE_VIEW
+        from webhooks.mirrors import Mirror, register_mirror
+
+        # After a webhook registration, open payouts are read back first (money first); open
+        # ones also tell webhooks when a silence matters.
+        register_mirror(
+            Mirror(
+                "payout",
+                "payouts",
+                catch_up=payouts_catch_up,
+                open_ids=open_payout_ids,
+                order=10,
+            )
+        )
+        # A payout quiet past its state's expected time (payouts.quiet): a warning, not a fault.
+        register_check("payouts_quiet", quiet_check)
+        register_panel(
+            DashboardPanel(
+                "payouts.quiet",
+                "payouts/includes/quiet_panel.html",
+                permission=FINANCE_VIEW,
+                context=quiet_panel_context,
+            )
+        )
 
         # Waiting for me, my drafts returned, failures and returns (also sent by email).
         register_panel(

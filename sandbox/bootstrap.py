@@ -1,14 +1,22 @@
-"""`payops_bootstrap` step (local and test only): the "Emulator sandbox" environment and its client.
+"""`payops_bootstrap` step (local and test only): the "Emulator sandbox" environment, ready to use.
+
+It makes the sandbox work out of the box: the environment with its emulator client, the address
+the emulator sends OTP codes to (readable in the sandbox mailbox), and its webhook receiver
+registered with the emulator through the webhooks services, so events reach the back office.
 
 The client comes from the emulator over HTTP (`POST /_control/clients`), never from its tables
 (ADR 0002), so the step works the same against an emulator started on its own. When nothing answers
 at EMULATOR_URL yet (`make run` bootstraps before it starts the processes), the same HTTP calls go
-to the emulator's ASGI application in this process, which writes to the emulator's own database.
+to the emulator's ASGI application in this process, which writes to the emulator's own database:
+the control calls through `InProcessEmulator`, the gateway's (the registration) through
+`gateway.connections.routed`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -16,6 +24,7 @@ from django.apps import apps
 from django.conf import settings
 from django.db import transaction
 
+from gateway import connections
 from gateway.crypto import SecretDecryptionError
 from gateway.models import Environment, EnvironmentKind
 from gateway.services.environments import (
@@ -24,9 +33,14 @@ from gateway.services.environments import (
     environment_verification_record,
 )
 from sandbox.control import EmulatorControl, emulator_control
+from staff.errors import ServiceError
+from webhooks.models import WebhookEndpoint
+from webhooks.services import receiver_url, webhook_endpoint_register
 
 SANDBOX_NAME = "Emulator sandbox"
 EMULATOR_CLIENT_NAME = "PayOps local back office"
+# Where the emulator sends the sandbox's OTP codes; read them in the sandbox mailbox.
+DEMO_VERIFICATION_EMAIL = "approvals@payops.local"
 LOCAL_ENVIRONMENTS = ("local", "test")
 
 
@@ -47,15 +61,31 @@ class InProcessEmulator(httpx.BaseTransport):
         return asyncio.run(send())
 
 
-def _transport() -> httpx.BaseTransport | None:
-    """None (real HTTP) when the emulator answers at EMULATOR_URL, else the in-process one."""
+def _emulator_answers() -> bool:
     try:
         httpx.get(settings.EMULATOR_URL.rstrip("/") + "/healthz", timeout=2).raise_for_status()
-        return None
+        return True
     except httpx.HTTPError:
         if not apps.is_installed("emulator"):
             raise
-        return InProcessEmulator()
+        return False
+
+
+@contextlib.contextmanager
+def _emulator_reached() -> Iterator[httpx.BaseTransport | None]:
+    """
+    None (real HTTP) when the emulator answers at EMULATOR_URL. Else the in-process emulator: the
+    transport for the control calls, and, for the block's length, the gateway's calls to
+    EMULATOR_URL routed to the same application.
+    """
+    if _emulator_answers():
+        yield None
+        return
+    from emulator.asgi import application
+
+    mounted = httpx.ASGITransport(app=application)  # type: ignore[arg-type]
+    with connections.routed(settings.EMULATOR_URL, mounted):
+        yield InProcessEmulator()
 
 
 def _credentials_open_a_client(
@@ -95,17 +125,11 @@ def _verified(environment: Environment) -> None:
         )
 
 
-def ensure_emulator_sandbox() -> str:
-    """
-    Idempotent: creates the emulator client and the sandbox environment on the first run; later
-    runs keep both (the emulator stores secrets hashed, so a client is re-issued only when the
-    environment's credentials no longer open one). Local and test settings only.
-    """
-    if settings.PAYOPS_ENVIRONMENT not in LOCAL_ENVIRONMENTS:
-        return f"{SANDBOX_NAME}: skipped ({settings.PAYOPS_ENVIRONMENT} settings)"
-    base_url = settings.EMULATOR_URL.rstrip("/")
-    transport = _transport()
-    with emulator_control(transport=transport) as control, transaction.atomic():
+def _ensure_environment(
+    control: EmulatorControl, transport: httpx.BaseTransport | None, base_url: str
+) -> tuple[Environment, str, bool]:
+    """The environment, what was done to it, and whether a new emulator client was issued."""
+    with transaction.atomic():
         environment = Environment.objects.select_for_update().filter(name=SANDBOX_NAME).first()
         if environment is None:
             issued = _issue(control)
@@ -117,9 +141,10 @@ def ensure_emulator_sandbox() -> str:
                 client_id=issued["client_id"],
                 password=issued["password"],
                 api_key=issued["api_key"],
+                verification_email=DEMO_VERIFICATION_EMAIL,
             )
             _verified(created)
-            return f"{SANDBOX_NAME}: created at {base_url} with a new emulator client"
+            return created, f"created at {base_url} with a new emulator client", True
         fields: dict[str, Any] = {}
         if environment.base_url.rstrip("/") != base_url:
             fields["base_url"] = base_url
@@ -127,6 +152,8 @@ def ensure_emulator_sandbox() -> str:
             fields["kind"] = EnvironmentKind.SANDBOX
         if not environment.is_active:
             fields["is_active"] = True
+        if not environment.verification_email:  # an address an admin chose is kept
+            fields["verification_email"] = DEMO_VERIFICATION_EMAIL
         credentials: dict[str, str] = {}
         probe = Environment(kind=EnvironmentKind.SANDBOX, base_url=base_url)
         probe.client_id_encrypted = environment.client_id_encrypted
@@ -134,10 +161,59 @@ def ensure_emulator_sandbox() -> str:
         probe.api_key_encrypted = environment.api_key_encrypted
         if not _credentials_open_a_client(probe, transport):
             credentials = _issue(control)
-        if not fields and not credentials:
-            _verified(environment)
-            return f"{SANDBOX_NAME}: already set up at {base_url}"
-        environment = environment_update(environment=environment, by=None, **credentials, **fields)
+        if fields or credentials:
+            environment = environment_update(
+                environment=environment, by=None, **credentials, **fields
+            )
         _verified(environment)
-        changed = sorted(fields) + (["credentials"] if credentials else [])
-        return f"{SANDBOX_NAME}: updated ({', '.join(changed)})"
+    if not fields and not credentials:
+        return environment, f"already set up at {base_url}", False
+    changed = sorted(fields) + (["credentials"] if credentials else [])
+    return environment, f"updated ({', '.join(changed)})", bool(credentials)
+
+
+def _ensure_receiver(environment: Environment, *, new_client: bool) -> str:
+    """
+    Register the environment's receiver with the emulator, once: again only when the URL it
+    would register changed, a rotation was left pending, or the emulator issued a new client
+    (which has no registration). A re-registration re-sends the same secret: nothing rotates.
+    """
+    endpoint = WebhookEndpoint.objects.filter(environment=environment).first()
+    try:
+        if (
+            endpoint is not None
+            and endpoint.registered_at is not None
+            and endpoint.secret_encrypted
+            and not endpoint.pending_secret_encrypted
+            and endpoint.registered_url == receiver_url(endpoint)
+            and not new_client
+        ):
+            return f"receiver already registered at {endpoint.registered_url}"
+        result = webhook_endpoint_register(environment=environment, by=None)
+    except ServiceError as exc:
+        return (
+            f"receiver NOT registered ({exc.message}); once fixed, run "
+            "`manage.py webhooks register --environment sandbox`"
+        )
+    return f"receiver registered at {result.url}"
+
+
+def ensure_emulator_sandbox() -> str:
+    """
+    Idempotent: creates the emulator client and the sandbox environment on the first run; later
+    runs keep both (the emulator stores secrets hashed, so a client is re-issued only when the
+    environment's credentials no longer open one). Sets the OTP address when none is set, and
+    registers the webhook receiver when it is not registered yet. Local and test settings only.
+    """
+    if settings.PAYOPS_ENVIRONMENT not in LOCAL_ENVIRONMENTS:
+        return f"{SANDBOX_NAME}: skipped ({settings.PAYOPS_ENVIRONMENT} settings)"
+    base_url = settings.EMULATOR_URL.rstrip("/")
+    with _emulator_reached() as transport:
+        with emulator_control(transport=transport) as control:
+            environment, done, new_client = _ensure_environment(control, transport, base_url)
+        # Outside the environment's transaction: the gateway refuses to call inside one.
+        receiver = _ensure_receiver(environment, new_client=new_client)
+    return (
+        f"{SANDBOX_NAME}: {done}; OTP codes go to {environment.verification_email} "
+        f"(sandbox mailbox); {receiver}"
+    )

@@ -1,4 +1,4 @@
-"""App configuration for webhooks: its schedules and its dashboard panel."""
+"""App configuration for webhooks: its schedules, readiness warnings and dashboard panel."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ def dashboard_context(request: HttpRequest) -> dict[str, Any]:
     from django.utils import timezone
 
     from webhooks.models import EventStatus, MissedEvent, WebhookEvent
-    from webhooks.services.gaps import drift_summary, silences
+    from webhooks.services.gaps import drift_summary, receivers_missing, silences
 
     week = timezone.now() - timedelta(days=7)
     return {
+        "receivers_missing": receivers_missing(),
         "silences": silences(),
         "drift": drift_summary(since=week),
         "failed": WebhookEvent.objects.filter(status=EventStatus.FAILED).count(),
@@ -31,8 +32,14 @@ class WebhooksConfig(AppConfig):
 
     def ready(self) -> None:
         from console.dashboard import DashboardPanel, register_panel
+        from console.health import register_check
         from console.schedules import register_schedule
+        from webhooks.health import receivers_check, silence_check
         from webhooks.permissions import WEBHOOK_EVENTS_VIEW
+
+        # Warnings, not failures (docs/console.md): the process still serves.
+        register_check("webhook_receivers", receivers_check)
+        register_check("webhook_silence", silence_check)
 
         register_panel(
             DashboardPanel(

@@ -23,3 +23,5 @@ PAYOPS_ENCRYPTION_KEYS = env.list(
 EMULATOR_CONTROL_TOKEN = env("EMULATOR_CONTROL_TOKEN", default="local-emulator-token")
 # Demo staff are seeded only where this is true (never in production).
 PAYOPS_SEED_DEMO_STAFF = True
+# The web process of `make run`: what the emulator posts events to (the bootstrap registers it).
+WEBHOOKS_PUBLIC_BASE_URL = env("WEBHOOKS_PUBLIC_BASE_URL", default="http://127.0.0.1:8000")

@@ -22,6 +22,8 @@ EMULATOR_CONTROL_TOKEN = "test-emulator-token"
 # on :8001 is never touched; the sandbox bootstrap then mounts the emulator in-process).
 EMULATOR_URL = "http://127.0.0.1:9"
 PAYOPS_SEED_DEMO_STAFF = True
+# As in local settings; tests that receive events serve the back office and set their own.
+WEBHOOKS_PUBLIC_BASE_URL = env("WEBHOOKS_PUBLIC_BASE_URL", default="http://127.0.0.1:8000")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},

@@ -6,7 +6,8 @@ env = environ.Env()
 
 # --- Webhook settings (copy into .env.example) ---------------------------------------------------
 # WEBHOOKS_PUBLIC_BASE_URL            how the upstream reaches this back office (https://...); the
-#                                     receiver URL registered upstream is joined onto it.
+#                                     receiver URL registered upstream is joined onto it. Local and
+#                                     test settings default to the web process, 127.0.0.1:8000.
 # WEBHOOKS_MAX_BODY_BYTES             larger bodies are answered 413 (stored truncated).
 # WEBHOOKS_ROTATION_OVERLAP_SECONDS   how long the previous secret stays accepted after a rotation.
 # WEBHOOKS_INVALID_DELIVERIES_PER_HOUR  invalid deliveries stored per endpoint and hour (then only
@@ -17,7 +18,9 @@ env = environ.Env()
 #                                     failed for a person to reprocess.
 # WEBHOOKS_RETRY_BASE_SECONDS         first retry delay (doubles each attempt).
 # WEBHOOKS_RETRY_MAX_SECONDS          cap of one retry delay.
-# WEBHOOKS_SILENCE_MINUTES            "no valid event for N minutes while objects are in flight".
+# WEBHOOKS_SILENCE_MINUTES            "no valid event for N minutes while objects are in flight"
+#                                     (open payouts among them): a health and dashboard warning.
+# WEBHOOKS_CATCH_UP_LIMIT             records of each kind re-read after a registration (catch-up).
 WEBHOOKS_PUBLIC_BASE_URL = env("WEBHOOKS_PUBLIC_BASE_URL", default="")
 WEBHOOKS_MAX_BODY_BYTES = env.int("WEBHOOKS_MAX_BODY_BYTES", default=256 * 1024)
 WEBHOOKS_ROTATION_OVERLAP_SECONDS = env.int("WEBHOOKS_ROTATION_OVERLAP_SECONDS", default=900)
@@ -28,3 +31,4 @@ WEBHOOKS_PROCESS_MAX_ATTEMPTS = env.int("WEBHOOKS_PROCESS_MAX_ATTEMPTS", default
 WEBHOOKS_RETRY_BASE_SECONDS = env.int("WEBHOOKS_RETRY_BASE_SECONDS", default=30)
 WEBHOOKS_RETRY_MAX_SECONDS = env.int("WEBHOOKS_RETRY_MAX_SECONDS", default=3600)
 WEBHOOKS_SILENCE_MINUTES = env.int("WEBHOOKS_SILENCE_MINUTES", default=30)
+WEBHOOKS_CATCH_UP_LIMIT = env.int("WEBHOOKS_CATCH_UP_LIMIT", default=100)

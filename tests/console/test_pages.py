@@ -161,6 +161,8 @@ def test_system_health_lists_every_check_of_readyz(client_for) -> None:  # type:
     for name in report.get("checks", {}):
         assert f"<td>{name}</td>" in html
     expected = "badge-ok" if probe.status_code == 200 else "badge-error"
+    if probe.status_code == 200 and report["warnings"]:
+        expected = "badge-warning"
     assert f'class="badge {expected}" data-testid="overall-status"' in html
 
 

@@ -154,6 +154,7 @@ def test_the_banner_shows_the_urls_and_the_demo_logins(tmp_path: Path) -> None:
     }
     for command in (
         ["migrate", "--noinput"],
+        ["createcachetable"],  # as `make migrate` does: the gateway's limiter and tokens use it
         ["migrate", "--database", "emulator", "--noinput"],
         ["payops_bootstrap"],
     ):

@@ -1,6 +1,8 @@
-"""Webhook writes: endpoints and rotation, receiving, processing, gaps, retention."""
+"""Webhook writes: endpoints and rotation, catch-up, receiving, processing, gaps, retention."""
 
+from webhooks.services.catch_up import webhook_catch_up_run
 from webhooks.services.endpoints import (
+    endpoint_url,
     receiver_url,
     secret_generate,
     webhook_endpoint_get_or_create,
@@ -8,7 +10,7 @@ from webhooks.services.endpoints import (
     webhook_secret_rotate,
     webhook_secrets_reveal,
 )
-from webhooks.services.gaps import missed_event_record, silences
+from webhooks.services.gaps import missed_event_record, receivers_missing, silences
 from webhooks.services.processing import (
     webhook_event_process,
     webhook_events_retry_due,
@@ -20,10 +22,13 @@ from webhooks.services.retention import webhook_deliveries_prune
 
 __all__ = [
     "delivery_receive",
+    "endpoint_url",
     "missed_event_record",
     "receiver_url",
+    "receivers_missing",
     "secret_generate",
     "silences",
+    "webhook_catch_up_run",
     "webhook_deliveries_prune",
     "webhook_endpoint_get_or_create",
     "webhook_endpoint_register",

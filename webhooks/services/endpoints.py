@@ -23,6 +23,7 @@ from staff.errors import ServiceError
 from staff.services import audit_record
 from webhooks.models import WebhookEndpoint
 from webhooks.permissions import WEBHOOKS_MANAGE
+from webhooks.services.catch_up import webhook_catch_up_queue_on_commit
 
 SECRET_PREFIX = "whsec_"
 
@@ -58,6 +59,17 @@ def receiver_url(endpoint: WebhookEndpoint, *, base_url: str = "") -> str:
             "The public base URL must be an http(s) URL.", errors=[("base_url", "not http(s)")]
         )
     return base + path
+
+
+def endpoint_url(endpoint: WebhookEndpoint, *, base_url: str = "") -> str:
+    """
+    The receiver URL to show for an endpoint: joined onto `base_url` when one is given; else the
+    URL the upstream was last sent (what it posts to), or, before any registration, the URL
+    WEBHOOKS_PUBLIC_BASE_URL would give.
+    """
+    if base_url or not endpoint.registered_url:
+        return receiver_url(endpoint, base_url=base_url)
+    return endpoint.registered_url
 
 
 def webhook_endpoint_get_or_create(*, environment: Environment) -> WebhookEndpoint:
@@ -128,6 +140,10 @@ def _register(
         endpoint.registered_at = now
         endpoint.last_error = ""
         endpoint.save()
+        if not rotate:
+            # What the upstream did while no receiver (or another URL) was registered never
+            # arrives: the mirrors re-read their open records once this commits.
+            webhook_catch_up_queue_on_commit(environment=environment)
         audit_record(
             actor=by,
             action="webhooks.secret_rotated" if rotated else "webhooks.registered",
@@ -145,7 +161,10 @@ def _register(
 def webhook_endpoint_register(
     *, environment: Environment, by: Any, base_url: str = ""
 ) -> RegistrationResult:
-    """Register the receiver upstream (a first secret is generated; a later call re-sends it)."""
+    """
+    Register the receiver upstream (a first secret is generated; a later call re-sends it), then,
+    in the background, catch up on what the mirrors missed (webhooks.services.catch_up).
+    """
     return _register(environment=environment, by=by, base_url=base_url, rotate=False)
 
 
@@ -170,7 +189,7 @@ def webhook_secrets_reveal(*, endpoint: WebhookEndpoint, base_url: str = "") -> 
             details={"environment": endpoint.environment.name, "via": "manage.py webhooks show"},
         )
     return {
-        "url": receiver_url(endpoint, base_url=base_url),
+        "url": endpoint_url(endpoint, base_url=base_url),
         "secret": endpoint.secret,
         "previous_secret": endpoint.previous_secret if endpoint.previous_accepted() else None,
     }

@@ -1,4 +1,4 @@
-"""What PayOps did not receive: missed events found by refreshes and polls, and silence."""
+"""What PayOps did not receive: missed events found by refreshes and polls, silence, no receiver."""
 
 from __future__ import annotations
 
@@ -13,10 +13,13 @@ from django.utils import timezone
 
 from console.broadcast import broadcast_event_on_commit
 from gateway.models import Environment
+from gateway.selectors import environment_in_use_list
+from webhooks.mirrors import mirrors
 from webhooks.models import (
     MissedEvent,
     SignatureVerdict,
     WebhookDelivery,
+    WebhookEndpoint,
     WebhookEvent,
     WebhookEventLink,
 )
@@ -97,8 +100,12 @@ class Silence:
     in_flight: int
 
 
-def _in_flight(environment: Environment, since: datetime) -> int:
-    """Objects whose latest event leaves them in a non-final state (from what we received)."""
+def _in_flight(environment: Environment, since: datetime) -> set[tuple[str, str]]:
+    """
+    Objects the upstream still owes news about: those whose latest event leaves them in a
+    non-final state (from what we received), and those the mirroring apps name as open (e.g.
+    payouts submitted and not final: they count even when none of their events ever arrived).
+    """
     latest: dict[tuple[str, str], str] = {}
     links = (
         WebhookEventLink.objects.filter(
@@ -117,7 +124,11 @@ def _in_flight(environment: Environment, since: datetime) -> int:
             state = data.get("verification_status") or state
         if state:
             latest[(link.kind, link.upstream_id)] = str(state).upper()
-    return sum(1 for (kind, _), state in latest.items() if state not in _FINAL[kind])
+    found = {key for key, state in latest.items() if state not in _FINAL[key[0]]}
+    for mirror in mirrors():
+        if mirror.open_ids is not None:
+            found |= {(mirror.kind, upstream_id) for upstream_id in mirror.open_ids(environment)}
+    return found
 
 
 def silences(*, now: datetime | None = None) -> list[Silence]:
@@ -134,10 +145,30 @@ def silences(*, now: datetime | None = None) -> list[Silence]:
         last = last_valid.get(environment.pk)
         if last is not None and now - last < limit:
             continue
-        in_flight = _in_flight(environment, now - timedelta(days=7))
+        in_flight = len(_in_flight(environment, now - timedelta(days=7)))
         if in_flight:
             found.append(Silence(environment, last, int(limit.total_seconds() // 60), in_flight))
     return found
+
+
+def receivers_missing() -> list[Environment]:
+    """
+    Active environments with no receiver registered upstream although they are in use (staff
+    work in them: gateway.selectors.environment_in_use_list) or hold open records (the mirrors'
+    `open_ids`): nothing pushes their events, so pages wait for polling.
+    """
+    registered = set(
+        WebhookEndpoint.objects.filter(registered_at__isnull=False)
+        .exclude(secret_encrypted="")
+        .values_list("environment_id", flat=True)
+    )
+    wanted = {e.pk: e for e in environment_in_use_list()}
+    for environment in Environment.objects.filter(is_active=True).exclude(pk__in=wanted):
+        if any(m.open_ids is not None and m.open_ids(environment) for m in mirrors()):
+            wanted[environment.pk] = environment
+    return sorted(
+        (e for pk, e in wanted.items() if pk not in registered), key=lambda e: e.name.casefold()
+    )
 
 
 def drift_summary(*, since: datetime | None = None) -> dict[str, Any]:

@@ -7,16 +7,21 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from gateway.environment_names import environment_by_short_name
 from gateway.models import Environment
 from staff.errors import ServiceError
 from webhooks.models import EventStatus, WebhookEndpoint, WebhookEvent
 from webhooks.services import (
-    receiver_url,
+    endpoint_url,
     webhook_deliveries_prune,
     webhook_endpoint_register,
     webhook_event_process,
     webhook_secret_rotate,
     webhook_secrets_reveal,
+)
+
+ENVIRONMENT_HELP = (
+    "Environment: its name, slug, or a unique word or prefix of it, any case (e.g. sandbox)."
 )
 
 
@@ -27,12 +32,16 @@ class Command(BaseCommand):
         sub = parser.add_subparsers(dest="action", required=True)
         for name in ("register", "rotate", "show"):
             p = sub.add_parser(name)
-            p.add_argument("--environment", required=True, help="Environment name.")
+            p.add_argument("--environment", required=True, help=ENVIRONMENT_HELP)
             p.add_argument("--json", action="store_true", help="Machine-readable output.")
-            p.add_argument("--base-url", default="", help="Overrides WEBHOOKS_PUBLIC_BASE_URL.")
+            p.add_argument(
+                "--base-url",
+                default="",
+                help="Overrides WEBHOOKS_PUBLIC_BASE_URL (show: the URL last registered).",
+            )
         p = sub.add_parser("reprocess", help="Re-run one event, a filtered set, or all failed.")
         p.add_argument("--event-id", help="One event (its evt_ id).")
-        p.add_argument("--environment", help="Only this environment's events.")
+        p.add_argument("--environment", help="Only this environment's events. " + ENVIRONMENT_HELP)
         p.add_argument("--type", dest="event_type", help="Only this event type.")
         p.add_argument("--status", choices=[s.value for s in EventStatus], help="Only this status.")
         p.add_argument("--failed", action="store_true", help="All failed and handler-less events.")
@@ -50,10 +59,10 @@ class Command(BaseCommand):
             self.stdout.write(f"Pruned {deleted} deliveries.")
 
     def _environment(self, name: str) -> Environment:
-        environment = Environment.objects.filter(name=name).first()
-        if environment is None:
-            raise CommandError(f"No environment named {name!r}.")
-        return environment
+        try:
+            return environment_by_short_name(name)
+        except ServiceError as exc:
+            raise CommandError(exc.message) from exc
 
     def _endpoint(self, action: str, options: dict[str, Any]) -> None:
         environment = self._environment(options["environment"])
@@ -67,7 +76,7 @@ class Command(BaseCommand):
                     revealed = webhook_secrets_reveal(endpoint=endpoint, base_url=base_url)
                     self.stdout.write(json.dumps(revealed))
                 else:
-                    url = receiver_url(endpoint, base_url=base_url)
+                    url = endpoint_url(endpoint, base_url=base_url)
                     set_at = f"{endpoint.secret_set_at:%Y-%m-%d %H:%M:%S} UTC"
                     self.stdout.write(f"{environment.name}: {url} (secret set {set_at})")
                 return

@@ -1,0 +1,106 @@
+"""Payouts that went quiet past their state's expected time (payouts.quiet): health and dashboard.
+
+A warning, not a failure (docs/console.md): the process serves normally, and the payout may
+simply be slow. The readiness check `payouts_quiet` names how many and the oldest; the
+dashboard panel lists them for finance staff, each with a link to its page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import reduce
+from operator import or_
+from typing import Any
+
+from asgiref.sync import sync_to_async
+from django.db.models import Max, Q
+from django.http import HttpRequest
+from django.utils import timezone
+
+from console.health import CheckResult
+from payouts.models import Payout
+from payouts.quiet import EXPECTED_QUIET, QuietVerdict, quiet_verdict
+
+# At most this many quiet payouts are examined (oldest first); the count says "or more" beyond.
+SCAN_LIMIT = 500
+
+
+@dataclass(frozen=True)
+class QuietPayout:
+    payout: Payout
+    last_news_at: datetime
+    verdict: QuietVerdict
+
+
+def _possibly_quiet(now: datetime) -> Q:
+    """Payouts whose last status change is older than their state's shortest time: a necessary
+    condition (the last news is never older than the last change, and crypto's CREATED is longer
+    than fiat's); the pure decision has the final word."""
+    clauses = [Q(status=state, updated_at__lt=now - span) for state, span in EXPECTED_QUIET.items()]
+    return reduce(or_, clauses)
+
+
+def quiet_payouts(*, now: datetime | None = None) -> list[QuietPayout]:
+    """Payouts quiet past their expected time, the longest-quiet first."""
+    now = now or timezone.now()
+    candidates = (
+        Payout.objects.filter(_possibly_quiet(now), environment__is_active=True)
+        .annotate(last_event_at=Max("events__received_at"))
+        .select_related("environment", "recipient")
+        .order_by("updated_at", "pk")[:SCAN_LIMIT]
+    )
+    found = []
+    for payout in candidates:
+        last_news = max(payout.updated_at, payout.last_event_at or payout.updated_at)
+        verdict = quiet_verdict(
+            status=payout.status, mode=payout.mode, last_news_at=last_news, now=now
+        )
+        if verdict is not None:
+            found.append(QuietPayout(payout, last_news, verdict))
+    found.sort(key=lambda q: q.last_news_at)
+    return found
+
+
+def _duration(value: timedelta) -> str:
+    minutes = int(value.total_seconds() // 60)
+    if minutes < 120:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+def quiet_report() -> CheckResult:
+    found = quiet_payouts()
+    if not found:
+        return {"status": "ok", "detail": "no payout is quiet past its state's expected time"}
+    oldest = found[0]
+    count = f"{len(found)}{'+' if len(found) >= SCAN_LIMIT else ''}"
+    return {
+        "status": "warning",
+        "detail": (
+            f"{count} payout{'s' if len(found) != 1 else ''} quiet past the expected time of "
+            f"their state; the longest: payout {oldest.payout.pk} ({oldest.payout.environment.name}"
+            f"), {oldest.payout.get_status_display()} with no news for "
+            f"{_duration(oldest.verdict.quiet_for)} (expected within "
+            f"{_duration(oldest.verdict.expected)})"
+        ),
+    }
+
+
+async def quiet_check() -> CheckResult:
+    return await sync_to_async(quiet_report)()
+
+
+def quiet_panel_context(request: HttpRequest) -> dict[str, Any]:
+    found = quiet_payouts()
+    return {
+        "quiet": [
+            {
+                "payout": q.payout,
+                "quiet_for": _duration(q.verdict.quiet_for),
+                "expected": _duration(q.verdict.expected),
+            }
+            for q in found[:10]
+        ],
+        "more": max(0, len(found) - 10),
+    }
