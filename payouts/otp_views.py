@@ -1,8 +1,9 @@
 """The release step on the payout page: send the code, enter it, resend; its HTMX fragments.
 
 The step (`templates/payouts/includes/release_step.html`, `#release-step`) is part of the
-payout's live region and answers its own actions with itself: sending a code swaps only the
-step; a confirmed code swaps the whole region, whose status moved. The services decide
+payout's live region and answers its own actions with itself. A confirmed code moved the payout
+(its status, its timeline), so that answer also re-reads the whole region once it is in the
+page: a swap never aims at a region that a live refresh replaced meanwhile. The services decide
 (`payouts.otp`, `payouts.otp_step`); these views only render what they decided.
 """
 
@@ -19,7 +20,6 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
-from django_htmx.http import reswap, retarget
 
 from console.lists import is_htmx
 from gateway.selectors import environment_current
@@ -48,7 +48,12 @@ class OtpForm(forms.Form):
 
 
 def release_step_context(
-    request: HttpRequest, payout: Payout, *, otp_form: OtpForm | None = None, focus: bool = False
+    request: HttpRequest,
+    payout: Payout,
+    *,
+    otp_form: OtpForm | None = None,
+    focus: bool = False,
+    reread_region: bool = False,
 ) -> dict[str, Any]:
     """What the step shows this person: the state, the forms if they may release, any hint."""
     user = staff_of(request)
@@ -68,6 +73,7 @@ def release_step_context(
         "otp_form": form,
         # While the upstream checks the code the step re-reads the region, for as long as a
         # payout is expected to wait there (the recovery schedule takes over after that).
+        "otp_reread_region": reread_region,
         "otp_checking_poll": step is not None
         and step.state == OtpState.CHECKING
         and (timezone.now() - checking_since).total_seconds()
@@ -127,7 +133,7 @@ def otp_send_view(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @login_required
 def otp_confirm_view(request: HttpRequest, pk: int) -> HttpResponse:
-    """Enter the code: on success the whole live region answers (the payout moved on)."""
+    """Enter the code: the step answers, and re-reads the live region when the payout moved."""
     payout = _payout(request, pk)
     form = OtpForm(request.POST)
     error = ""
@@ -140,19 +146,6 @@ def otp_confirm_view(request: HttpRequest, pk: int) -> HttpResponse:
             else:
                 error = _refusal(exc)
         else:
-            return _released(request, pk)
+            ok = "Code entered: sending the payout."
+            return _step(request, pk, step_ok=ok, focus=True, reread_region=True)
     return _step(request, pk, otp_form=form, step_error=error, focus=True)
-
-
-def _released(request: HttpRequest, pk: int) -> HttpResponse:
-    ok = "Code entered: sending the payout."
-    if not is_htmx(request):
-        messages.success(request, ok)
-        return redirect("payouts:detail", pk=pk)
-    from payouts.approval_views import live_context  # the region holds the step
-
-    payout = _payout(request, pk)
-    response = render(
-        request, "payouts/payout_live.html", live_context(request, payout, action_ok=ok)
-    )
-    return reswap(retarget(response, "#payout-live"), "outerHTML")

@@ -219,10 +219,11 @@ def test_while_the_upstream_checks_the_code_the_region_re_reads_itself_for_a_whi
     Payout.objects.filter(pk=payout.pk).update(submitting_since=timezone.now())
     client = client_for(people["approver"])
     html = step_html(client, payout)
-    assert 'data-otp-state="checking"' in html and 'data-testid="otp-checking"' in html
+    assert 'data-otp-state="checking"' in html and 'data-testid="otp-reread"' in html
+    assert 'hx-trigger="load delay:2s"' in html and 'hx-target="#payout-live"' in html
     assert 'data-testid="otp-send"' not in html
     settings.PAYOUTS_SUBMITTING_STALE_SECONDS = 0  # past it, the recovery schedule takes over
-    assert 'data-testid="otp-checking"' not in step_html(client, payout)
+    assert 'data-testid="otp-reread"' not in step_html(client, payout)
 
 
 def test_the_payout_page_holds_the_step_and_its_script(people: dict[str, StaffUser]) -> None:
