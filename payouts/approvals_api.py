@@ -21,6 +21,7 @@ from payouts.otp import otp_tries_left, payout_otp_confirm, payout_otp_send
 from payouts.otp_step import OtpStep, otp_step
 from payouts.selectors import require_payout_reader
 from quotes.api import environment_of, staff_of
+from staff.models import StaffUser
 
 router = Router(tags=["approvals"])
 ERRORS: dict[int, Any] = {**ERROR_RESPONSES, 409: ErrorOut, 502: ErrorOut}
@@ -182,7 +183,7 @@ def otp_state(
     confirmed code here: a wrong one brings the step to `wrong_code` with the tries left.
     """
 
-    def read(user: Any, payout: Payout) -> OtpStep:
+    def read(user: StaffUser, payout: Payout) -> OtpStep:
         require_payout_reader(user)
         step = otp_step(payout)
         if step is None:
