@@ -38,7 +38,7 @@ from payouts.approvals import (
 from payouts.errors import PayoutActionRefused
 from payouts.initiation import payout_retry
 from payouts.models import ApprovalPolicy, ApprovalRule, Payout, PayoutStatus
-from payouts.otp import otp_tries_left, payout_otp_confirm, payout_otp_send
+from payouts.otp_views import release_step_context
 from payouts.policy import RuleSpec, approval_decide
 from payouts.qr import deposit_qr_svg
 from payouts.selectors import require_payout_reader
@@ -60,17 +60,6 @@ def _payout(request: HttpRequest, pk: int) -> Payout:
 class RejectForm(forms.Form):
     reason = forms.CharField(
         max_length=500, widget=forms.Textarea(attrs={"rows": 2}), label="Reason for the maker"
-    )
-
-
-class OtpForm(forms.Form):
-    code = forms.CharField(
-        min_length=6,
-        max_length=6,
-        label="Verification code",
-        widget=forms.TextInput(
-            attrs={"inputmode": "numeric", "autocomplete": "one-time-code", "pattern": r"\d{6}"}
-        ),
     )
 
 
@@ -150,12 +139,6 @@ def live_context(request: HttpRequest, payout: Payout, **extra: Any) -> dict[str
         approval_facts(payout), approver_id=user.pk, has_permission=user.has_perm(PAYOUT_APPROVE)
     )
     is_approver = user.has_perm(PAYOUT_APPROVE)
-    can_release = (
-        is_approver
-        and user.pk != payout.maker_id
-        and payout.mode == "fiat"
-        and payout.status == S.APPROVED
-    )
     deposit: dict[str, Any] = payout.deposit_instructions or {}
     deposit_expires = None
     if deposit.get("expires_at"):
@@ -174,9 +157,6 @@ def live_context(request: HttpRequest, payout: Payout, **extra: Any) -> dict[str
         "can_reject": is_approver
         and payout.status == S.PENDING_APPROVAL
         and user.pk not in (payout.maker_id, payout.recipient.created_by_id),
-        "can_release": can_release,
-        "otp_expired": bool(payout.otp_expires_at and payout.otp_expires_at <= now),
-        "otp_tries_left": otp_tries_left(payout),
         "can_cancel": payout.status in CANCELLABLE
         and (is_approver or (user.pk == payout.maker_id and user.has_perm(PAYOUT_INITIATE))),
         "can_resend": is_approver and payout.status == S.SUBMITTING,
@@ -198,18 +178,12 @@ def live_context(request: HttpRequest, payout: Payout, **extra: Any) -> dict[str
         .select_related("actor")
         .order_by("at", "pk"),
         "reject_form": extra.pop("reject_form", None) or RejectForm(),
-        "otp_form": extra.pop("otp_form", None) or OtpForm(),
-        "sandbox_panel": _sandbox_installed(),
+        # The release step (code sent, tries, expiry, any sandbox hint): payouts.otp_views.
+        **release_step_context(request, payout),
         # Live updates need the websocket, which only the ASGI server (Channels) offers.
         "live_socket": hasattr(request, "scope"),
         **extra,
     }
-
-
-def _sandbox_installed() -> bool:
-    from django.apps import apps
-
-    return apps.is_installed("sandbox")
 
 
 def _live(request: HttpRequest, pk: int, **extra: Any) -> HttpResponse:
@@ -267,37 +241,6 @@ def reject_view(request: HttpRequest, pk: int) -> HttpResponse:
         "Rejected: the payout went back to its maker.",
         reject_form=form,
     )
-
-
-@require_POST
-@login_required
-def otp_send_view(request: HttpRequest, pk: int) -> HttpResponse:
-    payout = _payout(request, pk)
-    return _act(
-        request,
-        pk,
-        lambda: payout_otp_send(payout=payout, by=staff_of(request)),
-        "Code sent to the verification email.",
-    )
-
-
-@require_POST
-@login_required
-def otp_confirm_view(request: HttpRequest, pk: int) -> HttpResponse:
-    payout = _payout(request, pk)
-    form = OtpForm(request.POST)
-    if not form.is_valid():
-        return _live(request, pk, otp_form=form)
-
-    def confirm() -> None:
-        try:
-            payout_otp_confirm(payout=payout, by=staff_of(request), code=form.cleaned_data["code"])
-        except PayoutActionRefused as exc:
-            if exc.field == "code":
-                form.add_error("code", exc.message)
-            raise
-
-    return _act(request, pk, confirm, "Code accepted: sending the payout.", otp_form=form)
 
 
 @require_POST

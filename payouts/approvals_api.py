@@ -1,4 +1,5 @@
-"""Maker-checker endpoints: approve, reject, OTP send/confirm, cancel, re-send, the inbox."""
+"""Maker-checker endpoints: approve, reject, the OTP step (read, send, confirm), cancel, re-send,
+the inbox."""
 
 from __future__ import annotations
 
@@ -13,10 +14,14 @@ from config.api_support import ERROR_RESPONSES, EnvironmentName, ErrorOut, Field
 from payouts.api_support import UpstreamWaitOut, payout_action, upstream_wait_out
 from payouts.approval_selectors import SCOPE_ANYONE, SCOPE_MINE, approval_inbox, valid_approvals
 from payouts.approvals import ApprovalOutcome, payout_approve, payout_cancel, payout_reject
+from payouts.errors import PayoutActionRefused
 from payouts.initiation import payout_retry
 from payouts.models import Payout
 from payouts.otp import otp_tries_left, payout_otp_confirm, payout_otp_send
+from payouts.otp_step import OtpStep, otp_step
+from payouts.selectors import require_payout_reader
 from quotes.api import environment_of, staff_of
+from staff.models import StaffUser
 
 router = Router(tags=["approvals"])
 ERRORS: dict[int, Any] = {**ERROR_RESPONSES, 409: ErrorOut, 502: ErrorOut, 503: ErrorOut}
@@ -25,6 +30,48 @@ ERRORS: dict[int, Any] = {**ERROR_RESPONSES, 409: ErrorOut, 502: ErrorOut, 503: 
 class ApproverOut(Schema):
     email: str
     approved_at: datetime
+
+
+class OtpStepOut(Schema):
+    """The release step of a fiat payout, in the same words as the payout page's step."""
+
+    state: str = Field(
+        description="not_sent, no_email (the environment has no verification email), sent, "
+        "wrong_code (tries remain), blocked (no try left), expired, replaced (a later code, "
+        "for any payout of this environment, replaced it), checking (entered; the upstream "
+        "checks it as it receives the payout)."
+    )
+    sent_to: str = Field(description="Where the code went, masked (`p•••@example.com`).")
+    sent_at: datetime | None = Field(description="When the current code was sent (our clock).")
+    expires_at: datetime | None = Field(description="When it stops working (upstream's clock).")
+    tries_left: int = Field(
+        description="Wrong codes still allowed. The upstream does not say: PayOps counts them."
+    )
+    max_tries: int
+    codes_sent: int = Field(description="Codes sent for this payout; each replaced the previous.")
+    error_code: str = Field(
+        description="Empty, or otp_not_sent, no_verification_email, otp_wrong, otp_blocked, "
+        "otp_expired, otp_replaced (the same codes a refused confirm answers with)."
+    )
+    message: str = Field(description="What happened and what to do next, in plain words.")
+    can_send: bool = Field(description="A code (or a new one) can be sent now.")
+    can_confirm: bool = Field(description="A code can be entered now.")
+
+
+def otp_step_out(step: OtpStep) -> OtpStepOut:
+    return OtpStepOut(
+        state=step.state,
+        sent_to=step.sent_to,
+        sent_at=step.sent_at,
+        expires_at=step.expires_at,
+        tries_left=step.tries_left,
+        max_tries=step.max_tries,
+        codes_sent=step.codes_sent,
+        error_code=step.error_code,
+        message=step.message,
+        can_send=step.can_send,
+        can_confirm=step.can_confirm,
+    )
 
 
 class PayoutStateOut(Schema):
@@ -46,6 +93,9 @@ class PayoutStateOut(Schema):
         description="While `submitting`: the initiation waits to be sent again (e.g. the "
         "upstream's rate limit), with the next attempt and its time; null otherwise."
     )
+    otp: OtpStepOut | None = Field(
+        description="The release step (fiat, approved or being sent), else null."
+    )
 
 
 def state_out(payout: Payout) -> PayoutStateOut:
@@ -64,6 +114,7 @@ def state_out(payout: Payout) -> PayoutStateOut:
         otp_tries_left=otp_tries_left(payout),
         upstream_wait=upstream_wait_out(payout),
         initiation_error=payout.initiation_error,
+        otp=otp_step_out(step) if (step := otp_step(payout)) else None,
     )
 
 
@@ -82,6 +133,10 @@ class CancelIn(Schema):
 class OtpSentOut(Schema):
     sent_to: str = Field(description="The environment's verification email.")
     expires_at: datetime = Field(description="When the code stops working (upstream's clock).")
+    replaced_previous: bool = Field(
+        description="True when an earlier code of this payout was replaced: it no longer works."
+    )
+    otp: OtpStepOut | None = Field(description="The release step after sending (tries reset).")
 
 
 class OtpConfirmIn(Schema):
@@ -124,17 +179,56 @@ def reject(
     )
 
 
+@router.get("/payouts/{payout_id}/otp", response={200: OtpStepOut, **ERRORS})
+def otp_state(
+    request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
+) -> tuple[int, Any]:
+    """
+    The release step of a fiat payout: state, tries left, expiry, and what to do next. Follow a
+    confirmed code here: a wrong one brings the step to `wrong_code` with the tries left.
+    """
+
+    def read(user: StaffUser, payout: Payout) -> OtpStep:
+        require_payout_reader(user)
+        step = otp_step(payout)
+        if step is None:
+            raise PayoutActionRefused(
+                "no_otp_step",
+                "This payout needs no code now: only an approved fiat payout not yet sent has "
+                f"one (this one is {payout.get_status_display().lower()}, {payout.mode}).",
+            )
+        return step
+
+    return payout_action(
+        request, payout_id, environment, read, lambda step, _: (200, otp_step_out(step))
+    )
+
+
 @router.post("/payouts/{payout_id}/otp/send", response={200: OtpSentOut, **ERRORS})
 def otp_send(
     request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
-    """Send the verification code of an approved fiat payout to the environment's email."""
+    """
+    Send the verification code of an approved fiat payout to the environment's email. Sending
+    again sends a new code that replaces the previous one (which stops working) and resets the
+    tries.
+    """
+
+    def respond(sent: Any, payout: Payout) -> tuple[int, Any]:
+        step = otp_step(Payout.objects.select_related("environment").get(pk=payout.pk))
+        return 200, OtpSentOut(
+            sent_to=sent.sent_to,
+            expires_at=sent.expires_at,
+            replaced_previous=bool(step and step.codes_sent > 1),
+            otp=otp_step_out(step) if step else None,
+        )
+
     return payout_action(
         request,
         payout_id,
         environment,
         lambda user, payout: payout_otp_send(payout=payout, by=user),
-        lambda sent, _: (200, OtpSentOut(sent_to=sent.sent_to, expires_at=sent.expires_at)),
+        respond,
     )
 
 
@@ -147,8 +241,9 @@ def otp_confirm(
 ) -> tuple[int, Any]:
     """
     Enter the code: the payout goes `submitting` and is sent by a worker (202). Follow it with
-    GET /payouts/{id}: a wrong code brings it back to `approved` with `initiation_error` saying
-    how many tries remain.
+    GET /payouts/{id}/otp: a wrong code brings it back to `approved` and the step to
+    `wrong_code` with the tries left. A code that cannot work (never sent, blocked, expired,
+    replaced) is refused at once: 400 on `code`, before any upstream call.
     """
     return payout_action(
         request,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
@@ -23,6 +23,7 @@ from payouts import live
 from payouts.errors import PayoutActionRefused
 from payouts.initiation import submission_start
 from payouts.models import Payout, PayoutStatus
+from payouts.otp_step import OTP_LIFETIME, otp_facts, otp_step_decide
 from payouts.states import payout_locked
 from staff.models import StaffUser
 from staff.roles import PAYOUT_APPROVE
@@ -30,8 +31,6 @@ from staff.services import audit_record
 
 S = PayoutStatus
 OTP_RE = re.compile(r"^\d{6}$")
-# decisions.md 2: "The code is 6 digits, valid 10 minutes" (used when the answer has no expiry).
-OTP_LIFETIME = timedelta(minutes=10)
 
 
 @dataclass(frozen=True)
@@ -133,7 +132,8 @@ def otp_tries_left(payout: Payout) -> int:
 def payout_otp_confirm(*, payout: Payout | int, by: StaffUser, code: str) -> Payout:
     """
     Take the 6 digits and send the payout (the upstream checks the code). Refused here, before
-    any call, when no code was sent, it has expired, or five wrong tries blocked it.
+    any call, when no code was sent, it has expired, five wrong tries blocked it, or a later
+    code replaced it (payouts.otp_step).
     """
     code = (code or "").strip()
     if not OTP_RE.match(code):
@@ -145,20 +145,12 @@ def payout_otp_confirm(*, payout: Payout | int, by: StaffUser, code: str) -> Pay
         if locked.status == S.SUBMITTING:
             return locked  # a double submit: the first one is on its way
         _may_release(locked, by)
-        if locked.otp_expires_at is None:
+        # Refused before any call when the step says the code cannot work (never sent, blocked,
+        # expired, replaced): the same words as the page's step and the API's.
+        step = otp_step_decide(otp_facts(locked), now=timezone.now())
+        if not step.can_confirm:
             raise PayoutActionRefused(
-                "otp_not_sent", "Send the code first.", field="code", status=400
-            )
-        if otp_tries_left(locked) == 0:
-            raise PayoutActionRefused(
-                "otp_blocked",
-                "Five wrong codes: this code is blocked. Send a new one.",
-                field="code",
-                status=400,
-            )
-        if timezone.now() >= locked.otp_expires_at:
-            raise PayoutActionRefused(
-                "otp_expired", "The code expired. Send a new one.", field="code", status=400
+                step.error_code or "otp_not_sent", step.message, field="code", status=400
             )
         audit_record(actor=by, action="payout.otp_entered", target=locked, details={})
         submission_start(payout=locked, by=by, otp=code)

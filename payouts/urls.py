@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from payouts import approval_views, views
+from payouts import approval_views, otp_views, views
 
 app_name = "payouts"
 urlpatterns = [
@@ -24,8 +24,9 @@ urlpatterns = [
     path("<int:pk>/live/", approval_views.payout_live, name="live"),
     path("<int:pk>/approve/", approval_views.approve_view, name="approve"),
     path("<int:pk>/reject/", approval_views.reject_view, name="reject"),
-    path("<int:pk>/otp/send/", approval_views.otp_send_view, name="otp_send"),
-    path("<int:pk>/otp/confirm/", approval_views.otp_confirm_view, name="otp_confirm"),
+    path("<int:pk>/otp/", otp_views.otp_step_view, name="otp_step"),
+    path("<int:pk>/otp/send/", otp_views.otp_send_view, name="otp_send"),
+    path("<int:pk>/otp/confirm/", otp_views.otp_confirm_view, name="otp_confirm"),
     path("<int:pk>/cancel/", approval_views.cancel_view, name="cancel"),
     path("<int:pk>/requote/", approval_views.requote_view, name="requote"),
     path("<int:pk>/resend/", approval_views.resend_view, name="resend"),

@@ -9,6 +9,10 @@ class SandboxConfig(AppConfig):
 
     def ready(self) -> None:
         from console.bootstrap import register_step
+        from payouts.code_hints import register_code_hint
         from sandbox.bootstrap import ensure_emulator_sandbox
+        from sandbox.otp_views import emulator_mailbox_hint
 
         register_step("sandbox.emulator_sandbox", ensure_emulator_sandbox)
+        # The release step offers the newest code from the emulator's mailbox (sandbox only).
+        register_code_hint("sandbox.emulator_mailbox", emulator_mailbox_hint)

@@ -1,5 +1,6 @@
-"""Chromium journey: a maker creates a payout with a document, an approver approves it, enters
-the OTP read from the sandbox panel, and the payout page turns completed live, without a reload."""
+"""Chromium journey: a maker creates a payout with a document, an approver approves it, sends
+the code and takes it from the release step itself (sandbox only), and the payout page turns
+completed live, without a reload."""
 
 from __future__ import annotations
 
@@ -118,15 +119,24 @@ def test_maker_to_approver_to_otp_to_completed_live(
     review.locator(f"tr[data-payout='{payout.pk}'] a").click()
     review.get_by_test_id("approve").click()
     expect(review.get_by_test_id("payout-status")).to_have_text("Approved")
-    review.get_by_test_id("otp-send").click()
+    step = review.get_by_test_id("otp-panel")
+    expect(step).to_have_attribute("data-otp-state", "not_sent")
+    step.get_by_test_id("otp-send").focus()
+    review.keyboard.press("Enter")  # the keyboard is enough
+    expect(step).to_have_attribute("data-otp-state", "sent")
+    # Focus lands on the code field, and stays there when the live region re-renders.
+    expect(review.locator("input[name=code]")).to_be_focused()
     expect(review.get_by_test_id("otp-countdown")).to_be_visible()
-    mailbox = review.context.new_page()
-    mailbox.goto(review.get_by_test_id("sandbox-otp-link").get_attribute("href") or "")
-    code = mailbox.get_by_test_id("latest-code").inner_text().strip()
-    mailbox.close()
+    expect(review.get_by_test_id("otp-tries")).to_have_text("5 of 5")
+    # The step offers the sandbox mailbox's newest code, marked; one click fills the field.
+    hint = review.get_by_test_id("sandbox-code-hint")
+    expect(hint).to_contain_text("Sandbox only")
+    code = review.get_by_test_id("sandbox-code").inner_text().strip()
     assert len(code) == 6 and code.isdigit()
-    review.fill("input[name=code]", code)
-    review.get_by_test_id("otp-confirm").click()
+    review.get_by_test_id("use-sandbox-code").click()
+    expect(review.locator("input[name=code]")).to_have_value(code)
+    expect(review.locator("input[name=code]")).to_be_focused()
+    review.keyboard.press("Enter")
     expect(review.get_by_test_id("payout-status")).to_have_text("Created")
     expect(review.get_by_test_id("upstream-id")).not_to_have_text("— (not sent yet)")
     expect(review.locator("body[data-live-connected=yes]")).to_have_count(1)

@@ -147,7 +147,7 @@ def test_otp_send_and_confirm_endpoints_against_the_emulator(
     assert post(maker, f"/payouts/{payout.pk}/otp/send?environment={env}").status_code == 403
     sent = post(approver, f"/payouts/{payout.pk}/otp/send?environment={env}")
     assert sent.status_code == 200, sent.content
-    assert set(sent.json()) == {"sent_to", "expires_at"}
+    assert set(sent.json()) == {"sent_to", "expires_at", "replaced_previous", "otp"}
     assert sent.json()["sent_to"] == world.environment.verification_email
     short = post(approver, f"/payouts/{payout.pk}/otp/confirm?environment={env}", {"code": "12"})
     assert short.status_code == 400 and short.json()["errors"][0]["field"] == "code"
