@@ -184,8 +184,6 @@ def live_context(request: HttpRequest, payout: Payout, **extra: Any) -> dict[str
         "reject_form": extra.pop("reject_form", None) or RejectForm(),
         "otp_form": extra.pop("otp_form", None) or OtpForm(),
         "sandbox_panel": _sandbox_installed(),
-        # Live updates need the websocket, which only the ASGI server (Channels) offers.
-        "live_socket": hasattr(request, "scope"),
         **extra,
     }
 

@@ -6,10 +6,7 @@ import logging
 import re
 from typing import Any
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
-from django.db import transaction
-
+from console.broadcast import agroup_send, group_send_on_commit
 from webhooks import contract
 
 logger = logging.getLogger(__name__)
@@ -49,21 +46,15 @@ def event_groups(event: Any) -> list[str]:
 
 async def abroadcast(message: dict[str, Any], groups: list[str]) -> None:
     """Send one message to its groups; a channel-layer outage is logged, never raised."""
-    layer = get_channel_layer()
-    if layer is None:
-        return
     try:
-        for group in groups:
-            await layer.group_send(group, message)
+        await agroup_send(message, groups)
     except Exception:
         # The event is stored and will be found on the page: a layer outage must not turn an
         # acknowledged delivery into an error (the upstream would retry what we already hold).
         logger.exception("webhook event broadcast failed for %s", message.get("event_id"))
 
 
-def event_broadcast(event: Any) -> None:
-    async_to_sync(abroadcast)(event_message(event), event_groups(event))
-
-
 def event_broadcast_on_commit(event: Any) -> None:
-    transaction.on_commit(lambda: event_broadcast(event))
+    """Once the caller's transaction commits (on the embedded default, the outbox rows that
+    carry it to other processes' pages are written in that transaction)."""
+    group_send_on_commit(event_message(event), event_groups(event))
