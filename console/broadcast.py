@@ -119,6 +119,25 @@ def group_send_on_commit(message: dict[str, Any], groups: Iterable[str]) -> None
     transaction.on_commit(_Delivery(key, lambda: async_to_sync(agroup_send)(message, groups)))
 
 
+def outbox_record(message: dict[str, Any], groups: Iterable[str]) -> None:
+    """The first half of group_send_on_commit, for a caller that sends from async code after
+    its transaction (the webhook receiver): on the embedded default, write the outbox rows now,
+    in the caller's transaction; then call `asend_recorded` once it has committed."""
+    layer = get_channel_layer()
+    if isinstance(layer, OutboxChannelLayer):
+        layer.record(groups, message)
+
+
+async def asend_recorded(message: dict[str, Any], groups: Iterable[str]) -> None:
+    """The second half: to this process's pages (the outbox reaches the others), or, with any
+    other layer, to everyone."""
+    layer = get_channel_layer()
+    if isinstance(layer, OutboxChannelLayer):
+        await layer.deliver_local(groups, message)
+    elif layer is not None:
+        await agroup_send(message, groups)
+
+
 def broadcast_event_on_commit(
     kind: str,
     payload: dict[str, Any] | None = None,

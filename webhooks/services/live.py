@@ -6,7 +6,7 @@ import logging
 import re
 from typing import Any
 
-from console.broadcast import agroup_send, group_send_on_commit
+from console.broadcast import asend_recorded, group_send_on_commit, outbox_record
 from webhooks import contract
 
 logger = logging.getLogger(__name__)
@@ -44,10 +44,17 @@ def event_groups(event: Any) -> list[str]:
     return groups
 
 
+def event_record(message: dict[str, Any], groups: list[str]) -> None:
+    """Inside the receiver's transaction: the rows that carry the message to other processes
+    (embedded default), one INSERT under the receiver's own write turn; `abroadcast` follows."""
+    outbox_record(message, groups)
+
+
 async def abroadcast(message: dict[str, Any], groups: list[str]) -> None:
-    """Send one message to its groups; a channel-layer outage is logged, never raised."""
+    """After `event_record`'s transaction committed: send the message on; a channel-layer outage
+    is logged, never raised."""
     try:
-        await agroup_send(message, groups)
+        await asend_recorded(message, groups)
     except Exception:
         # The event is stored and will be found on the page: a layer outage must not turn an
         # acknowledged delivery into an error (the upstream would retry what we already hold).
