@@ -19,11 +19,15 @@ from gateway.models import Environment
 from gateway.services.environments import environment_switch
 from payouts.models import PayoutStatus
 from staff.models import StaffUser
+from tests.console.child_live import environment as child_environment
 from tests.finance import make_draft, make_end_user, make_environment, make_virtual_account
-from tests.gateway.conftest import child_environment
 from tests.servers import serve_in_thread
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("outbox_layer"),
+]
 
 SEEN = 20_000  # ms: a bound on the wait for the outcome, not a performance figure
 

@@ -8,7 +8,7 @@
     python -m tests.console.child_live activate <va pk>       apply virtual_account.activated
     python -m tests.console.child_live verify <end user pk>   apply user.verification.accepted
 
-Run with tests.gateway.conftest.child_environment() so it uses the test's database.
+Run with `environment()`: the test's database, and no Redis (the outbox layer carries it).
 """
 
 from __future__ import annotations
@@ -19,6 +19,13 @@ import sys
 
 class RolledBack(Exception):
     pass
+
+
+def environment() -> dict[str, str]:
+    """The child's environment: this test run's database, the embedded default's layer."""
+    from tests.gateway.conftest import child_environment
+
+    return {**child_environment(), "REDIS_URL": ""}
 
 
 def _apply_event(action: str, pk: int) -> None:

@@ -23,10 +23,10 @@ from console.broadcast import broadcast_event, broadcast_event_on_commit
 from console.live.layer import OutboxChannelLayer
 from console.models import LiveMessage
 from console.tasks import live_messages_prune
+from tests.console.child_live import environment as child_environment
 from tests.console.test_consumers import _connect
-from tests.gateway.conftest import child_environment
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("outbox_layer")]
 
 
 def _layer() -> OutboxChannelLayer:

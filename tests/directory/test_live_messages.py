@@ -25,6 +25,7 @@ from tests.directory.test_events import (
 from users.models import EndUser
 from users.services import end_user_apply_event
 
+pytestmark = pytest.mark.usefixtures("outbox_layer")
 READERS = {role_group(role.key) for role in ROLES if DIRECTORY_VIEW in role.permissions}
 
 

@@ -3,6 +3,7 @@ role, in the move's own transaction, whichever service made it."""
 
 from __future__ import annotations
 
+import pytest
 from django.db import transaction
 
 from console.broadcast import role_group
@@ -12,6 +13,7 @@ from payouts.models import ChangeSource, Payout, PayoutStatus
 from payouts.states import payout_locked, payout_transition
 from staff.roles import COMPLIANCE_VIEW, FINANCE_VIEW, ROLES
 
+pytestmark = pytest.mark.usefixtures("outbox_layer")
 READERS = {
     role_group(role.key)
     for role in ROLES

@@ -102,6 +102,7 @@ def _outbox(event_id: str) -> dict[str, set[str]]:
     return rows
 
 
+@pytest.mark.usefixtures("outbox_layer")
 def test_a_stored_event_is_written_for_other_processes_in_the_receivers_transaction(
     demo_staff, post_signed
 ) -> None:
@@ -114,6 +115,7 @@ def test_a_stored_event_is_written_for_other_processes_in_the_receivers_transact
     }
 
 
+@pytest.mark.usefixtures("outbox_layer")
 def test_the_workers_processing_reaches_other_processes_pages(demo_staff, post_signed) -> None:
     from webhooks.models import WebhookEvent
     from webhooks.services.processing import webhook_event_process
