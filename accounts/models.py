@@ -35,6 +35,7 @@ class VirtualAccount(UpstreamMirror):
     only while `active`. The balance is the upstream's `available_balance` as of `balance_as_of`.
     """
 
+    live_kind = "virtual_account"
     request_key = models.UUIDField(default=uuid.uuid4, editable=False)
     end_user = models.ForeignKey(EndUser, on_delete=models.PROTECT, related_name="virtual_accounts")
     mode = models.CharField(
@@ -134,6 +135,7 @@ class Recipient(UpstreamMirror):
     Payouts point here (the payouts app adds the reverse relation).
     """
 
+    live_kind = "recipient"
     # The submission id: a double submit finds this row instead of registering a twin.
     request_key = models.UUIDField(default=uuid.uuid4, editable=False)
     end_user = models.ForeignKey(EndUser, on_delete=models.PROTECT, related_name="recipients")

@@ -1,5 +1,6 @@
-"""Template context shared by every staff page: the user's navigation and roles."""
+"""Template context shared by every staff page: the user's navigation, roles and live socket."""
 
+from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest
 
 from console.navigation import DASHBOARD, navigation_for
@@ -14,4 +15,6 @@ def navigation(request: HttpRequest) -> dict[str, object]:
         "nav_dashboard": DASHBOARD,
         "nav_sections": navigation_for(user),
         "staff_roles": user_roles(user),
+        # Live regions (static/js/live.js) need the websocket only the ASGI server offers.
+        "live_socket": "/ws/events/" if isinstance(request, ASGIRequest) else "",
     }

@@ -154,3 +154,5 @@ def schedules_sync(*, specs: dict[str, ScheduleSpec] | None = None) -> SyncResul
 
 # The worker's heartbeat: proves to /readyz that a qcluster is running tasks.
 register_schedule("console.heartbeat", "console.tasks.heartbeat", minutes=1)
+# The live outbox (ADR 0012) keeps minutes of messages; with Redis it stays empty and this is free.
+register_schedule("console.live_prune", "console.tasks.live_messages_prune", minutes=1)

@@ -1,9 +1,10 @@
-"""Background work of the console, run by the django-q2 worker (qcluster): the heartbeat."""
+"""Background work of the console, run by the django-q2 worker (qcluster): the heartbeat, and
+pruning the live outbox."""
 
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -31,3 +32,10 @@ def heartbeat_on_worker_start(sender: object, proc_name: str = "", **kwargs: Any
         heartbeat()
     except Exception:  # a worker that cannot write its heartbeat still runs tasks; /readyz tells
         logger.exception("worker %s could not record its start-up heartbeat", proc_name)
+
+
+def live_messages_prune() -> int:
+    """Delete the live outbox's messages that every open page has read long ago."""
+    from console.live.outbox import outbox_prune
+
+    return outbox_prune(older_than=timedelta(seconds=settings.PAYOPS_LIVE_KEEP_SECONDS))

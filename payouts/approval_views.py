@@ -180,8 +180,6 @@ def live_context(request: HttpRequest, payout: Payout, **extra: Any) -> dict[str
         "reject_form": extra.pop("reject_form", None) or RejectForm(),
         # The release step (code sent, tries, expiry, any sandbox hint): payouts.otp_views.
         **release_step_context(request, payout),
-        # Live updates need the websocket, which only the ASGI server (Channels) offers.
-        "live_socket": hasattr(request, "scope"),
         **extra,
     }
 

@@ -1,20 +1,22 @@
-"""Tell staff browsers that a payout changed (after commit), so its page re-fetches the timeline."""
+"""Tell staff browsers that a payout changed (after commit), so its page re-fetches the timeline.
+
+`payouts.states.payout_transition` calls `payout_changed` on every move; services call it too for
+changes that move no status (an approval short of the count, a code sent, a try used). The same
+message twice in one transaction is sent once (console.broadcast).
+"""
 
 from __future__ import annotations
 
-from console.broadcast import broadcast_event_on_commit
+from console.broadcast import broadcast_event_on_commit, roles_holding
 from payouts.models import Payout
-from staff.roles import COMPLIANCE_VIEW, FINANCE_VIEW, ROLES
+from staff.roles import COMPLIANCE_VIEW, FINANCE_VIEW
 
 PAYOUT_CHANGED = "payout.changed"
 # Only the roles that may read payouts hear about them (the message is small, but still theirs).
-READER_ROLES = tuple(
-    role.key for role in ROLES if {FINANCE_VIEW, COMPLIANCE_VIEW} & set(role.permissions)
-)
+READER_ROLES = roles_holding(FINANCE_VIEW, COMPLIANCE_VIEW)
 
 
 def payout_changed(payout: Payout) -> None:
     """Queue a small "payout N is now S" message; nothing is sent if the transaction rolls back."""
     payload = {"payout_id": payout.pk, "status": str(payout.status)}
-    for role in READER_ROLES:
-        broadcast_event_on_commit(PAYOUT_CHANGED, payload, role=role)
+    broadcast_event_on_commit(PAYOUT_CHANGED, payload, roles=READER_ROLES)

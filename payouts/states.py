@@ -7,6 +7,7 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
+from payouts.live import payout_changed
 from payouts.models import ChangeSource, Payout, PayoutStatus, PayoutStatusChange
 from staff.models import StaffUser
 
@@ -145,6 +146,8 @@ def payout_transition(
             payout.submitted_at = moment
             fields.append("submitted_at")
         payout.save(update_fields=fields)
+        # Every move reaches the open pages (after commit), whichever service made it.
+        payout_changed(payout)
         if to == S.PENDING_APPROVAL:
             from payouts.notifications import notify_waiting_for_approval
 

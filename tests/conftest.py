@@ -52,6 +52,15 @@ def client_for(demo_staff: dict[str, Any]) -> Callable[[str], Client]:
 
 
 @pytest.fixture
+def outbox_layer(settings: Any) -> None:
+    """The embedded default's channel layer (ADR 0012) even when REDIS_URL configures Redis: the
+    tests of the outbox test it whatever services the run has."""
+    settings.CHANNEL_LAYERS = {
+        "default": {"BACKEND": "console.live.layer.OutboxChannelLayer", "CONFIG": {}}
+    }
+
+
+@pytest.fixture
 def roles_synced(transactional_db: None) -> None:
     from staff.roles import roles_sync
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from typing import Any
+from typing import Any, ClassVar
 
 from django.conf import settings
 from django.db import models
@@ -41,6 +41,8 @@ class UpstreamMirror(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
     # Each concrete mirror has its own timeline model whose FK says related_name="timeline".
     timeline: Any
+    # What live updates call this kind of record: "<kind>.changed", with "<kind>_id" (users.live).
+    live_kind: ClassVar[str] = ""
 
     class Meta:
         abstract = True
@@ -75,6 +77,7 @@ class EndUser(UpstreamMirror):
     the last `user.verification.failed`.
     """
 
+    live_kind = "end_user"
     # Sent as the `idempotency-key` of POST /v1/users via gateway.idempotency (this row's key);
     # `request_key` is the form's (or API caller's) submission id, so a double submit finds
     # this row again instead of creating a second one.

@@ -24,6 +24,7 @@ from staff import roles
 from staff.errors import ServiceError
 from staff.models import StaffUser
 from staff.services import audit_record
+from users.live import mirror_changed
 from users.models import (
     EndUser,
     EndUserStatus,
@@ -91,7 +92,8 @@ def timeline_add(
     applied: bool = True,
     data: dict[str, Any] | None = None,
 ) -> TimelineEntryBase:
-    """One line on a mirrored record's timeline (end user, virtual account or recipient)."""
+    """One line on a mirrored record's timeline (end user, virtual account or recipient); open
+    pages of the record hear of it once the transaction commits."""
     entry: TimelineEntryBase = record.timeline.create(
         kind=kind,
         actor=actor,
@@ -101,6 +103,7 @@ def timeline_add(
         applied=applied,
         data=data or {},
     )
+    mirror_changed(record)
     return entry
 
 

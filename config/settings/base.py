@@ -153,7 +153,16 @@ else:
             "LOCATION": "payops_cache",
         }
     }
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    # Channels' in-memory layer reaches only its own process: this one also writes each message
+    # to a database outbox that every web process with open pages polls (ADR 0012).
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "console.live.layer.OutboxChannelLayer",
+            "CONFIG": {"poll_interval": env.float("PAYOPS_LIVE_POLL_SECONDS", default=0.15)},
+        }
+    }
+# How long the live outbox keeps a message (a schedule prunes older ones every minute).
+PAYOPS_LIVE_KEEP_SECONDS = env.int("PAYOPS_LIVE_KEEP_SECONDS", default=300)
 
 # --- django-q2 ----------------------------------------------------------------------------------
 Q_CLUSTER: dict[str, object] = {

@@ -91,3 +91,40 @@ async def test_each_join_is_checked_against_its_groups_permission(demo_staff, po
     assert message["event_type"] == "user.created"
     assert await compliance.receive_nothing(timeout=0.3)
     await compliance.disconnect()
+
+
+def _outbox(event_id: str) -> dict[str, set[str]]:
+    from console.models import LiveMessage
+
+    rows: dict[str, set[str]] = {}
+    for row in LiveMessage.objects.filter(message__event_id=event_id):
+        rows.setdefault(row.message["status"], set()).add(row.group)
+    return rows
+
+
+@pytest.mark.usefixtures("outbox_layer")
+def test_a_stored_event_is_written_for_other_processes_in_the_receivers_transaction(
+    demo_staff, post_signed
+) -> None:
+    payload = new_event("user.created", user_id="u-outbox")
+
+    assert post_signed(payload).status_code == 200
+
+    assert _outbox(payload["data"]["event_id"]) == {
+        "pending": {"webhooks.events", "webhooks.user.u-outbox"}
+    }
+
+
+@pytest.mark.usefixtures("outbox_layer")
+def test_the_workers_processing_reaches_other_processes_pages(demo_staff, post_signed) -> None:
+    from webhooks.models import WebhookEvent
+    from webhooks.services.processing import webhook_event_process
+
+    payload = new_event("user.created", user_id="u-processed")
+    assert post_signed(payload).status_code == 200
+    event = WebhookEvent.objects.get(event_id=payload["data"]["event_id"])
+
+    status = webhook_event_process(event_pk=event.pk)
+
+    assert status != "pending"
+    assert _outbox(event.event_id)[status] == {"webhooks.events", "webhooks.user.u-processed"}

@@ -6,10 +6,7 @@ import logging
 import re
 from typing import Any
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
-from django.db import transaction
-
+from console.broadcast import asend_recorded, group_send_on_commit, outbox_record
 from webhooks import contract
 
 logger = logging.getLogger(__name__)
@@ -47,23 +44,24 @@ def event_groups(event: Any) -> list[str]:
     return groups
 
 
+def event_record(message: dict[str, Any], groups: list[str]) -> None:
+    """Inside the receiver's transaction: the rows that carry the message to other processes
+    (embedded default), one INSERT under the receiver's own write turn; `abroadcast` follows."""
+    outbox_record(message, groups)
+
+
 async def abroadcast(message: dict[str, Any], groups: list[str]) -> None:
-    """Send one message to its groups; a channel-layer outage is logged, never raised."""
-    layer = get_channel_layer()
-    if layer is None:
-        return
+    """After `event_record`'s transaction committed: send the message on; a channel-layer outage
+    is logged, never raised."""
     try:
-        for group in groups:
-            await layer.group_send(group, message)
+        await asend_recorded(message, groups)
     except Exception:
         # The event is stored and will be found on the page: a layer outage must not turn an
         # acknowledged delivery into an error (the upstream would retry what we already hold).
         logger.exception("webhook event broadcast failed for %s", message.get("event_id"))
 
 
-def event_broadcast(event: Any) -> None:
-    async_to_sync(abroadcast)(event_message(event), event_groups(event))
-
-
 def event_broadcast_on_commit(event: Any) -> None:
-    transaction.on_commit(lambda: event_broadcast(event))
+    """Once the caller's transaction commits (on the embedded default, the outbox rows that
+    carry it to other processes' pages are written in that transaction)."""
+    group_send_on_commit(event_message(event), event_groups(event))

@@ -28,7 +28,7 @@ from webhooks.models import (
     WebhookEvent,
     WebhookEventLink,
 )
-from webhooks.services.live import event_groups, event_message
+from webhooks.services.live import event_groups, event_message, event_record
 from webhooks.signatures import SignatureCheck, verify_signature
 
 # Headers never stored with a delivery: credentials a misconfigured sender or proxy might add.
@@ -45,7 +45,8 @@ class ReceiverAnswer:
     reason: str
     event_pk: int | None = None
     # For a newly stored event: the live message and its groups, sent by the async view once
-    # the transaction has committed (no thread hop for the broadcast).
+    # the transaction has committed (no thread hop for the broadcast; on the embedded default
+    # the outbox rows for other processes were written in that transaction).
     broadcast: tuple[dict[str, Any], list[str]] | None = None
 
     def body(self) -> dict[str, Any]:
@@ -294,6 +295,8 @@ def _store_event(
             )
             if known:
                 _queue_processing(candidate.pk)
+            live = (event_message(candidate), event_groups(candidate))
+            event_record(*live)
     except IntegrityError:
         if not WebhookEvent.objects.filter(
             environment_id=candidate.environment_id, event_id=candidate.event_id
@@ -302,7 +305,6 @@ def _store_event(
         event = _duplicate_record(candidate, envelope=envelope, delivery=delivery)
         return ReceiverAnswer(200, "duplicate", event.pk)
     reason = "stored" if known else "stored (unhandled event type)"
-    live = (event_message(candidate), event_groups(candidate))
     return ReceiverAnswer(200, reason, candidate.pk, broadcast=live)
 
 

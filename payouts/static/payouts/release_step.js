@@ -53,6 +53,6 @@
     if (button) { button.focus(); }
   }
 
-  document.addEventListener("payout:refreshed", restore);
+  document.addEventListener("live:refreshed", restore);
   document.addEventListener("htmx:afterSettle", restore);
 })();

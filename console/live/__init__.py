@@ -1,0 +1,1 @@
+"""Live updates across processes on the embedded default: the outbox channel layer (ADR 0012)."""

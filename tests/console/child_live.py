@@ -1,0 +1,104 @@
+"""Another process (as the worker is) sending live updates through the outbox.
+
+    python -m tests.console.child_live commit <kind>          broadcast in a committed transaction
+    python -m tests.console.child_live rollback <kind>        broadcast in one that rolls back
+    python -m tests.console.child_live hold <kind>            broadcast, print "written", wait for
+                                                              a line on stdin, then commit
+    python -m tests.console.child_live payout <pk> <status>   move a payout, as polling would
+    python -m tests.console.child_live activate <va pk>       apply virtual_account.activated
+    python -m tests.console.child_live verify <end user pk>   apply user.verification.accepted
+
+Run with `environment()`: the test's database, and no Redis (the outbox layer carries it).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+class RolledBack(Exception):
+    pass
+
+
+def environment() -> dict[str, str]:
+    """The child's environment: this test run's database, the embedded default's layer."""
+    from tests.gateway.conftest import child_environment
+
+    return {**child_environment(), "REDIS_URL": ""}
+
+
+def _apply_event(action: str, pk: int) -> None:
+    """The webhook processing task's work, as the worker does it (event data as the upstream's)."""
+    from accounts.models import VirtualAccount
+    from accounts.services import virtual_account_apply_event
+    from users.models import EndUser
+    from users.services import end_user_apply_event
+
+    event_id = f"evt_{action}_{pk}_{os.getpid()}"
+    if action == "activate":
+        va = VirtualAccount.objects.select_related("end_user").get(pk=pk)
+        data = {
+            "event_id": event_id,
+            "virtual_account_id": va.upstream_id,
+            "user_id": va.end_user.upstream_id,
+            "status": "active",
+            "account_number": "123456789012",
+            "routing_number": "021000021",
+        }
+        virtual_account_apply_event(
+            environment=va.environment, event_type="virtual_account.activated", data=data
+        )
+        return
+    end_user = EndUser.objects.get(pk=pk)
+    data = {
+        "event_id": event_id,
+        "user_id": end_user.upstream_id,
+        "id": f"ver_{pk}",
+        "verification_status": "verified",
+        "kyc_type": "full",
+    }
+    end_user_apply_event(
+        environment=end_user.environment, event_type="user.verification.accepted", data=data
+    )
+
+
+def main() -> None:
+    from tests.gateway.child_caller import setup
+
+    setup()
+    from django.db import transaction
+
+    from console.broadcast import broadcast_event_on_commit
+
+    action, *args = sys.argv[1:]
+    if action == "commit":
+        with transaction.atomic():
+            broadcast_event_on_commit(args[0], {"pid": os.getpid()})
+    elif action == "rollback":
+        try:
+            with transaction.atomic():
+                broadcast_event_on_commit(args[0], {"pid": os.getpid()})
+                raise RolledBack
+        except RolledBack:
+            pass
+    elif action == "hold":
+        with transaction.atomic():
+            broadcast_event_on_commit(args[0], {"pid": os.getpid()})
+            sys.stdout.write("written\n")
+            sys.stdout.flush()
+            sys.stdin.readline()
+    elif action == "payout":
+        from payouts.models import ChangeSource
+        from payouts.states import payout_locked, payout_transition
+
+        with transaction.atomic():
+            payout_transition(payout_locked(int(args[0])), args[1], source=ChangeSource.POLL)
+    elif action in ("activate", "verify"):
+        _apply_event(action, int(args[0]))
+    else:
+        raise SystemExit(f"unknown action {action!r}")
+
+
+if __name__ == "__main__":
+    main()
