@@ -58,6 +58,7 @@ def test_maker_quotes_adjusts_drafts_with_a_document_previews_and_submits(
     account, recipient = _outside_playwright(
         upstream_directory, sandbox, live_emulator, maker=maker
     )
+    live_emulator.to_business_hours()  # the exact figures below carry no night-time markup
 
     sign_in(page, maker.email)
     page.goto("/quotes/new/")

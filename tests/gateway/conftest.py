@@ -138,6 +138,13 @@ class LiveEmulator:
     def advance(self, seconds: float) -> None:
         self.control("POST", "clock", json={"advance_seconds": seconds})
 
+    def to_business_hours(self) -> None:
+        """The emulator's clock to the next weekday noon in New York (no penalty markup), for
+        tests that check exact figures whatever the hour they run at (decisions.md)."""
+        from tests.emulator.conftest import business_hours_seconds
+
+        self.advance(business_hours_seconds(self.control("GET", "clock")["now"]))
+
 
 @pytest.fixture
 def live_emulator(transactional_db: None) -> Iterator[LiveEmulator]:

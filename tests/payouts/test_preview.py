@@ -25,6 +25,7 @@ def test_preview_shows_fees_on_top_and_what_the_recipient_gets(
 ) -> None:
     maker = make_staff("finance_maker")
     account, recipient = upstream_directory(sandbox, live_emulator, maker=maker)
+    live_emulator.to_business_hours()  # the exact figures below carry no night-time markup
     payout = make_draft(
         maker=maker,
         environment=sandbox,
