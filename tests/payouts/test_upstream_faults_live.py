@@ -150,7 +150,7 @@ def test_a_lasting_otp_send_failure_is_a_503_in_the_api_and_words_on_the_page(
     )
     assert page.status_code == 200
     html = page.content.decode()
-    assert 'data-testid="action-error"' in html and "Send it again in a minute" in html
+    assert 'data-testid="otp-error"' in html and "Send it again in a minute" in html
 
 
 def test_the_payout_page_shows_the_wait_for_the_rate_limit_while_it_lasts(
