@@ -148,6 +148,10 @@ class Payout(models.Model):
     deposit_instructions = models.JSONField(default=dict, blank=True)
     failure_reason = models.CharField(max_length=200, blank=True)
     last_polled_at = models.DateTimeField(null=True, blank=True)
+    # Polling's straggler bookkeeping (payouts.polling): reads in a row that did not find the
+    # payout where it should be, and when the last one missed; a straggler waits longer each time.
+    poll_misses = models.PositiveSmallIntegerField(default=0)
+    poll_missed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ("-created_at", "-pk")
