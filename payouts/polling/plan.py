@@ -376,3 +376,22 @@ def plan(
         deferred=tuple(deferred),
         due=frozenset(e.t.key for e in entries if e.timing.due),
     )
+
+
+def next_look(
+    tracked: Sequence[Tracked], *, now: datetime, rules: Rules, all_read: bool
+) -> datetime:
+    """
+    The earliest moment a later pass can find a payout due, if none changes state meanwhile (a
+    state entered restarts its cadence: the caller looks again then). Those due now and read
+    this pass are due one cadence on at the soonest; when some due work was left (`all_read`
+    false), now. At most an hour on, so that a changed setting is soon heeded.
+    """
+    if not all_read:
+        return now
+    soonest = now + HOUR
+    for t in tracked:
+        when = timing(t, now=now, rules=rules)
+        if when is not None:
+            soonest = min(soonest, now + when.every if when.due else when.due_at)
+    return soonest

@@ -35,6 +35,7 @@ from payouts.polling.plan import (
     Query,
     Rules,
     Tracked,
+    next_look,
     plan,
     timing,
 )
@@ -46,6 +47,7 @@ logger = logging.getLogger("payouts")
 TRACKED = MOVING | {"in_review", COMPLETED}
 POLL_OPERATIONS = ("payout_list", "payout_get")
 DENSITY_TTL = 14 * 24 * 3600
+NEXT_LOOK_TTL = 2 * 3600
 
 
 def rules() -> Rules:
@@ -169,18 +171,23 @@ class Pass:
         self.applied = 0
         self.settled: set[int] = set()
         self.missing: list[int] = []
+        self.refused = False  # a read the upstream refused: what it covered is still due
         self.density = dict(known.others_per_day)
 
-    def run(self, queries: Iterable[Query]) -> None:
-        """The planned reads in order, then one GET per payout a listing should have shown."""
+    def run(self, queries: Iterable[Query]) -> bool:
+        """
+        The planned reads in order, then one GET per payout a listing should have shown. True
+        when all of it was read; false when the allowance, the budget or the upstream stopped it.
+        """
         for query in queries:
             if self.calls >= self.room or not self._guarded(self._one, query):
-                return
+                return False
         for key in self.missing:
-            if self.calls >= self.room:
-                return
-            if key not in self.settled and not self._guarded(self._read_one, key, True):
-                return
+            if key in self.settled:
+                continue
+            if self.calls >= self.room or not self._guarded(self._read_one, key, True):
+                return False
+        return not self.refused
 
     def _guarded(self, work: Any, *args: Any) -> bool:
         """Run one read; False when the pass must stop (budget refused, upstream in trouble)."""
@@ -190,6 +197,7 @@ class Pass:
             logger.info("payout polling of environment %s paused: %s", self.environment.pk, exc)
             return False
         except PermanentError as exc:
+            self.refused = True
             logger.warning(
                 "payout poll read refused (environment %s): %s", self.environment.pk, exc
             )
@@ -307,17 +315,46 @@ class Pass:
             cache.set(_density_key(self.environment), self.density, DENSITY_TTL)
 
 
+def _next_look_key(environment: Environment) -> str:
+    return f"payouts:poll:next:{environment.pk}"
+
+
+def nothing_due_yet(environment: Environment, *, now: datetime) -> bool:
+    """
+    The last pass said when something falls due next, and no payout changed state since that
+    pass began: this one can skip loading every open payout (most passes).
+    """
+    saved = cache.get(_next_look_key(environment))
+    if not saved:
+        return False
+    not_before, since = saved
+    changed = Payout.objects.filter(environment=environment, updated_at__gte=since).exists()
+    return now < not_before and not changed
+
+
 def poll_environment(environment: Environment, *, now: datetime) -> int:
     """One pass over one environment; the number of changes applied."""
+    if nothing_due_yet(environment, now=now):
+        return 0
     the_rules = rules()
     tracked = tracked_payouts(environment, now=now, rules=the_rules)
-    if not any((when := timing(t, now=now, rules=the_rules)) and when.due for t in tracked):
-        return 0
+    applied, all_read = 0, True
+    if any((when := timing(t, now=now, rules=the_rules)) and when.due for t in tracked):
+        applied, all_read = _read_due(environment, tracked, now=now, rules=the_rules)
+    look = next_look(tracked, now=now, rules=the_rules, all_read=all_read)
+    cache.set(_next_look_key(environment), (look, now), NEXT_LOOK_TTL)
+    return applied
+
+
+def _read_due(
+    environment: Environment, tracked: list[Tracked], *, now: datetime, rules: Rules
+) -> tuple[int, bool]:
+    """Plan and make the reads; the changes applied, and whether every due payout was read."""
     room = allowance(budget(environment, now=now))
-    known = population(environment, tracked, the_rules)
-    the_plan = plan(tracked, now=now, rules=the_rules, population=known, allowance=room)
+    known = population(environment, tracked, rules)
+    the_plan = plan(tracked, now=now, rules=rules, population=known, allowance=room)
     work = Pass(environment, tracked, known, room)
-    work.run(the_plan.queries)
+    finished = work.run(the_plan.queries)
     work.keep_what_was_learned()
     logger.info(
         "payout polling of environment %s: %d due, %d reads (%d calls of %d allowed), "
@@ -330,7 +367,7 @@ def poll_environment(environment: Environment, *, now: datetime) -> int:
         work.applied,
         len(the_plan.deferred),
     )
-    return work.applied
+    return work.applied, finished and not the_plan.deferred
 
 
 def payouts_poll(*, environment: Environment | None = None) -> int:

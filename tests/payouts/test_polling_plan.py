@@ -14,6 +14,7 @@ from payouts.polling.plan import (
     Tracked,
     cadence,
     jitter,
+    next_look,
     plan,
     straggler_delay,
     timing,
@@ -267,3 +268,25 @@ def test_estimates_use_what_listings_taught_about_other_payouts() -> None:
     day = date(2026, 11, 18)
     assert known.estimate("FAILED", day, day) == 43
     assert known.estimate(None, day - timedelta(days=1), day) == 8 + 280
+
+
+# --- When to look again ------------------------------------------------------------------------
+
+
+def test_the_next_look_is_the_soonest_due_time_or_one_cadence_after_a_read() -> None:
+    quiet = payout("completed", entered=3 * DAY, heard=2 * HOUR)  # due in 10 to 11.2 hours
+    read_now = payout("in_review", entered=3 * DAY, heard=5 * HOUR)  # due now: 4 h once read
+    tracked = [quiet, read_now]
+    look = next_look(tracked, now=NOW, rules=RULES, all_read=True)
+    assert look == NOW + HOUR  # never more than an hour on
+    look = next_look([quiet], now=NOW, rules=RULES, all_read=True)
+    quiet_timing = timing(quiet, now=NOW, rules=RULES)
+    assert quiet_timing is not None
+    assert look == min(NOW + HOUR, quiet_timing.due_at)
+    soon = payout("processing", entered=20 * MIN, heard=5 * MIN)  # every 10 minutes
+    assert next_look([quiet, soon], now=NOW, rules=RULES, all_read=True) < NOW + 6 * MIN
+
+
+def test_work_left_over_means_looking_again_at_once() -> None:
+    quiet = payout("completed", entered=3 * DAY, heard=2 * HOUR)
+    assert next_look([quiet], now=NOW, rules=RULES, all_read=False) == NOW
