@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
@@ -189,7 +189,7 @@ class Pass:
                 return False
         return not self.refused
 
-    def _guarded(self, work: Any, *args: Any) -> bool:
+    def _guarded(self, work: Callable[..., None], *args: Any) -> bool:
         """Run one read; False when the pass must stop (budget refused, upstream in trouble)."""
         try:
             work(*args)
@@ -256,7 +256,6 @@ class Pass:
             if key not in self.settled:
                 report, raw = reports[self.tracked[key].upstream_id]
                 self._apply(key, report, raw)
-                Payout.objects.filter(pk=key).update(poll_misses=0, poll_missed_at=None)
         read = [key for key in outcome.confirmed if key not in self.settled]
         Payout.objects.filter(pk__in=read).update(
             last_polled_at=timezone.now(), poll_misses=0, poll_missed_at=None
@@ -275,8 +274,11 @@ class Pass:
         )
         if payout is not None and payout.status == report.status:
             self.applied += 1
-        # Read now, whether the table took the change or kept it as a late one.
-        Payout.objects.filter(pk=key).update(last_polled_at=timezone.now())
+        # Read now, whether the table took the change or kept it as a late one; found where it
+        # moved, so no straggler.
+        Payout.objects.filter(pk=key).update(
+            last_polled_at=timezone.now(), poll_misses=0, poll_missed_at=None
+        )
         self.settled.add(key)
 
     def _read_one(self, key: int, listing_missed: bool) -> None:
