@@ -309,6 +309,26 @@ def quota_gauges(
     return gauges
 
 
+def calls_since(
+    *,
+    environment_id: int,
+    since: datetime,
+    background_only: bool = False,
+    operations: tuple[str, ...] = (),
+) -> int:
+    """
+    Calls the upstream counted for one environment since `since` (call-log rows, as the gauge
+    counts them), only background ones and only these operations when asked: how a background
+    job paces itself against its own share of the week.
+    """
+    calls = UpstreamCall.objects.filter(environment_id=environment_id, created_at__gte=since)
+    if background_only:
+        calls = calls.filter(priority=BACKGROUND_PRIORITY)
+    if operations:
+        calls = calls.filter(operation__in=operations)
+    return calls.count()
+
+
 # --- Call log ---------------------------------------------------------------------------------
 
 STATUS_CLASS_FILTERS = {

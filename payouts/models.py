@@ -181,6 +181,10 @@ class Payout(models.Model):
     charged_at = models.DateTimeField(null=True, blank=True)
     charge_differs = models.BooleanField(default=False)
     charge_differences = models.JSONField(default=list, blank=True)
+    # Polling's straggler bookkeeping (payouts.polling): reads in a row that did not find the
+    # payout where it should be, and when the last one missed; a straggler waits longer each time.
+    poll_misses = models.PositiveSmallIntegerField(default=0)
+    poll_missed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ("-created_at", "-pk")

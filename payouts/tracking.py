@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
 from typing import Any
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Q
 from django.utils import timezone
 
-from gateway.client import call_sync, upstream
-from gateway.errors import BudgetExhausted, UpstreamError
 from gateway.models import Environment
 from payouts import live, notifications
 from payouts.models import (
@@ -28,11 +23,6 @@ from staff.services import audit_record
 
 logger = logging.getLogger("payouts")
 S = PayoutStatus
-
-# Upstream states that are waiting on someone else: polled when nothing was heard for a while.
-NOT_FINAL_UPSTREAM = frozenset(
-    {S.SUBMITTING, S.CREATED, S.PENDING, S.PROCESSING, S.IN_REVIEW, S.KYT_PENDING, S.COMPLETED}
-)
 
 
 def payout_apply_event(
@@ -204,80 +194,15 @@ def replay_unmatched_events(payout: Payout) -> int:
 
 def payouts_poll(*, environment: Environment | None = None) -> int:
     """
-    The safety net behind webhooks: for payouts not final after PAYOUTS_POLL_AFTER_SECONDS, read
-    the upstream's list (within the gateway's background budget) and apply what changed. Returns
-    the number of changes applied.
+    The safety net behind webhooks, sized to the upstream's budget: read the open payouts that
+    are due by their state's cadence (`payouts.polling.plan`), with the fewest upstream calls
+    (status filters, narrow creation windows, single reads for stragglers), within polling's
+    share of the background budget; apply what changed (reported as missed events). Returns the
+    number of changes applied.
     """
-    now = timezone.now()
-    quiet_since = now - timedelta(seconds=settings.PAYOUTS_POLL_AFTER_SECONDS)
-    # Completed is not final (a return may follow) but is watched only for a while.
-    watch_returns_since = now - timedelta(days=settings.PAYOUTS_RETURN_WATCH_DAYS)
-    candidates = (
-        Payout.objects.filter(status__in=NOT_FINAL_UPSTREAM, updated_at__lt=quiet_since)
-        .filter(Q(last_polled_at__isnull=True) | Q(last_polled_at__lt=quiet_since))
-        .exclude(status=S.COMPLETED, updated_at__lt=watch_returns_since)
-        .exclude(upstream_id=None)
-    )
-    if environment is not None:
-        candidates = candidates.filter(environment=environment)
-    by_environment: dict[int, dict[str, Any]] = {}
-    for env_id, upstream_id, created_at in candidates.values_list(
-        "environment_id", "upstream_id", "created_at"
-    ):
-        entry = by_environment.setdefault(env_id, {"ids": set(), "since": created_at})
-        entry["ids"].add(upstream_id)
-        entry["since"] = min(entry["since"], created_at)
-    applied = 0
-    for env_id, entry in by_environment.items():
-        env = Environment.objects.get(pk=env_id)
-        applied += _poll_environment(env, wanted=entry["ids"], since=entry["since"])
-    return applied
+    from payouts.polling.run import payouts_poll as poll_pass
 
-
-def _poll_environment(environment: Environment, *, wanted: set[str], since: Any) -> int:
-    client = upstream(environment, background=True)
-    applied = 0
-    remaining = set(wanted)
-    page = 1
-    from_date = (since - timedelta(days=1)).date()
-    while remaining:
-        try:
-            listing = call_sync(client.payouts.list, from_date=from_date, page=page, limit=100)
-        except BudgetExhausted:
-            logger.info("payout polling stopped: background budget spent")
-            break
-        except UpstreamError as exc:
-            logger.warning("payout polling of environment %s failed: %s", environment.pk, exc)
-            break
-        for item in listing.payouts:
-            if item.payout_id not in remaining:
-                continue
-            remaining.discard(item.payout_id)
-            raw = item.model_dump(mode="json")
-            try:
-                report = upstream_status(raw)
-            except UnreadableStatus:
-                continue
-            before = (
-                Payout.objects.filter(environment=environment, upstream_id=report.upstream_id)
-                .values_list("status", flat=True)
-                .first()
-            )
-            payout = payout_apply_report(
-                environment=environment,
-                report=report,
-                source=ChangeSource.POLL,
-                event_type="poll",
-                data=raw,
-            )
-            if payout is not None:
-                Payout.objects.filter(pk=payout.pk).update(last_polled_at=timezone.now())
-                if before != report.status and payout.status == report.status:
-                    applied += 1
-        if page >= listing.total_pages:
-            break
-        page += 1
-    return applied
+    return poll_pass(environment=environment)
 
 
 def is_final(payout: Payout) -> bool:

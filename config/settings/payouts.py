@@ -25,4 +25,8 @@ PAYOUTS_SUBMIT_MAX_ATTEMPTS = env.int("PAYOUTS_SUBMIT_MAX_ATTEMPTS", default=10)
 PAYOUTS_POLL_AFTER_SECONDS = env.int("PAYOUTS_POLL_AFTER_SECONDS", default=600)
 # A completed payout is still polled (a return may follow) for this many days.
 PAYOUTS_RETURN_WATCH_DAYS = env.int("PAYOUTS_RETURN_WATCH_DAYS", default=30)
+# Polling keeps to this share of the environment's weekly budget (and within its background
+# share, spread over the rest of the week); a pass makes at most this many calls.
+PAYOUTS_POLL_SHARE = env.float("PAYOUTS_POLL_SHARE", default=0.08)
+PAYOUTS_POLL_MAX_CALLS_PER_PASS = env.int("PAYOUTS_POLL_MAX_CALLS_PER_PASS", default=10)
 PAYOUTS_OTP_MAX_TRIES = 5
