@@ -52,8 +52,8 @@ def main() -> None:
         migrate(env)
         port = free_port()
         url = f"http://127.0.0.1:{port}"
-        # Its 401s for tokens the simulated days expired are expected (the gateway renews).
-        emulator = start_emulator(port, {**env, "PAYOPS_LOG_LEVEL": "ERROR"})
+        # It logs a 401 for each token the simulated days expired: the gateway renews it.
+        emulator = start_emulator(port, env)
         try:
             wait_healthy(url, emulator)
             run(url, env["EMULATOR_CONTROL_TOKEN"])

@@ -146,3 +146,26 @@ def test_gauges_cost_two_queries_whatever_the_number_of_environments(
     with django_assert_num_queries(2):
         gauges = quota_gauges(now=NOW)
         assert sum(g.used for g in gauges) == 20 + 21 + 22 + 23 + 12
+
+
+def test_calls_since_counts_one_environment_by_priority_and_operation() -> None:
+    from gateway.selectors import calls_since
+
+    env, other = _environment("Counted", 100), _environment("Other", 100)
+    _calls(env, 2, at=NOW - timedelta(minutes=30), priority="background", operation="payout_list")
+    _calls(env, 1, at=NOW - timedelta(minutes=20), priority="background", operation="payout_get")
+    _calls(env, 4, at=NOW - timedelta(minutes=10), priority="staff", operation="payout_list")
+    _calls(env, 8, at=NOW - timedelta(hours=3), priority="background", operation="payout_list")
+    _calls(env, 16, at=NOW - timedelta(minutes=5), priority="background", operation="user_get")
+    _calls(other, 32, at=NOW - timedelta(minutes=5), priority="background", operation="payout_list")
+    hour_ago = NOW - timedelta(hours=1)
+    polling = ("payout_list", "payout_get")
+    assert calls_since(environment_id=env.pk, since=hour_ago) == 23
+    assert calls_since(environment_id=env.pk, since=hour_ago, background_only=True) == 19
+    assert (
+        calls_since(environment_id=env.pk, since=hour_ago, background_only=True, operations=polling)
+        == 3
+    )
+    assert (
+        calls_since(environment_id=env.pk, since=NOW - timedelta(days=1), operations=polling) == 15
+    )

@@ -8,7 +8,6 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.core.cache import cache
 from django.utils import timezone
 
 from gateway.models import UpstreamCall
@@ -71,7 +70,7 @@ def test_a_completed_payout_returned_later_is_caught_by_polling_without_a_webhoo
     assert payouts_poll() == 0
     assert poll_reads(world) == {"list": 0, "get": 0}
 
-    later(timedelta(hours=13))  # past the twice-daily sweep
+    later(timedelta(hours=14))  # past the twice-daily sweep (12 h, up to 10 % jitter)
     assert payouts_poll() == 1
     payout.refresh_from_db()
     assert payout.status == S.RETURNED
@@ -139,10 +138,8 @@ def test_an_event_received_recently_counts_as_news(
     assert payouts_poll() == 0
     assert poll_reads(world) == {"list": 0, "get": 0}
 
-    PayoutEvent.objects.filter(event_id="evt_recent").delete()
-    # The pass remembered its next look for the world with that event; forget it (as a restarted
-    # worker would), so the next pass decides again without the news.
-    cache.clear()
+    # Its cadence (30 minutes, up to 10 % jitter) counts from the event: then it is read again.
+    later(timedelta(minutes=30))
     world.tick(times=4)
     assert payouts_poll() == 1
     assert poll_reads(world)["list"] == 1
