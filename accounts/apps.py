@@ -1,4 +1,4 @@
-"""App configuration for accounts: its schedule and its mirror for webhooks' catch-up."""
+"""App configuration for accounts: its schedule, event handler and mirror for webhooks."""
 
 from django.apps import AppConfig
 
@@ -9,8 +9,15 @@ class AccountsConfig(AppConfig):
 
     def ready(self) -> None:
         from accounts.catch_up import virtual_accounts_catch_up
+        from accounts.services import virtual_account_apply_event
+        from accounts.tasks import virtual_accounts_track_activation
         from console.schedules import register_schedule
+        from webhooks.contract import VIRTUAL_ACCOUNT
+        from webhooks.handlers import register_event_handler
         from webhooks.mirrors import Mirror, register_mirror
+
+        # Virtual-account events (webhooks) keep the mirror current.
+        register_event_handler(VIRTUAL_ACCOUNT, virtual_account_apply_event)
 
         # After a webhook registration, accounts still activating are read back.
         register_mirror(
@@ -26,6 +33,6 @@ class AccountsConfig(AppConfig):
         # dropped): activating accounts are read back every minute (background priority).
         register_schedule(
             "accounts.track_activation",
-            "accounts.tasks.virtual_accounts_track_activation",
+            virtual_accounts_track_activation,
             minutes=1,
         )

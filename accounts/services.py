@@ -237,8 +237,10 @@ def virtual_account_refresh(
 def _queue_va_refresh(va: VirtualAccount) -> None:
     from django_q.tasks import async_task
 
+    from accounts.tasks import virtual_account_refresh_task
+
     pk = va.pk
-    transaction.on_commit(lambda: async_task("accounts.tasks.virtual_account_refresh_task", pk))
+    transaction.on_commit(lambda: async_task(virtual_account_refresh_task, pk))
 
 
 # --- virtual accounts: events ----------------------------------------------------------------

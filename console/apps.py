@@ -8,16 +8,18 @@ class ConsoleConfig(AppConfig):
     verbose_name = "Console"
 
     def ready(self) -> None:
-        # Importing schedules and health registers the console's own schedule and checks.
+        # Importing health registers the console's own checks.
         from django_q.signals import post_spawn
 
-        from console import health, schedules  # noqa: F401
+        from console import health  # noqa: F401
         from console.bootstrap import register_step
+        from console.schedules import register_console_schedules
         from console.tasks import heartbeat_on_worker_start
         from staff.bootstrap import step_demo_staff, step_roles
 
         # Staff depends on no other app, so the console registers staff's steps, first.
         register_step("staff.roles", step_roles)
         register_step("staff.demo_staff", step_demo_staff)
+        register_console_schedules()
         # Each qcluster worker process beats as it starts (see console.tasks).
         post_spawn.connect(heartbeat_on_worker_start, dispatch_uid="console.heartbeat_on_start")

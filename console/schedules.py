@@ -3,7 +3,11 @@
 How to add a schedule from another app: in its AppConfig.ready(),
 
     from console.schedules import register_schedule
-    register_schedule("gateway.refresh_tokens", "gateway.tasks.refresh_tokens", minutes=5)
+    from gateway.tasks import refresh_upstream_tokens
+    register_schedule("gateway.refresh_tokens", refresh_upstream_tokens, minutes=5)
+
+The function is passed itself, so a reader (or a tool) follows the seam; django-q2 stores a
+schedule's function as a dotted path, which this registry derives and checks once.
 
 The name is stored with the `payops:` prefix, which marks the django_q Schedule rows this registry
 owns: sync_schedules creates or updates each declared one by name and deletes owned rows that are
@@ -12,6 +16,7 @@ no longer declared, and never touches schedules created by hand (without the pre
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,9 +69,17 @@ class ScheduleSpec:
 SCHEDULES: dict[str, ScheduleSpec] = {}
 
 
+def task_path(func: Callable[..., Any]) -> str:
+    """The dotted path django-q2 stores for a module-level function (it cannot store others)."""
+    module, qualname = getattr(func, "__module__", None), getattr(func, "__qualname__", "")
+    if not module or not qualname or "." in qualname or "<" in qualname:
+        raise ImproperlyConfigured(f"{func!r} is not a module-level function a worker can import.")
+    return f"{module}.{qualname}"
+
+
 def register_schedule(
     name: str,
-    func: str,
+    func: Callable[..., Any],
     *,
     minutes: int | None = None,
     every: str | None = None,
@@ -77,8 +90,7 @@ def register_schedule(
     """Declare (or replace, by name) a schedule: `minutes`, `every` (hourly/daily/weekly), cron."""
     if name.startswith(PREFIX):
         raise ImproperlyConfigured(f"Schedule names are given without the {PREFIX!r} prefix.")
-    if "." not in func:
-        raise ImproperlyConfigured(f"Schedule {name!r}: func must be a dotted path, got {func!r}.")
+    path = task_path(func)
     chosen = [option for option in (minutes, every, cron) if option is not None]
     if len(chosen) != 1:
         raise ImproperlyConfigured(f"Schedule {name!r}: give exactly one of minutes, every, cron.")
@@ -98,7 +110,7 @@ def register_schedule(
         schedule_type = Schedule.CRON
     spec = ScheduleSpec(
         name=name,
-        func=func,
+        func=path,
         schedule_type=schedule_type,
         minutes=minutes,
         cron=cron,
@@ -152,7 +164,11 @@ def schedules_sync(*, specs: dict[str, ScheduleSpec] | None = None) -> SyncResul
     return result
 
 
-# The worker's heartbeat: proves to /readyz that a qcluster is running tasks.
-register_schedule("console.heartbeat", "console.tasks.heartbeat", minutes=1)
-# The live outbox (ADR 0012) keeps minutes of messages; with Redis it stays empty and this is free.
-register_schedule("console.live_prune", "console.tasks.live_messages_prune", minutes=1)
+def register_console_schedules() -> None:
+    """The console's own schedules (called from its AppConfig.ready())."""
+    from console.tasks import heartbeat, live_messages_prune
+
+    # The worker's heartbeat: proves to /readyz that a qcluster is running tasks.
+    register_schedule("console.heartbeat", heartbeat, minutes=1)
+    # The live outbox (ADR 0012) keeps minutes of messages; with Redis it stays empty and is free.
+    register_schedule("console.live_prune", live_messages_prune, minutes=1)

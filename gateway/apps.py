@@ -14,6 +14,7 @@ class GatewayConfig(AppConfig):
         from console.health import register_check
         from console.schedules import register_schedule
         from gateway.health import upstream_check
+        from gateway.tasks import refresh_upstream_tokens
         from gateway.views import quota_panel_context
         from staff.roles import ENVIRONMENTS_MANAGE
 
@@ -32,6 +33,6 @@ class GatewayConfig(AppConfig):
         # Renew tokens ahead of expiry so staff calls never wait on /auth.
         register_schedule(
             "gateway.refresh_tokens",
-            "gateway.tasks.refresh_upstream_tokens",
+            refresh_upstream_tokens,
             minutes=max(1, settings.GATEWAY_TOKEN_REFRESH_EVERY // 60),
         )

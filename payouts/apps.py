@@ -11,11 +11,18 @@ class PayoutsConfig(AppConfig):
         from console.dashboard import DashboardPanel, register_panel
         from console.health import register_check
         from console.schedules import register_schedule
+        from payouts import tasks
         from payouts.approval_views import dashboard_panel_context
         from payouts.catch_up import open_payout_ids, payouts_catch_up
         from payouts.health import quiet_check, quiet_panel_context
+        from payouts.tracking import payout_apply_event
         from staff.roles import FINANCE_VIEW
+        from webhooks.contract import PAYOUT
+        from webhooks.handlers import register_event_handler
         from webhooks.mirrors import Mirror, register_mirror
+
+        # Payout events (webhooks) move the payout through its states.
+        register_event_handler(PAYOUT, payout_apply_event)
 
         # After a webhook registration, open payouts are read back first (money first); open
         # ones also tell webhooks when a silence matters.
@@ -50,12 +57,8 @@ class PayoutsConfig(AppConfig):
         )
 
         # Expiry housekeeping of the 15-minute quotes reserved by a payout preview.
-        register_schedule(
-            "payouts.expire_reservations", "payouts.tasks.expire_due_reservations", minutes=1
-        )
+        register_schedule("payouts.expire_reservations", tasks.expire_due_reservations, minutes=1)
         # Exactly-once recovery: a payout stuck in `submitting` is re-sent with its own key.
-        register_schedule(
-            "payouts.recover_submitting", "payouts.tasks.recover_submitting", minutes=1
-        )
+        register_schedule("payouts.recover_submitting", tasks.recover_submitting, minutes=1)
         # Webhooks first; polling is the safety net (background budget).
-        register_schedule("payouts.poll", "payouts.tasks.poll_payouts", minutes=5)
+        register_schedule("payouts.poll", tasks.poll_payouts, minutes=5)

@@ -57,10 +57,10 @@ def _queue_submit(payout_id: int) -> None:
     """Queue the call once the transaction that made the payout `submitting` has committed."""
     from django_q.tasks import async_task
 
+    from payouts.tasks import payout_submit
+
     transaction.on_commit(
-        lambda: async_task(
-            "payouts.tasks.payout_submit", payout_id, task_name=f"payout_submit_{payout_id}"
-        )
+        lambda: async_task(payout_submit, payout_id, task_name=f"payout_submit_{payout_id}")
     )
 
 

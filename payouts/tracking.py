@@ -20,6 +20,7 @@ from payouts.models import (
 from payouts.states import FINAL, can_move, payout_transition
 from payouts.upstream_status import StatusReport, UnreadableStatus, upstream_status
 from staff.services import audit_record
+from webhooks.services import missed_event_record
 
 logger = logging.getLogger("payouts")
 S = PayoutStatus
@@ -29,8 +30,8 @@ def payout_apply_event(
     *, environment: Environment, event_type: str, data: dict[str, Any]
 ) -> Payout | None:
     """
-    Apply one upstream `payout.*` event (the webhooks app's dispatch table calls this). Safe to
-    call twice with the same event (its `event_id` is recorded once) and in any order (a status
+    Apply one upstream `payout.*` event (registered with webhooks in PayoutsConfig.ready()). Safe
+    to call twice with the same event (its `event_id` is recorded once) and in any order (a status
     is applied only when the transition table allows it from the current one; a late, older one
     is kept as a record, not applied). None when the payload is unreadable or the payout is not
     known yet (then it is kept and applied once the initiation's answer names it).
@@ -138,36 +139,24 @@ def _apply(payout: Payout, record: PayoutEvent, report: StatusReport) -> None:
 
 
 def _report_missed_event(payout: Payout, record: PayoutEvent, previous: str) -> None:
-    """
-    A change only polling found means a webhook was lost: tell the webhooks inspector. The hook
-    is `webhooks.services.missed_event_record`; until that app provides it, the audit trail
-    keeps the fact (action `payout.missed_event`).
-    """
-    import importlib
-
-    try:
-        webhook_services = importlib.import_module("webhooks.services")
-    except ImportError:
-        webhook_services = None
-    hook = getattr(webhook_services, "missed_event_record", None)
+    """A change only polling found means a webhook was lost: tell webhooks, and audit it."""
+    # The upstream's own word for the state (a return reads FAILED there, decisions.md 3).
+    observed = str((record.data or {}).get("status") or record.status).upper()
+    missed_event_record(
+        environment=payout.environment,
+        object_kind="payout",
+        upstream_id=payout.upstream_id or "",
+        observed_state=observed,
+        previous_state=previous,
+        expected_event="payout.status_changed",
+        source="payouts poll",
+    )
     details = {
         "upstream_id": payout.upstream_id,
         "status": record.status,
         "previous": previous,
         "event_type": "payout.status_changed",
     }
-    if hook is not None:
-        # The upstream's own word for the state (a return reads FAILED there, decisions.md 3).
-        observed = str((record.data or {}).get("status") or record.status).upper()
-        hook(
-            environment=payout.environment,
-            object_kind="payout",
-            upstream_id=payout.upstream_id,
-            observed_state=observed,
-            previous_state=str(details.get("previous") or ""),
-            expected_event="payout.status_changed",
-            source="payouts poll",
-        )
     audit_record(actor=None, action="payout.missed_event", target=payout, details=details)
 
 

@@ -9,6 +9,7 @@ class QuotesConfig(AppConfig):
 
     def ready(self) -> None:
         from console.schedules import register_schedule
+        from quotes.tasks import expire_due_quotes
 
         # Expiry housekeeping: a list filtered by status must not show stale ACTIVE quotes.
-        register_schedule("quotes.expire_due", "quotes.tasks.expire_due_quotes", minutes=1)
+        register_schedule("quotes.expire_due", expire_due_quotes, minutes=1)

@@ -74,3 +74,56 @@ def test_no_two_product_apps_import_each_other() -> None:
         (app, other) for app in graph for other in graph[app] if app < other and app in graph[other]
     )
     assert cycles == []
+
+
+# Hidden seams: an app reached through a string is an import no reader or tool can follow.
+DYNAMIC_IMPORTS = {"import_module", "import_string", "__import__"}
+# Calls that take a task's function: it is passed itself (django-q2 stores the path it derives).
+TASK_CALLS = {"async_task", "schedule", "register_schedule"}
+# Only where a dotted string is the point: settings and URLconfs name modules by string.
+STRING_SEAMS_ALLOWED = {"config/settings", "config/asgi.py", "config/wsgi.py"}
+
+
+def hidden_seams(source: str) -> list[str]:
+    """Dynamic imports, and task calls given a dotted path instead of the function."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+        if name in DYNAMIC_IMPORTS:
+            found.append(f"{name}() at line {node.lineno}")
+        elif name in TASK_CALLS:
+            # register_schedule(name, func, ...) takes the function second.
+            position = 1 if name == "register_schedule" else 0
+            if len(node.args) > position:
+                arg = node.args[position]
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    found.append(f"{name}({arg.value!r}) at line {node.lineno}")
+    return found
+
+
+def test_the_seam_detector_sees_strings_and_dynamic_imports() -> None:
+    assert hidden_seams("importlib.import_module('webhooks.services')")
+    assert hidden_seams("from x import import_string\nimport_string('a.b')")
+    assert hidden_seams("async_task('payouts.tasks.payout_submit', 1)")
+    assert hidden_seams("register_schedule('n', 'gateway.tasks.refresh', minutes=1)")
+    assert not hidden_seams("async_task(payout_submit, 1)")
+    assert not hidden_seams("register_schedule('gateway.refresh', refresh, minutes=1)")
+
+
+def test_no_app_reaches_another_through_a_string() -> None:
+    modules = [
+        path
+        for app in [*PRODUCT_APPS, "config"]
+        for path in (ROOT / app).rglob("*.py")
+        if not any(str(path.relative_to(ROOT)).startswith(a) for a in STRING_SEAMS_ALLOWED)
+        and "migrations" not in path.parts
+    ]
+    assert len(modules) > 100  # the walk really sees the product
+    offenders = {
+        str(path.relative_to(ROOT)): seams
+        for path in modules
+        if (seams := hidden_seams(path.read_text()))
+    }
+    assert offenders == {}

@@ -1,4 +1,4 @@
-"""App configuration for users: its mirror for webhooks' catch-up."""
+"""App configuration for users: its event handler and mirror for webhooks' catch-up."""
 
 from django.apps import AppConfig
 
@@ -9,7 +9,13 @@ class UsersConfig(AppConfig):
 
     def ready(self) -> None:
         from users.catch_up import end_users_catch_up
+        from users.services import end_user_apply_event
+        from webhooks.contract import USER
+        from webhooks.handlers import register_event_handler
         from webhooks.mirrors import Mirror, register_mirror
+
+        # End-user and KYC events (webhooks) keep the mirror current.
+        register_event_handler(USER, end_user_apply_event)
 
         # After a webhook registration, users still waiting for a KYC decision are read back.
         register_mirror(Mirror("user", "end users", catch_up=end_users_catch_up, order=30))

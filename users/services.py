@@ -429,8 +429,10 @@ def end_user_refresh(*, end_user: EndUser, by: StaffUser | None) -> EndUser:
 def _queue_refresh(end_user: EndUser) -> None:
     from django_q.tasks import async_task
 
+    from users.tasks import end_user_refresh_task
+
     pk = end_user.pk
-    transaction.on_commit(lambda: async_task("users.tasks.end_user_refresh_task", pk))
+    transaction.on_commit(lambda: async_task(end_user_refresh_task, pk))
 
 
 # --- events ----------------------------------------------------------------------------------

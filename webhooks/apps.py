@@ -34,9 +34,15 @@ class WebhooksConfig(AppConfig):
         from console.dashboard import DashboardPanel, register_panel
         from console.health import register_check
         from console.schedules import register_schedule
+        from webhooks.contract import PAYMENT_LINK
+        from webhooks.handlers import register_event_handler
         from webhooks.health import receivers_check, silence_check
+        from webhooks.links import payment_link_event_record
         from webhooks.permissions import WEBHOOK_EVENTS_VIEW
+        from webhooks.tasks import webhook_deliveries_prune_task, webhook_events_retry_due_task
 
+        # Payment-link events have no owning app: webhooks records them itself.
+        register_event_handler(PAYMENT_LINK, payment_link_event_record)
         # Warnings, not failures (docs/console.md): the process still serves.
         register_check("webhook_receivers", receivers_check)
         register_check("webhook_silence", silence_check)
@@ -50,11 +56,9 @@ class WebhooksConfig(AppConfig):
             )
         )
         # Failed and handler-less events come back here with their backoff; nothing is dropped.
-        register_schedule(
-            "webhooks.retry_due", "webhooks.tasks.webhook_events_retry_due_task", minutes=1
-        )
+        register_schedule("webhooks.retry_due", webhook_events_retry_due_task, minutes=1)
         register_schedule(
             "webhooks.prune_deliveries",
-            "webhooks.tasks.webhook_deliveries_prune_task",
+            webhook_deliveries_prune_task,
             every="daily",
         )

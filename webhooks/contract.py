@@ -1,9 +1,9 @@
-"""The event contract in one table: each type's fields, status values, handler and linked ids.
+"""The event contract in one table: each type's fields, status values, record kind and linked ids.
 
 Sources: interface.md 6.3-6.4 (user.*, card_payment, barcode_generated) and decisions.md 4
-(virtual_account.*, payout.*). A handler is a dotted path resolved when an event is processed, so
-an app whose apply service does not exist yet leaves its events "no handler yet" (kept and retried)
-instead of breaking the receiver or losing them.
+(virtual_account.*, payout.*). Each type names the kind of record it applies to; the app that
+owns that kind registers its apply service (`webhooks.handlers`), so an event no app applies yet
+is kept as "no handler yet" and retried instead of breaking the receiver or being lost.
 """
 
 from __future__ import annotations
@@ -12,11 +12,12 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-USER_HANDLER = "users.services.end_user_apply_event"
-VIRTUAL_ACCOUNT_HANDLER = "accounts.services.virtual_account_apply_event"
-PAYOUT_HANDLER = "payouts.services.payout_apply_event"
+# The kinds of record events apply to; each owning app registers its apply service for its kind.
+USER = "user"
+VIRTUAL_ACCOUNT = "virtual_account"
+PAYOUT = "payout"
 # Payment-link events have no owning app: webhooks records them and links the objects they name.
-PAYMENT_LINK_HANDLER = "webhooks.links.payment_link_event_record"
+PAYMENT_LINK = "payment_link"
 
 USER_STATUSES = frozenset({"unverified", "verified"})
 USER_VERIFICATION_STATUSES = frozenset({"not_started", "verified", "rejected"})
@@ -38,9 +39,9 @@ PAYOUT_STATUSES = frozenset(
 
 @dataclass(frozen=True)
 class EventKind:
-    """One event type: where it goes and what its `data` may hold."""
+    """One event type: the kind of record it applies to and what its `data` may hold."""
 
-    handler: str
+    applies_to: str
     fields: frozenset[str]
     # Field path (dots for nesting) -> the values the contract lists for it.
     statuses: dict[str, frozenset[str]] = field(default_factory=dict)
@@ -71,7 +72,7 @@ _PAYOUT_IDS = {"payout_id": "payout", "virtual_account_id": "virtual_account"}
 
 def _payout_kind() -> EventKind:
     return EventKind(
-        PAYOUT_HANDLER,
+        PAYOUT,
         _PAYOUT_FIELDS,
         {"status": PAYOUT_STATUSES},
         _PAYOUT_IDS,
@@ -81,13 +82,13 @@ def _payout_kind() -> EventKind:
 
 EVENT_KINDS: dict[str, EventKind] = {
     "user.created": EventKind(
-        USER_HANDLER,
+        USER,
         frozenset(_USER_COMMON | {"verification_mode", "created_at", "verification_triggered"}),
         _USER_STATUS_MAP,
         {"user_id": "user"},
     ),
     "user.updated": EventKind(
-        USER_HANDLER,
+        USER,
         frozenset(
             _USER_COMMON
             | {
@@ -101,25 +102,25 @@ EVENT_KINDS: dict[str, EventKind] = {
         {"user_id": "user"},
     ),
     "user.verification.accepted": EventKind(
-        USER_HANDLER,
+        USER,
         frozenset({"event_id", "user_id", "id", "verification_status", "kyc_type"}),
         {"verification_status": USER_VERIFICATION_STATUSES},
         {"user_id": "user"},
     ),
     "user.verification.failed": EventKind(
-        USER_HANDLER,
+        USER,
         frozenset({"event_id", "user_id", "id", "verification_status", "reasons"}),
         {"verification_status": USER_VERIFICATION_STATUSES},
         {"user_id": "user"},
     ),
     "virtual_account.created": EventKind(
-        VIRTUAL_ACCOUNT_HANDLER,
+        VIRTUAL_ACCOUNT,
         frozenset({"event_id", "virtual_account_id", "user_id", "status"}),
         {"status": VIRTUAL_ACCOUNT_STATUSES},
         {"virtual_account_id": "virtual_account", "user_id": "user"},
     ),
     "virtual_account.activated": EventKind(
-        VIRTUAL_ACCOUNT_HANDLER,
+        VIRTUAL_ACCOUNT,
         frozenset(
             {
                 "event_id",
@@ -134,7 +135,7 @@ EVENT_KINDS: dict[str, EventKind] = {
         {"virtual_account_id": "virtual_account", "user_id": "user"},
     ),
     "virtual_account.deposit_funds_received": EventKind(
-        VIRTUAL_ACCOUNT_HANDLER,
+        VIRTUAL_ACCOUNT,
         frozenset(
             {
                 "event_id",
@@ -155,7 +156,7 @@ EVENT_KINDS: dict[str, EventKind] = {
     "payout.returned": _payout_kind(),
     "payout.deposit_received": _payout_kind(),
     "payout.status_changed": EventKind(
-        PAYOUT_HANDLER,
+        PAYOUT,
         frozenset(
             {"event_id", "event_type", "created_at", "data", "data.payout_id", "data.status"}
             | {"data.previous_status"}
@@ -165,13 +166,13 @@ EVENT_KINDS: dict[str, EventKind] = {
         case_insensitive_statuses=True,
     ),
     "card_payment": EventKind(
-        PAYMENT_LINK_HANDLER,
+        PAYMENT_LINK,
         frozenset({"event_id", "payment_link_id", "client_uuid", "reference", "status"}),
         {"status": frozenset({"completed"})},
         {"payment_link_id": "payment_link"},
     ),
     "barcode_generated": EventKind(
-        PAYMENT_LINK_HANDLER,
+        PAYMENT_LINK,
         frozenset(
             {
                 "event_id",

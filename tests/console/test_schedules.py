@@ -11,6 +11,7 @@ from django_q.models import Schedule
 
 from console import schedules
 from console.schedules import SCHEDULES, register_schedule, schedules_sync
+from console.tasks import heartbeat
 
 pytestmark = pytest.mark.django_db
 
@@ -53,11 +54,11 @@ def test_sync_is_idempotent() -> None:
 
 
 def test_sync_updates_a_changed_declaration_and_keeps_the_row(registry) -> None:
-    register_schedule("ops.test", "console.tasks.heartbeat", minutes=5, kwargs={"a": 1})
+    register_schedule("ops.test", heartbeat, minutes=5, kwargs={"a": 1})
     schedules_sync()
     row_id = Schedule.objects.get(name="payops:ops.test").pk
 
-    register_schedule("ops.test", "console.tasks.heartbeat", every="hourly", args=(1, "x"))
+    register_schedule("ops.test", heartbeat, every="hourly", args=(1, "x"))
     result = schedules_sync()
 
     row = Schedule.objects.get(name="payops:ops.test")
@@ -70,7 +71,7 @@ def test_sync_updates_a_changed_declaration_and_keeps_the_row(registry) -> None:
 
 
 def test_sync_deletes_owned_schedules_no_longer_declared_but_not_foreign_ones(registry) -> None:
-    register_schedule("ops.gone", "console.tasks.heartbeat", minutes=10)
+    register_schedule("ops.gone", heartbeat, minutes=10)
     schedules_sync()
     Schedule.objects.create(
         name="made by hand", func="console.tasks.heartbeat", schedule_type=Schedule.DAILY
@@ -87,12 +88,13 @@ def test_sync_deletes_owned_schedules_no_longer_declared_but_not_foreign_ones(re
 @pytest.mark.parametrize(
     ("name", "func", "options"),
     [
-        ("payops:x", "console.tasks.heartbeat", {"minutes": 1}),
-        ("x", "heartbeat", {"minutes": 1}),
-        ("x", "console.tasks.heartbeat", {}),
-        ("x", "console.tasks.heartbeat", {"minutes": 1, "every": "daily"}),
-        ("x", "console.tasks.heartbeat", {"minutes": 0}),
-        ("x", "console.tasks.heartbeat", {"every": "fortnightly"}),
+        ("payops:x", heartbeat, {"minutes": 1}),
+        # Only a module-level function can be stored as a path a worker imports.
+        ("x", lambda: None, {"minutes": 1}),
+        ("x", heartbeat, {}),
+        ("x", heartbeat, {"minutes": 1, "every": "daily"}),
+        ("x", heartbeat, {"minutes": 0}),
+        ("x", heartbeat, {"every": "fortnightly"}),
     ],
 )
 def test_invalid_declarations_are_refused(registry, name, func, options) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import uuid
 from datetime import timedelta
 from io import StringIO
@@ -14,6 +13,7 @@ from django.utils import timezone
 from tests.webhooks import handlers
 from tests.webhooks.conftest import new_event
 from webhooks import contract
+from webhooks import handlers as event_handlers
 from webhooks.models import EventStatus, ProcessingAttempt, ReprocessRun, WebhookEvent
 from webhooks.services import (
     webhook_event_process,
@@ -25,19 +25,14 @@ from webhooks.services.processing import retry_delay
 
 pytestmark = pytest.mark.django_db
 
-TEST_HANDLER = "tests.webhooks.handlers.record_apply_event"
-
 
 @pytest.fixture
 def test_handlers(monkeypatch):
     """Route the directory's and payouts' event types to a real test apply service."""
     handlers.CALLS.clear()
     handlers.FAIL_TIMES.clear()
-    for name, kind in list(contract.EVENT_KINDS.items()):
-        if kind.handler != contract.PAYMENT_LINK_HANDLER:
-            monkeypatch.setitem(
-                contract.EVENT_KINDS, name, dataclasses.replace(kind, handler=TEST_HANDLER)
-            )
+    for kind in (contract.USER, contract.VIRTUAL_ACCOUNT, contract.PAYOUT):
+        monkeypatch.setitem(event_handlers._HANDLERS, kind, handlers.record_apply_event)
     return handlers
 
 
@@ -66,12 +61,8 @@ def test_a_received_event_is_applied_after_commit_and_linked(
 def test_an_event_whose_app_has_no_service_yet_is_kept_and_retried(
     post_signed, django_capture_on_commit_callbacks, sync_tasks, monkeypatch
 ) -> None:
-    kind = contract.EVENT_KINDS["payout.created"]
-    monkeypatch.setitem(
-        contract.EVENT_KINDS,
-        "payout.created",
-        dataclasses.replace(kind, handler="payouts.not_yet_services.payout_apply_event"),
-    )
+    # No app has registered payout events (yet).
+    monkeypatch.delitem(event_handlers._HANDLERS, contract.PAYOUT)
     payload = new_event("payout.created", payout_id="p1", status="CREATED")
 
     event = _receive(post_signed, django_capture_on_commit_callbacks, payload)
@@ -81,9 +72,7 @@ def test_an_event_whose_app_has_no_service_yet_is_kept_and_retried(
 
     # The service lands later: the retry schedule applies the kept event.
     handlers.CALLS.clear()
-    monkeypatch.setitem(
-        contract.EVENT_KINDS, "payout.created", dataclasses.replace(kind, handler=TEST_HANDLER)
-    )
+    monkeypatch.setitem(event_handlers._HANDLERS, contract.PAYOUT, handlers.record_apply_event)
     webhook_events_retry_due(now=event.next_attempt_at + timedelta(seconds=1))
 
     event.refresh_from_db()

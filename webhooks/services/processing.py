@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -13,10 +12,10 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
-from django.utils.module_loading import import_string
 
 from staff.services import audit_record
 from webhooks import contract
+from webhooks.handlers import HandlerMissing, handler_for
 from webhooks.links import link_fill
 from webhooks.models import (
     EventStatus,
@@ -33,19 +32,6 @@ logger = logging.getLogger(__name__)
 
 # A PENDING event whose queued task never ran (worker down, broker lost) is picked up after this.
 STALE_PENDING = timedelta(minutes=2)
-
-
-class HandlerMissing(Exception):
-    """The app that applies this event type has not shipped its service yet."""
-
-
-def handler_for(event_type: str) -> Callable[..., Any]:
-    """The apply service of an event type, resolved now (so a late-landing app is picked up)."""
-    kind = contract.EVENT_KINDS[event_type]
-    try:
-        return import_string(kind.handler)
-    except ImportError as exc:
-        raise HandlerMissing(f"{kind.handler} is not available yet ({exc})") from exc
 
 
 def retry_delay(attempts: int) -> timedelta:
@@ -193,7 +179,9 @@ def webhook_reprocess_start(
         def queue() -> None:
             from django_q.tasks import async_task
 
-            async_task("webhooks.tasks.webhook_reprocess_run_task", run_pk)
+            from webhooks.tasks import webhook_reprocess_run_task
+
+            async_task(webhook_reprocess_run_task, run_pk)
 
         transaction.on_commit(queue)
     return run

@@ -371,12 +371,14 @@ def _queue_processing(event_pk: int) -> None:
     from django_q.conf import Conf
     from django_q.tasks import async_task
 
+    from webhooks.tasks import webhook_event_process_task
+
     global _broker
     if _broker is None:
         _broker = get_broker()
 
     def push() -> None:
-        async_task("webhooks.tasks.webhook_event_process_task", event_pk, "receipt", broker=_broker)
+        async_task(webhook_event_process_task, event_pk, "receipt", broker=_broker)
 
     if Conf.ORM and not Conf.SYNC:
         push()
