@@ -145,7 +145,7 @@ def environment_switch_view(request: HttpRequest, pk: int) -> HttpResponse:
             {"environment": environment, "next": target},
         )
     except EnvironmentSwitchRefused as exc:
-        messages.error(request, str(exc))
+        messages.error(request, exc.message)
     else:
         messages.success(request, f"You now work in {environment.name}.")
     if request.htmx:  # type: ignore[attr-defined]
