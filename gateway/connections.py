@@ -193,33 +193,36 @@ async def send(
     the late answer. `GATEWAY_CONNECTION_REUSE = False` opens a client per request instead.
     """
     io = _io_loop()
-    future = io.run(_request_on_io_loop(io, pool_key, method, url, content, params, headers, renew))
+    reuse = getattr(settings, "GATEWAY_CONNECTION_REUSE", True)
+    client_key = pool_key if reuse else None
+    arguments: dict[str, Any] = {"content": content, "params": params, "headers": headers}
+    future = io.run(_request_on_io_loop(io, client_key, method, url, arguments, renew))
     return await _await_answer(future, on_late)
 
 
 async def _request_on_io_loop(
     io: _IoLoop,
-    pool_key: str,
+    client_key: str | None,
     method: str,
     url: str,
-    content: bytes | None,
-    params: Mapping[str, Any] | None,
-    headers: Mapping[str, str],
+    arguments: dict[str, Any],
     renew: Callable[[], None] | None,
 ) -> httpx.Response:
-    """The request itself, run on the I/O loop: renewing the lease while it lives."""
+    """
+    The request itself, run on the I/O loop, renewing the lease while it lives: through a routed
+    transport, on the kept-alive client of `client_key`, or (None) on a client of its own.
+    """
     renewer = asyncio.create_task(_renewing(renew)) if renew is not None else None
     request_timeout = httpx.Timeout(
         float(settings.GATEWAY_UPSTREAM_MAX_SECONDS), connect=settings.GATEWAY_CONNECT_TIMEOUT
     )
-    arguments: dict[str, Any] = {"content": content, "params": params, "headers": headers}
     try:
         mounted = _route_for(url)
         if mounted is not None:
             async with httpx.AsyncClient(transport=mounted, timeout=request_timeout) as own:
                 response = await own.request(method, url, **arguments)
-        elif getattr(settings, "GATEWAY_CONNECTION_REUSE", True):
-            client = io.client(pool_key)
+        elif client_key is not None:
+            client = io.client(client_key)
             response = await client.request(method, url, timeout=request_timeout, **arguments)
         else:
             async with httpx.AsyncClient(timeout=request_timeout, verify=_ssl_context()) as own:

@@ -10,7 +10,7 @@ from django.db import transaction
 
 from emulator import clock
 from emulator.database import EMULATOR_DB
-from emulator.domain.events import emit
+from emulator.domain.events import emit_about
 from emulator.domain.formats import (
     EMAIL_RE,
     FieldErrors,
@@ -117,11 +117,10 @@ def user_create(*, client: ApiClient, environment: str, body: dict[str, Any]) ->
             created_at=now,
             updated_at=now,
         )
-        emit(
-            client=client,
-            environment=environment,
-            event="user.created",
-            data={
+        emit_about(
+            user,
+            "user.created",
+            {
                 **_event_user_fields(user),
                 "verification_mode": user.verification_mode,
                 "created_at": iso(now),
@@ -162,11 +161,10 @@ def user_update(
             user.verification_status = "not_started"
             user.rejection_reasons = []
         user.save()
-        emit(
-            client=client,
-            environment=environment,
-            event="user.updated",
-            data={
+        emit_about(
+            user,
+            "user.updated",
+            {
                 **_event_user_fields(user),
                 "updated_at": iso(user.updated_at),
                 "updated_fields": changed,
@@ -201,11 +199,10 @@ def _decide(user: EmulatedUser, *, accept: bool, reasons: list[str]) -> None:
         user.requires_reverification = False
         user.rejection_reasons = []
         user.save()
-        emit(
-            client=user.client,
-            environment=user.environment,
-            event="user.verification.accepted",
-            data={
+        emit_about(
+            user,
+            "user.verification.accepted",
+            {
                 "user_id": str(user.user_id),
                 "id": verification_id,
                 "verification_status": "verified",
@@ -217,11 +214,10 @@ def _decide(user: EmulatedUser, *, accept: bool, reasons: list[str]) -> None:
     user.verification_status = "rejected"
     user.rejection_reasons = reasons
     user.save()
-    emit(
-        client=user.client,
-        environment=user.environment,
-        event="user.verification.failed",
-        data={
+    emit_about(
+        user,
+        "user.verification.failed",
+        {
             "user_id": str(user.user_id),
             "id": verification_id,
             "verification_status": "rejected",
