@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 from django.conf import settings
 
-from gateway import call_log, connections, limiter
+from gateway import call_log, connections, limiter, retry_policy
 from gateway.errors import UpstreamError, UpstreamTimeout, error_from_response
 from gateway.limiter import Priority
 from gateway.limiter.policy import Answer
@@ -52,6 +52,17 @@ class Call:
             idempotency_key=self.idempotency_key or "",
             priority=str(self.priority),
             request_body=self.json,
+        )
+
+    def may_retry(self, failure: UpstreamError, *, attempt: int, max_attempts: int) -> bool:
+        """Whether `gateway.retry_policy` lets the call be sent again after this failure."""
+        return retry_policy.may_retry(
+            operation=self.operation,
+            method=self.method,
+            keyed=self.idempotency_key is not None,
+            failure=failure,
+            attempt=attempt,
+            max_attempts=max_attempts,
         )
 
     def send_headers(self, token: str) -> dict[str, str]:

@@ -134,14 +134,7 @@ async def request(
             await tokens.invalidate(call.target, token=sent.token)
             continue
         sent.failure.attempts = attempt
-        if retry_policy.may_retry(
-            operation=operation,
-            method=method,
-            keyed=idempotency_key is not None,
-            failure=sent.failure,
-            attempt=attempt,
-            max_attempts=max_attempts,
-        ):
+        if call.may_retry(sent.failure, attempt=attempt, max_attempts=max_attempts):
             await _wait_to_retry(operation, sent.failure, attempt, max_attempts, on_retry)
             continue
         raise sent.failure
