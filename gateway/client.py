@@ -29,7 +29,6 @@ from gateway.schemas import (
     RecipientPage,
     User,
     VirtualAccount,
-    payout_body,
 )
 
 
@@ -172,16 +171,21 @@ class Payouts(_Resource):
     ) -> PayoutCreated:
         """Fiat payouts pass the OTP; crypto payouts pass instructions and documents instead.
         `on_retry` hears of each retry (attempt, reason, next try) so the payout can show it."""
-        body = payout_body(
-            recipient_id=recipient_id,
-            amount=f"{Decimal(str(amount)):.2f}",
-            quote_id=quote_id,
-            payment_instructions=payment_instructions,
-            supporting_documents=supporting_documents,
-            client_markup=client_markup,
-            extra_info=extra_info,
-            reference=reference,
-        )
+        # Absent options are left out: a fiat payout must not send instructions.
+        body = {
+            "recipient_id": recipient_id,
+            "amount": f"{Decimal(str(amount)):.2f}",
+            **_drop_none(
+                {
+                    "quote_id": quote_id,
+                    "payment_instructions": payment_instructions,
+                    "supporting_documents": supporting_documents,
+                    "client_markup": client_markup,
+                    "extra_info": extra_info,
+                    "reference": reference,
+                }
+            ),
+        }
         return await self._read(
             PayoutCreated,
             "payout_initiate",

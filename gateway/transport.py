@@ -1,4 +1,8 @@
-"""One upstream request: headers, token, shared limiter, safe retries, call log, learned limits."""
+"""
+One logical upstream call, as the steps `request` runs: freeze the target; for each attempt,
+commit its call-log row, take a limiter slot and the token, send, settle the attempt; then return
+the body, refuse a spent budget, re-authenticate once, or retry when that is safe.
+"""
 
 from __future__ import annotations
 
