@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from asgiref.sync import async_to_sync
+from pydantic import BaseModel
 
 from gateway import transport
 from gateway.limiter import Priority
@@ -28,7 +29,6 @@ from gateway.schemas import (
     RecipientPage,
     User,
     VirtualAccount,
-    payout_body,
 )
 
 
@@ -63,6 +63,12 @@ class _Resource:
             **kwargs,
         )
 
+    async def _read[M: BaseModel](
+        self, model: type[M], operation: str, method: str, path: str, **kwargs: Any
+    ) -> M:
+        """One call whose answer (its `data`, when enveloped) is one `model`."""
+        return model.model_validate(_unwrap(await self._call(operation, method, path, **kwargs)))
+
 
 def _path(template: str, *params: str) -> str:
     """A path with its parameters filled; the call joins it onto the API root, once."""
@@ -96,27 +102,26 @@ class Quotations(_Resource):
                 "network": network,
             }
         )
-        raw = await self._call("quotation_create", "POST", "v1/quotations", json=body)
-        return Quote.model_validate(_unwrap(raw))
+        return await self._read(Quote, "quotation_create", "POST", "v1/quotations", json=body)
 
     async def get(self, quote_id: str) -> Quote:
-        raw = await self._call("quotation_get", "GET", _path("v1/quotations/{}", quote_id))
-        return Quote.model_validate(_unwrap(raw))
+        return await self._read(Quote, "quotation_get", "GET", _path("v1/quotations/{}", quote_id))
 
     async def update(self, quote_id: str, *, amount: Decimal | int | str) -> Quote:
-        raw = await self._call(
+        return await self._read(
+            Quote,
             "quotation_update",
             "PATCH",
             _path("v1/quotations/{}", quote_id),
             json={"amount": _number(amount)},
         )
-        return Quote.model_validate(_unwrap(raw))
 
 
 class Verification(_Resource):
     async def send_otp(self, *, email: str) -> OtpSent:
-        raw = await self._call("otp_send", "POST", "verification/send", json={"email": email})
-        return OtpSent.model_validate(_unwrap(raw))
+        return await self._read(
+            OtpSent, "otp_send", "POST", "verification/send", json={"email": email}
+        )
 
 
 class Payouts(_Resource):
@@ -146,8 +151,7 @@ class Payouts(_Resource):
             body["virtual_account_id"] = virtual_account_id
         else:
             path = _path("v1/virtual-accounts/{}/payout/preview", virtual_account_id)
-        raw = await self._call("payout_preview", "POST", path, json=body)
-        return PayoutPreview.model_validate(_unwrap(raw))
+        return await self._read(PayoutPreview, "payout_preview", "POST", path, json=body)
 
     async def initiate(
         self,
@@ -167,17 +171,23 @@ class Payouts(_Resource):
     ) -> PayoutCreated:
         """Fiat payouts pass the OTP; crypto payouts pass instructions and documents instead.
         `on_retry` hears of each retry (attempt, reason, next try) so the payout can show it."""
-        body = payout_body(
-            recipient_id=recipient_id,
-            amount=f"{Decimal(str(amount)):.2f}",
-            quote_id=quote_id,
-            payment_instructions=payment_instructions,
-            supporting_documents=supporting_documents,
-            client_markup=client_markup,
-            extra_info=extra_info,
-            reference=reference,
-        )
-        raw = await self._call(
+        # Absent options are left out: a fiat payout must not send instructions.
+        body = {
+            "recipient_id": recipient_id,
+            "amount": f"{Decimal(str(amount)):.2f}",
+            **_drop_none(
+                {
+                    "quote_id": quote_id,
+                    "payment_instructions": payment_instructions,
+                    "supporting_documents": supporting_documents,
+                    "client_markup": client_markup,
+                    "extra_info": extra_info,
+                    "reference": reference,
+                }
+            ),
+        }
+        return await self._read(
+            PayoutCreated,
             "payout_initiate",
             "POST",
             _path("v1/virtual-accounts/{}/payout", virtual_account_id),
@@ -186,11 +196,9 @@ class Payouts(_Resource):
             headers={"x-validation-header": otp} if otp else None,
             on_retry=on_retry,
         )
-        return PayoutCreated.model_validate(_unwrap(raw))
 
     async def get(self, payout_id: str) -> Payout:
-        raw = await self._call("payout_get", "GET", _path("v1/payouts/{}", payout_id))
-        return Payout.model_validate(_unwrap(raw))
+        return await self._read(Payout, "payout_get", "GET", _path("v1/payouts/{}", payout_id))
 
     async def list(
         self,
@@ -236,19 +244,18 @@ class Users(_Resource):
             "country": country,
             **extra,
         }
-        raw = await self._call(
-            "user_create", "POST", "v1/users", json=body, idempotency_key=idempotency_key
+        return await self._read(
+            User, "user_create", "POST", "v1/users", json=body, idempotency_key=idempotency_key
         )
-        return User.model_validate(_unwrap(raw))
 
     async def update(self, user_id: str, **changes: Any) -> User:
         """Send only the fields to change (`type` may not be sent again)."""
-        raw = await self._call("user_update", "PUT", _path("v1/users/{}", user_id), json=changes)
-        return User.model_validate(_unwrap(raw))
+        return await self._read(
+            User, "user_update", "PUT", _path("v1/users/{}", user_id), json=changes
+        )
 
     async def get(self, user_id: str) -> User:
-        raw = await self._call("user_get", "GET", _path("v1/users/{}", user_id))
-        return User.model_validate(_unwrap(raw))
+        return await self._read(User, "user_get", "GET", _path("v1/users/{}", user_id))
 
 
 class VirtualAccounts(_Resource):
@@ -256,14 +263,17 @@ class VirtualAccounts(_Resource):
         self, *, user_id: str, mode: str, bank: str = "slovak_savings_bank", type: str = "US_BANK"
     ) -> VirtualAccount:
         body = {"user_id": user_id, "type": type, "bank": bank, "mode": mode}
-        raw = await self._call("virtual_account_create", "POST", "v1/virtual-accounts", json=body)
-        return VirtualAccount.model_validate(_unwrap(raw))
+        return await self._read(
+            VirtualAccount, "virtual_account_create", "POST", "v1/virtual-accounts", json=body
+        )
 
     async def get(self, virtual_account_id: str) -> VirtualAccount:
-        raw = await self._call(
-            "virtual_account_get", "GET", _path("v1/virtual-accounts/{}", virtual_account_id)
+        return await self._read(
+            VirtualAccount,
+            "virtual_account_get",
+            "GET",
+            _path("v1/virtual-accounts/{}", virtual_account_id),
         )
-        return VirtualAccount.model_validate(_unwrap(raw))
 
     async def list(self, *, user_id: str) -> list[VirtualAccount]:
         raw = await self._call(
@@ -275,12 +285,12 @@ class VirtualAccounts(_Resource):
         return [VirtualAccount.model_validate(item) for item in items]
 
     async def balance(self, virtual_account_id: str) -> Balance:
-        raw = await self._call(
+        return await self._read(
+            Balance,
             "virtual_account_balance",
             "GET",
             _path("v1/virtual-accounts/{}/balance", virtual_account_id),
         )
-        return Balance.model_validate(_unwrap(raw))
 
 
 class Recipients(_Resource):
@@ -308,12 +318,12 @@ class Recipients(_Resource):
                 **extra,
             }
         )
-        raw = await self._call("recipient_create", "POST", "v1/recipients", json=body)
-        return Recipient.model_validate(_unwrap(raw))
+        return await self._read(Recipient, "recipient_create", "POST", "v1/recipients", json=body)
 
     async def get(self, recipient_id: str) -> Recipient:
-        raw = await self._call("recipient_get", "GET", _path("v1/recipients/{}", recipient_id))
-        return Recipient.model_validate(_unwrap(raw))
+        return await self._read(
+            Recipient, "recipient_get", "GET", _path("v1/recipients/{}", recipient_id)
+        )
 
     async def list(self, *, user_id: str) -> RecipientPage:
         raw = await self._call(

@@ -61,7 +61,7 @@ class _IoLoop:
             self.clients.move_to_end(key)
         return client
 
-    def run(self, coro: Coroutine[Any, Any, Any]) -> concurrent.futures.Future[Any]:
+    def run[T](self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
     def close(self) -> None:
@@ -192,43 +192,56 @@ async def send(
     `on_late(response, error)` runs once in a thread of its own, to free the slot then and log
     the late answer. `GATEWAY_CONNECTION_REUSE = False` opens a client per request instead.
     """
+    io = _io_loop()
     reuse = getattr(settings, "GATEWAY_CONNECTION_REUSE", True)
+    client_key = pool_key if reuse else None
+    arguments: dict[str, Any] = {"content": content, "params": params, "headers": headers}
+    future = io.run(_request_on_io_loop(io, client_key, method, url, arguments, renew))
+    return await _await_answer(future, on_late)
+
+
+async def _request_on_io_loop(
+    io: _IoLoop,
+    client_key: str | None,
+    method: str,
+    url: str,
+    arguments: dict[str, Any],
+    renew: Callable[[], None] | None,
+) -> httpx.Response:
+    """
+    The request itself, run on the I/O loop, renewing the lease while it lives: through a routed
+    transport, on the kept-alive client of `client_key`, or (None) on a client of its own.
+    """
+    renewer = asyncio.create_task(_renewing(renew)) if renew is not None else None
     request_timeout = httpx.Timeout(
         float(settings.GATEWAY_UPSTREAM_MAX_SECONDS), connect=settings.GATEWAY_CONNECT_TIMEOUT
     )
-    io = _io_loop()
+    try:
+        mounted = _route_for(url)
+        if mounted is not None:
+            async with httpx.AsyncClient(transport=mounted, timeout=request_timeout) as own:
+                response = await own.request(method, url, **arguments)
+        elif client_key is not None:
+            client = io.client(client_key)
+            response = await client.request(method, url, timeout=request_timeout, **arguments)
+        else:
+            async with httpx.AsyncClient(timeout=request_timeout, verify=_ssl_context()) as own:
+                response = await own.request(method, url, **arguments)
+        response.extensions[ANSWERED_AT] = time.time()
+        return response
+    finally:
+        if renewer is not None:
+            renewer.cancel()
 
-    async def on_io_loop() -> httpx.Response:
-        renewer = asyncio.create_task(_renewing(renew)) if renew is not None else None
-        try:
-            mounted = _route_for(url)
-            if mounted is not None:
-                async with httpx.AsyncClient(transport=mounted, timeout=request_timeout) as own:
-                    response = await own.request(
-                        method, url, content=content, params=params, headers=headers
-                    )
-            elif reuse:
-                client = io.client(pool_key)
-                response = await client.request(
-                    method,
-                    url,
-                    content=content,
-                    params=params,
-                    headers=headers,
-                    timeout=request_timeout,
-                )
-            else:
-                async with httpx.AsyncClient(timeout=request_timeout, verify=_ssl_context()) as own:
-                    response = await own.request(
-                        method, url, content=content, params=params, headers=headers
-                    )
-            response.extensions[ANSWERED_AT] = time.time()
-            return response
-        finally:
-            if renewer is not None:
-                renewer.cancel()
 
-    future = io.run(on_io_loop())
+async def _await_answer(
+    future: concurrent.futures.Future[httpx.Response],
+    on_late: Callable[[httpx.Response | None, BaseException | None], object] | None,
+) -> httpx.Response:
+    """
+    Wait (on the caller's loop) at most GATEWAY_READ_TIMEOUT for the I/O loop's answer. A caller
+    that stops waiting (timeout or cancellation) hands the request's end over to `on_late`.
+    """
     loop = asyncio.get_running_loop()
     waiter: asyncio.Future[None] = loop.create_future()
 

@@ -254,6 +254,29 @@ def quota_gauges(
         environments = list(environment_active_list())
     week_start, week_end = iso_week_bounds(now)
     window_start = max(week_start, now - PACE_WINDOW)
+    by_environment = _week_counts(
+        environments, week_start=week_start, week_end=week_end, window=(window_start, now)
+    )
+    return [
+        _gauge(
+            environment,
+            by_environment.get(environment.pk, []),
+            now=now,
+            week=(week_start, week_end),
+            window_start=window_start,
+        )
+        for environment in environments
+    ]
+
+
+def _week_counts(
+    environments: list[Environment],
+    *,
+    week_start: datetime,
+    week_end: datetime,
+    window: tuple[datetime, datetime],
+) -> dict[int, list[Any]]:
+    """This week's calls grouped by environment, priority and operation (one query)."""
     rows = (
         UpstreamCall.objects.filter(
             environment__in=[e.pk for e in environments],
@@ -263,50 +286,59 @@ def quota_gauges(
         .values("environment_id", "priority", "operation")
         .annotate(
             calls=Count("id"),
-            recent=Count("id", filter=Q(created_at__gte=window_start, created_at__lte=now)),
+            recent=Count("id", filter=Q(created_at__gte=window[0], created_at__lte=window[1])),
         )
         .order_by()
     )
     by_environment: dict[int, list[Any]] = defaultdict(list)
     for row in rows:
         by_environment[row["environment_id"]].append(row)
+    return by_environment
 
-    gauges = []
-    for environment in environments:
-        env_rows = by_environment.get(environment.pk, [])
-        used = sum(r["calls"] for r in env_rows)
-        background = sum(r["calls"] for r in env_rows if r["priority"] == BACKGROUND_PRIORITY)
-        per_operation: dict[str, int] = defaultdict(int)
-        for r in env_rows:
-            per_operation[r["operation"] or "other"] += r["calls"]
-        busiest = max(per_operation.values(), default=0)
-        operations = [
-            OperationUsage(name, calls, _percent(calls, busiest))
-            for name, calls in sorted(per_operation.items(), key=lambda item: (-item[1], item[0]))
-        ]
-        budget = environment.weekly_budget
-        gauges.append(
-            QuotaGauge(
-                environment=environment,
-                week_start=week_start,
-                week_end=week_end,
-                budget=budget,
-                used=used,
-                # Calls without a priority are counted as staff: only background work is capped.
-                staff_calls=used - background,
-                background_calls=background,
-                background_budget=int(budget * Decimal(environment.background_share)),
-                operations=operations,
-                forecast=budget_forecast(
-                    now=now,
-                    used=used,
-                    budget=budget,
-                    recent_calls=sum(r["recent"] for r in env_rows),
-                    window_start=window_start,
-                ),
-            )
-        )
-    return gauges
+
+def _operation_usage(rows: list[Any]) -> list[OperationUsage]:
+    """Calls by operation, busiest first, each as a share of the busiest."""
+    per_operation: dict[str, int] = defaultdict(int)
+    for r in rows:
+        per_operation[r["operation"] or "other"] += r["calls"]
+    busiest = max(per_operation.values(), default=0)
+    return [
+        OperationUsage(name, calls, _percent(calls, busiest))
+        for name, calls in sorted(per_operation.items(), key=lambda item: (-item[1], item[0]))
+    ]
+
+
+def _gauge(
+    environment: Environment,
+    rows: list[Any],
+    *,
+    now: datetime,
+    week: tuple[datetime, datetime],
+    window_start: datetime,
+) -> QuotaGauge:
+    """One environment's gauge from its grouped counts of the week."""
+    used = sum(r["calls"] for r in rows)
+    background = sum(r["calls"] for r in rows if r["priority"] == BACKGROUND_PRIORITY)
+    budget = environment.weekly_budget
+    return QuotaGauge(
+        environment=environment,
+        week_start=week[0],
+        week_end=week[1],
+        budget=budget,
+        used=used,
+        # Calls without a priority are counted as staff: only background work is capped.
+        staff_calls=used - background,
+        background_calls=background,
+        background_budget=int(budget * Decimal(environment.background_share)),
+        operations=_operation_usage(rows),
+        forecast=budget_forecast(
+            now=now,
+            used=used,
+            budget=budget,
+            recent_calls=sum(r["recent"] for r in rows),
+            window_start=window_start,
+        ),
+    )
 
 
 def calls_since(

@@ -1,10 +1,13 @@
-"""One upstream request: headers, token, shared limiter, safe retries, call log, learned limits."""
+"""
+One logical upstream call, as the steps `request` runs: freeze the target; for each attempt,
+commit its call-log row, take a limiter slot and the token, send, settle the attempt; then return
+the body, refuse a spent budget, re-authenticate once, or retry when that is safe.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import json as jsonlib
 import logging
 import random
 import time
@@ -20,14 +23,13 @@ from django.conf import settings
 from django.db import connection
 
 from gateway import call_log, connections, limiter, retry_policy, tokens
+from gateway.attempt import Attempt, Call, failure_of
 from gateway.errors import (
     AuthenticationError,
     BudgetExhausted,
     CalledInTransaction,
     PermanentError,
     UpstreamError,
-    UpstreamTimeout,
-    error_from_response,
 )
 from gateway.limiter import Priority, Refusal
 from gateway.limiter.policy import Answer
@@ -60,14 +62,6 @@ def backoff_seconds(attempt: int, retry_after: float | None = None) -> float:
     return max(delay, retry_after or 0.0)
 
 
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    value = headers.get("retry-after")
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
-
-
 def outside_transaction() -> None:
     """
     Refuse to go on inside the caller's `transaction.atomic()` (see CalledInTransaction). Run in
@@ -88,52 +82,11 @@ def _prepare(environment: Environment) -> Target:
     return target_for(environment)
 
 
-@dataclass
-class _Attempt:
-    """One attempt's bookkeeping, ended once: by the caller, or after it left (a late answer)."""
-
-    held: limiter.Slot
-    row_id: int | None
-    started: float
-
-    def end(
-        self, response: httpx.Response | None, error: BaseException | None
-    ) -> tuple[Answer | None, int, UpstreamError | None]:
-        """Free the slot (learning from the answer), complete the call-log row, name the failure."""
-        duration_ms = int((time.monotonic() - self.started) * 1000)
-        failure = _failure(response, error)
-        not_sent = isinstance(error, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout)
-        answer = limiter.finish(
-            self.held,
-            sent=not not_sent,
-            # When the answer arrived, not when this bookkeeping got the store's lock.
-            ended_at=response.extensions.get(connections.ANSWERED_AT) if response else None,
-            status=response.status_code if response is not None else None,
-            headers=response.headers if response is not None else None,
-        )
-        call_log.close_row(
-            self.row_id,
-            status=response.status_code if response is not None else None,
-            duration_ms=duration_ms,
-            error_code=(failure.code or type(failure).__name__) if failure else "",
-            response_body=response.text if response is not None else "",
-        )
-        return answer, duration_ms, failure
-
-
-def _failure(response: httpx.Response | None, error: BaseException | None) -> UpstreamError | None:
-    if response is not None:
-        if response.is_success:
-            return None
-        return error_from_response(
-            response.status_code, response.text, retry_after=_retry_after(response.headers)
-        )
-    if isinstance(error, httpx.TimeoutException):
-        return UpstreamTimeout("the upstream did not answer in time", code="timeout")
-    # A dropped connection is like a timeout: the request may have taken effect.
-    return UpstreamTimeout(
-        f"the connection failed ({type(error).__name__})", code="connection_error"
-    )
+async def _frozen_target(environment: Environment | Target) -> Target:
+    """The call's frozen target (checked outside the caller's transaction, in its thread)."""
+    if isinstance(environment, Target):
+        return environment
+    return await sync_to_async(_prepare)(environment)
 
 
 async def request(
@@ -159,139 +112,159 @@ async def request(
     Any 401 of an authenticated call re-authenticates once and retries once. Refuses to run
     inside the caller's transaction (CalledInTransaction).
     """
-    if isinstance(environment, Target):
-        target = environment
-    else:
-        target = await sync_to_async(_prepare)(environment)
+    call = Call(
+        await _frozen_target(environment),
+        operation=operation,
+        method=method,
+        path=path,
+        json=json,
+        params=params,
+        headers=headers,
+        idempotency_key=idempotency_key,
+        priority=priority,
+        authenticated=authenticated,
+    )
     max_attempts = int(settings.GATEWAY_MAX_ATTEMPTS)
-    url = target.url(path)
-    log_path = "/" + path.lstrip("/")
-    content = jsonlib.dumps(json).encode() if json is not None else None
     reauthenticated = False
     attempt = 0
     while True:
         attempt += 1
-        # The row is committed before the request (and before the wait for a slot, which keeps
-        # the write out of the slot's time: the rate window counts from each call's end).
-        row_id = await sync_to_async(call_log.open_row)(
-            call_log.CallRecord(
-                environment_id=target.environment_id,
-                operation=operation,
-                method=method,
-                path=log_path,
-                attempt=attempt,
-                idempotency_key=idempotency_key or "",
-                priority=str(priority),
-                request_body=json,
-            )
-        )
-        try:
-            held = await limiter.acquire(target, priority)
-        except BaseException:
-            await asyncio.shield(sync_to_async(call_log.drop_row)(row_id))  # nothing was sent
-            raise
-        token = ""
-        if authenticated:
-            # The token is read when the slot is granted, never before the wait: a caller that
-            # queued through a refresh sends the new token, not the one it saw before waiting.
-            cached = await tokens.current(target)
-            if cached is None:
-                # /auth needs a slot of its own: give this one back while the token is fetched.
-                await limiter.give_back(held)
-                try:
-                    fresh = await tokens.get_token(target, authenticate)
-                    held = await limiter.acquire(target, priority)
-                except BaseException:
-                    await asyncio.shield(sync_to_async(call_log.drop_row)(row_id))
-                    raise
-                cached = await tokens.current(target) or fresh
-            token = cached
-        send_headers = {"X-Api-Version": settings.GATEWAY_API_VERSION, "x-api-key": target.api_key}
-        if token:
-            send_headers["Authorization"] = f"Bearer {token}"
-        if json is not None:
-            send_headers["Content-Type"] = "application/json"
-        if idempotency_key:
-            send_headers["idempotency-key"] = idempotency_key
-        send_headers.update(headers or {})
-
-        this = _Attempt(held, row_id, time.monotonic())
-        response: httpx.Response | None = None
-        error: BaseException | None = None
-        try:
-            response = await connections.send(
-                target.pool_key,
-                method,
-                url,
-                content=content,
-                params=params,
-                headers=send_headers,
-                renew=functools.partial(limiter.keep_alive, held),
-                on_late=this.end,
-            )
-        except httpx.TransportError as exc:
-            error = exc
-        answer: Answer | None = None
-        failure: UpstreamError | None
-        if isinstance(error, connections.LeftInFlight):
-            # The caller's wait ran out but the request lives on: `end` runs when it really ends,
-            # and until then the slot stays taken (the upstream still counts the request).
-            duration_ms = int((time.monotonic() - this.started) * 1000)
-            failure = _failure(None, error)
-        else:
-            answer, duration_ms, failure = await asyncio.shield(
-                sync_to_async(this.end)(response, error)
-            )
-        logger.info(
-            "upstream %s %s %s -> %s in %dms (attempt %d)",
-            target.environment_id,
-            method,
-            operation,
-            response.status_code if response is not None else "-",
-            duration_ms,
-            attempt,
-        )
-
-        if failure is None and response is not None:
-            if not response.content:
-                return {}
-            try:
-                return response.json()
-            except ValueError as exc:
-                raise PermanentError(
-                    "the upstream answered success with a body that is not JSON",
-                    status=response.status_code,
-                    code="invalid_body",
-                ) from exc
-        assert failure is not None
-        if answer is not None and answer.refusal is not Refusal.NONE:
-            give_up = quota_refused(answer, patience=limiter.patience(priority))
-            if give_up:
-                raise BudgetExhausted(
-                    give_up, status=429, code="budget_exhausted", retry_after=answer.wait
-                )
-        if (
-            isinstance(failure, AuthenticationError)
-            and failure.status == 401
-            and authenticated
-            and not reauthenticated
-        ):
+        sent = await _send_attempt(call, attempt)
+        if sent.failure is None:
+            return _success_body(sent.response)
+        _refuse_spent_budget(sent.answer, call.priority)
+        if _needs_new_token(call, sent.failure) and not reauthenticated:
             reauthenticated = True
-            await tokens.invalidate(target, token=token)
+            await tokens.invalidate(call.target, token=sent.token)
             continue
-        failure.attempts = attempt
-        keyed = idempotency_key is not None
-        if retry_policy.may_retry(
-            operation=operation,
-            method=method,
-            keyed=keyed,
-            failure=failure,
-            attempt=attempt,
-            max_attempts=max_attempts,
-        ):
-            await _wait_to_retry(operation, failure, attempt, max_attempts, on_retry)
+        sent.failure.attempts = attempt
+        if call.may_retry(sent.failure, attempt=attempt, max_attempts=max_attempts):
+            await _wait_to_retry(operation, sent.failure, attempt, max_attempts, on_retry)
             continue
-        raise failure
+        raise sent.failure
+
+
+@dataclass
+class _Sent:
+    """What one attempt came back with: `failure` is None only for a successful answer."""
+
+    response: httpx.Response | None
+    failure: UpstreamError | None
+    answer: Answer | None  # the limiter's reading of the answer (None: still in flight)
+    token: str  # the token it was sent with ("" for none)
+
+
+async def _send_attempt(call: Call, attempt: int) -> _Sent:
+    """One attempt: its call-log row, a slot and the token, the request, then its bookkeeping."""
+    # The row is committed before the request (and before the wait for a slot, which keeps
+    # the write out of the slot's time: the rate window counts from each call's end).
+    row_id = await sync_to_async(call_log.open_row)(call.record(attempt))
+    held, token = await _slot_and_token(call, row_id)
+    this = Attempt(held, row_id, time.monotonic())
+    response, error = await _send(call, this, token)
+    answer, duration_ms, failure = await _settle(this, response, error)
+    logger.info(
+        "upstream %s %s %s -> %s in %dms (attempt %d)",
+        call.target.environment_id,
+        call.method,
+        call.operation,
+        response.status_code if response is not None else "-",
+        duration_ms,
+        attempt,
+    )
+    return _Sent(response, failure, answer, token)
+
+
+async def _drop_unsent(row_id: int | None) -> None:
+    await asyncio.shield(sync_to_async(call_log.drop_row)(row_id))  # nothing was sent
+
+
+async def _slot_and_token(call: Call, row_id: int | None) -> tuple[limiter.Slot, str]:
+    """
+    A slot from the shared limiter, then the token. The token is read when the slot is granted,
+    never before the wait: a caller that queued through a refresh sends the new token, not the
+    one it saw before waiting. If the attempt never gets that far, its row is dropped.
+    """
+    try:
+        held = await limiter.acquire(call.target, call.priority)
+    except BaseException:
+        await _drop_unsent(row_id)
+        raise
+    if not call.authenticated:
+        return held, ""
+    cached = await tokens.current(call.target)
+    if cached is not None:
+        return held, cached
+    # /auth needs a slot of its own: give this one back while the token is fetched.
+    await limiter.give_back(held)
+    try:
+        fresh = await tokens.get_token(call.target, authenticate)
+        held = await limiter.acquire(call.target, call.priority)
+    except BaseException:
+        await _drop_unsent(row_id)
+        raise
+    return held, await tokens.current(call.target) or fresh
+
+
+async def _send(
+    call: Call, this: Attempt, token: str
+) -> tuple[httpx.Response | None, BaseException | None]:
+    """The HTTP request on the kept-alive connection: its response, or the transport error."""
+    try:
+        response = await connections.send(
+            call.target.pool_key,
+            call.method,
+            call.url,
+            content=call.content,
+            params=call.params,
+            headers=call.send_headers(token),
+            renew=functools.partial(limiter.keep_alive, this.held),
+            on_late=this.end,
+        )
+    except httpx.TransportError as exc:
+        return None, exc
+    return response, None
+
+
+async def _settle(
+    this: Attempt, response: httpx.Response | None, error: BaseException | None
+) -> tuple[Answer | None, int, UpstreamError | None]:
+    """End the attempt's bookkeeping now, unless the request lives on (then it ends late)."""
+    if isinstance(error, connections.LeftInFlight):
+        # The caller's wait ran out but the request lives on: `end` runs when it really ends,
+        # and until then the slot stays taken (the upstream still counts the request).
+        duration_ms = int((time.monotonic() - this.started) * 1000)
+        return None, duration_ms, failure_of(None, error)
+    return await asyncio.shield(sync_to_async(this.end)(response, error))
+
+
+def _success_body(response: httpx.Response | None) -> Any:
+    """The parsed JSON of a successful answer ({} when empty)."""
+    assert response is not None
+    if not response.content:
+        return {}
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise PermanentError(
+            "the upstream answered success with a body that is not JSON",
+            status=response.status_code,
+            code="invalid_body",
+        ) from exc
+
+
+def _refuse_spent_budget(answer: Answer | None, priority: Priority) -> None:
+    """A 429 that must not be waited out fails at once (see `quota_refused`)."""
+    if answer is None or answer.refusal is Refusal.NONE:
+        return
+    give_up = quota_refused(answer, patience=limiter.patience(priority))
+    if give_up:
+        raise BudgetExhausted(give_up, status=429, code="budget_exhausted", retry_after=answer.wait)
+
+
+def _needs_new_token(call: Call, failure: UpstreamError) -> bool:
+    """A 401 of an authenticated call: its token was refused (re-authenticate once)."""
+    return isinstance(failure, AuthenticationError) and failure.status == 401 and call.authenticated
 
 
 async def _wait_to_retry(
@@ -341,10 +314,7 @@ def quota_refused(answer: Answer, *, patience: float) -> str:
 
 async def authenticate(environment: Environment | Target) -> AccessToken:
     """POST /auth with the environment's credentials (no cache: tokens.get_token decides)."""
-    if isinstance(environment, Target):
-        target = environment
-    else:
-        target = await sync_to_async(_prepare)(environment)
+    target = await _frozen_target(environment)
     body = await request(
         target,
         operation="auth",

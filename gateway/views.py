@@ -145,7 +145,7 @@ def environment_switch_view(request: HttpRequest, pk: int) -> HttpResponse:
             {"environment": environment, "next": target},
         )
     except EnvironmentSwitchRefused as exc:
-        messages.error(request, str(exc))
+        messages.error(request, exc.message)
     else:
         messages.success(request, f"You now work in {environment.name}.")
     if request.htmx:  # type: ignore[attr-defined]
@@ -165,10 +165,7 @@ def quota_panel_context(request: HttpRequest) -> dict[str, Any]:
 @permission_required(ENVIRONMENTS_MANAGE, raise_exception=True)
 def quota(request: HttpRequest) -> HttpResponse:
     gauges = selectors.quota_gauges(now=timezone.now())
-    template = "gateway/quota.html"
-    if request.htmx:  # type: ignore[attr-defined]
-        template += "#gauges"
-    return render(request, template, {"gauges": gauges})
+    return _page_or_fragment(request, "gateway/quota.html", "gauges", {"gauges": gauges})
 
 
 @login_required
@@ -191,7 +188,13 @@ def call_log(request: HttpRequest) -> HttpResponse:
     query = request.GET.copy()
     query.pop("page", None)
     context = {"form": form, "page": page, "query": query.urlencode()}
-    template = "gateway/call_log.html"
+    return _page_or_fragment(request, "gateway/call_log.html", "results", context)
+
+
+def _page_or_fragment(
+    request: HttpRequest, template: str, fragment: str, context: dict[str, Any]
+) -> HttpResponse:
+    """The whole page, or only its `fragment` (a template partial) when htmx asks for it."""
     if request.htmx:  # type: ignore[attr-defined]
-        template += "#results"
+        template += f"#{fragment}"
     return render(request, template, context)

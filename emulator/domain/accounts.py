@@ -13,7 +13,7 @@ from django.db.models import F
 
 from emulator import clock
 from emulator.database import EMULATOR_DB
-from emulator.domain.events import emit
+from emulator.domain.events import emit_about
 from emulator.domain.formats import CENTS, FieldErrors, iso, money, parse_decimal, parse_uuid
 from emulator.domain.lookup import owned_or_404
 from emulator.domain.users import user_get
@@ -125,11 +125,10 @@ def account_create(*, client: ApiClient, environment: str, body: dict[str, Any])
             created_at=now,
             updated_at=now,
         )
-        emit(
-            client=client,
-            environment=environment,
-            event="virtual_account.created",
-            data={
+        emit_about(
+            account,
+            "virtual_account.created",
+            {
                 "virtual_account_id": str(account.id),
                 "user_id": str(user.user_id),
                 "status": "activating",
@@ -155,11 +154,10 @@ def accounts_activate_due() -> int:
             if not claimed:
                 continue
             account = VirtualAccount.objects.select_related("client").get(id=account_id)
-            emit(
-                client=account.client,
-                environment=account.environment,
-                event="virtual_account.activated",
-                data={
+            emit_about(
+                account,
+                "virtual_account.activated",
+                {
                     "virtual_account_id": str(account.id),
                     "user_id": str(account.user_id),
                     "status": "active",
@@ -193,11 +191,10 @@ def deposit_simulate(*, account_id: Any, amount: Any) -> dict[str, Any]:
         )
         account.refresh_from_db()
         deposit_id = str(uuid.uuid4())
-        emit(
-            client=account.client,
-            environment=account.environment,
-            event="virtual_account.deposit_funds_received",
-            data={
+        emit_about(
+            account,
+            "virtual_account.deposit_funds_received",
+            {
                 "virtual_account_id": str(account.id),
                 "deposit_id": deposit_id,
                 "amount": money(value),

@@ -10,7 +10,15 @@ from django.db import transaction
 
 from emulator import clock
 from emulator.database import EMULATOR_DB
-from emulator.models import ApiClient, WebhookDelivery, WebhookEvent, WebhookRegistration
+from emulator.models import (
+    ApiClient,
+    EmulatedUser,
+    Payout,
+    VirtualAccount,
+    WebhookDelivery,
+    WebhookEvent,
+    WebhookRegistration,
+)
 
 
 def js_stringify(value: Any) -> str:
@@ -66,3 +74,10 @@ def emit(*, client: ApiClient, environment: str, event: str, data: dict[str, Any
                 next_attempt_at=now,
             )
     return stored
+
+
+def emit_about(
+    record: EmulatedUser | VirtualAccount | Payout, event: str, data: dict[str, Any]
+) -> WebhookEvent:
+    """`emit` to the client and in the environment that own `record`."""
+    return emit(client=record.client, environment=record.environment, event=event, data=data)

@@ -11,7 +11,7 @@ from django.db import transaction
 from emulator import clock
 from emulator.database import EMULATOR_DB
 from emulator.domain import payout_states as states
-from emulator.domain.events import emit
+from emulator.domain.events import emit_about
 from emulator.domain.formats import parse_decimal
 from emulator.errors import resource_error
 from emulator.models import Payout
@@ -48,10 +48,9 @@ def payout_deposit(*, payout_id: str, amount: Any) -> Payout:
         if received >= instructed:
             payout.next_step_at = now
             payout.save()
-            emit(
-                client=payout.client,
-                environment=payout.environment,
-                event="payout.deposit_received",
+            emit_about(
+                payout,
+                "payout.deposit_received",
                 # Exactly decisions.md 4's payout fields: the received amount is on the payout.
                 data=states.event_data(payout),
             )

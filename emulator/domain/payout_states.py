@@ -9,7 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.db.models import F
 
-from emulator.domain.events import emit
+from emulator.domain.events import emit_about
 from emulator.domain.formats import iso, money
 from emulator.models import Payout, VirtualAccount
 
@@ -107,12 +107,10 @@ def move(payout: Payout, to: str, *, at: datetime, reason: str = "") -> None:
         )
         payout.debited_amount = Decimal("0")
     payout.save()
-    client, environment = payout.client, payout.environment
-    emit(
-        client=client,
-        environment=environment,
-        event="payout.status_changed",
-        data={
+    emit_about(
+        payout,
+        "payout.status_changed",
+        {
             "event_type": "payout.status_changed",
             "created_at": iso(at),
             "data": {
@@ -123,23 +121,8 @@ def move(payout: Payout, to: str, *, at: datetime, reason: str = "") -> None:
         },
     )
     if returned:
-        emit(
-            client=client,
-            environment=environment,
-            event="payout.returned",
-            data=event_data(payout, reason=payout.failure_reason),
-        )
+        emit_about(payout, "payout.returned", event_data(payout, reason=payout.failure_reason))
     elif to == COMPLETED:
-        emit(
-            client=client,
-            environment=environment,
-            event="payout.completed",
-            data=event_data(payout),
-        )
+        emit_about(payout, "payout.completed", event_data(payout))
     elif to in (FAILED, CANCELLED):
-        emit(
-            client=client,
-            environment=environment,
-            event="payout.failed",
-            data=event_data(payout, reason=payout.failure_reason),
-        )
+        emit_about(payout, "payout.failed", event_data(payout, reason=payout.failure_reason))

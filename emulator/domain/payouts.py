@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import secrets
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -14,10 +14,11 @@ from django.db.models import F
 from emulator import clock
 from emulator.database import EMULATOR_DB
 from emulator.domain import payout_states as states
-from emulator.domain.events import emit
+from emulator.domain.events import emit_about
 from emulator.domain.formats import FieldErrors, iso, money, parse_payout_amount, parse_uuid
 from emulator.domain.otp import otp_consume
 from emulator.domain.payout_pricing import (
+    PayoutPricing,
     as_resource_error,
     price_payout,
     pricing_from_quote,
@@ -190,90 +191,131 @@ def payout_create(
         recipient = payout_recipient(
             client=client, environment=environment, recipient_id=request.recipient_id
         )
-        quote: Quote | None = None
-        if request.quote_id is not None:
-            quote = _quote_for_payout(request, client, environment, recipient)
-            pricing = pricing_from_quote(quote, request.amount)
-        else:
-            pricing = price_payout(
-                client=client,
-                amount=request.amount,
-                recipient=recipient,
-                stablecoin=request.stablecoin,
-                network=request.network,
-                markup=request.client_markup,
-                at=now,
-            )
-        payout = Payout(
-            client=client,
-            environment=environment,
-            virtual_account=account,
-            recipient=recipient,
-            mode=account.mode,
-            status=states.CREATED,
-            plan=states.outcome_plan(
-                amount=request.amount, mode=account.mode, environment=environment
-            ),
-            amount=request.amount,
-            currency="USD",
-            fees=pricing.fees,
-            total_fees=pricing.total_fees,
-            recipient_amount=pricing.recipient_amount,
-            recipient_currency=recipient.currency,
-            quote_id=quote.quote_id if quote else None,
-            reference=request.reference,
-            payment_method=recipient.account_type,
-            uetr=uuid.uuid4() if recipient.account_type == "SWIFT" else None,
-            supporting_documents=request.documents,
-            client_markup=request.client_markup_raw,
-            extra_info=request.extra_info,
-            events=[{"status": states.CREATED, "at": iso(now)}],
-            created_at=now,
-            updated_at=now,
+        quote = (
+            _quote_for_payout(request, client, environment, recipient)
+            if request.quote_id is not None
+            else None
         )
+        pricing = _payout_price(client, request, recipient, quote, now=now)
+        payout = _new_payout(client, environment, account, recipient, request, pricing, quote, now)
         if request.crypto:
-            assert request.network is not None
-            payout.payment_instructions = {
-                "network": request.network,
-                "currency": request.stablecoin,
-            }
-            payout.deposit_expires_at = now + DEPOSIT_ADDRESS_LIFETIME
-            payout.deposit_instructions = {
-                "wallet_address": _wallet_address(request.network),
-                "network": request.network,
-                "currency": request.stablecoin,
-                "amount": money(pricing.total_cost),
-                "expires_at": iso(payout.deposit_expires_at),
-            }
+            _await_deposit(payout, request, pricing, now=now)
         else:
-            if otp is not None:
-                otp_consume(otp)
-            debited = VirtualAccount.objects.filter(
-                id=account.id, balance__gte=pricing.total_cost
-            ).update(balance=F("balance") - pricing.total_cost, updated_at=now)
-            if not debited:
-                raise resource_error(
-                    422,
-                    "INSUFFICIENT_FUNDS",
-                    "The available balance does not cover amount plus fees",
-                    [
-                        (
-                            "amount",
-                            f"needs {money(pricing.total_cost)} USD, "
-                            f"available {money(account.balance)} USD",
-                        )
-                    ],
-                )
-            payout.debited_amount = pricing.total_cost
-            payout.next_step_at = now + states.step_delay()
+            _debit_account(payout, account, pricing, otp, now=now)
         payout.save()
-        emit(
-            client=client,
-            environment=environment,
-            event="payout.created",
-            data=states.event_data(payout),
+        emit_about(
+            payout,
+            "payout.created",
+            states.event_data(payout),
         )
     return payout
+
+
+def _payout_price(
+    client: ApiClient,
+    request: PayoutRequest,
+    recipient: Recipient,
+    quote: Quote | None,
+    *,
+    now: datetime,
+) -> PayoutPricing:
+    """The quote's figures when the payout redeems one, else today's price."""
+    if quote is not None:
+        return pricing_from_quote(quote, request.amount)
+    return price_payout(
+        client=client,
+        amount=request.amount,
+        recipient=recipient,
+        stablecoin=request.stablecoin,
+        network=request.network,
+        markup=request.client_markup,
+        at=now,
+    )
+
+
+def _new_payout(
+    client: ApiClient,
+    environment: str,
+    account: VirtualAccount,
+    recipient: Recipient,
+    request: PayoutRequest,
+    pricing: PayoutPricing,
+    quote: Quote | None,
+    now: datetime,
+) -> Payout:
+    """The payout as created (not saved yet), with its outcome plan and first event."""
+    return Payout(
+        client=client,
+        environment=environment,
+        virtual_account=account,
+        recipient=recipient,
+        mode=account.mode,
+        status=states.CREATED,
+        plan=states.outcome_plan(amount=request.amount, mode=account.mode, environment=environment),
+        amount=request.amount,
+        currency="USD",
+        fees=pricing.fees,
+        total_fees=pricing.total_fees,
+        recipient_amount=pricing.recipient_amount,
+        recipient_currency=recipient.currency,
+        quote_id=quote.quote_id if quote else None,
+        reference=request.reference,
+        payment_method=recipient.account_type,
+        uetr=uuid.uuid4() if recipient.account_type == "SWIFT" else None,
+        supporting_documents=request.documents,
+        client_markup=request.client_markup_raw,
+        extra_info=request.extra_info,
+        events=[{"status": states.CREATED, "at": iso(now)}],
+        created_at=now,
+        updated_at=now,
+    )
+
+
+def _await_deposit(
+    payout: Payout, request: PayoutRequest, pricing: PayoutPricing, *, now: datetime
+) -> None:
+    """A crypto payout waits for a deposit of the total cost to a fresh wallet address."""
+    assert request.network is not None
+    payout.payment_instructions = {"network": request.network, "currency": request.stablecoin}
+    payout.deposit_expires_at = now + DEPOSIT_ADDRESS_LIFETIME
+    payout.deposit_instructions = {
+        "wallet_address": _wallet_address(request.network),
+        "network": request.network,
+        "currency": request.stablecoin,
+        "amount": money(pricing.total_cost),
+        "expires_at": iso(payout.deposit_expires_at),
+    }
+
+
+def _debit_account(
+    payout: Payout,
+    account: VirtualAccount,
+    pricing: PayoutPricing,
+    otp: OtpCode | None,
+    *,
+    now: datetime,
+) -> None:
+    """A fiat payout consumes its OTP and debits amount plus fees, or is refused (422)."""
+    if otp is not None:
+        otp_consume(otp)
+    debited = VirtualAccount.objects.filter(id=account.id, balance__gte=pricing.total_cost).update(
+        balance=F("balance") - pricing.total_cost, updated_at=now
+    )
+    if not debited:
+        raise resource_error(
+            422,
+            "INSUFFICIENT_FUNDS",
+            "The available balance does not cover amount plus fees",
+            [
+                (
+                    "amount",
+                    f"needs {money(pricing.total_cost)} USD, "
+                    f"available {money(account.balance)} USD",
+                )
+            ],
+        )
+    payout.debited_amount = pricing.total_cost
+    payout.next_step_at = now + states.step_delay()
 
 
 def payout_created_payload(payout: Payout) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 
-from emulator.domain.corridors import FEES, NETWORK_FEES, RATES, pair_enabled
+from emulator.domain.corridors import FEES, NETWORK_FEES, RATES, FeeProfile, pair_enabled
 from emulator.errors import quote_error
 
 CENT = Decimal("0.01")
@@ -89,18 +89,7 @@ def price(
     A quotation deducts its fees from the amount. A payout charges them on top (`fees_on_top`,
     decisions.md "Payout pricing"): the recipient gets amount x service_rate, and fees larger
     than the amount are no reason to refuse (the balance check is the payout's own)."""
-    profile = FEES.get((quote_currency, account_type))
-    if profile is None or not pair_enabled(base_currency, quote_currency, account_type):
-        raise quote_error(
-            400,
-            "CURRENCY_PAIR_NOT_ENABLED",
-            "currency pair is not enabled for this account type",
-            {
-                "base_currency": base_currency,
-                "quote_currency": quote_currency,
-                "account_type": account_type,
-            },
-        )
+    profile = _fee_profile(base_currency, quote_currency, account_type)
     markup = client_markup or ClientMarkup()
     network_fee = NETWORK_FEES.get((base_currency, network or ""), ZERO)
     penalty = penalty_markup_at(at)
@@ -109,37 +98,14 @@ def price(
     fixed = profile.fixed_fee + markup.fixed_fee + network_fee
     pct = profile.percentage_fee + markup.percentage_fee
     amount = money(amount)
-
     if amount_in_destination:
-        requested = amount
-        if service_rate <= 0 or pct >= 1:
-            raise _invalid_calculated(requested, ZERO)
-        base_amount = ((requested / service_rate + fixed) / (1 - pct)).quantize(
-            CENT, rounding=ROUND_UP
+        base_amount, total_fees, quote_amount = _solve_for_destination(
+            amount, fixed, pct, service_rate
         )
-        # Rounding of the fees can leave the recipient a cent short: step up until covered.
-        while _forward(base_amount, fixed, pct, service_rate) < requested:
-            base_amount += CENT
-        total_fees = _total_fees(base_amount, fixed, pct)
-        if money(requested / service_rate) < total_fees:
-            raise _invalid_calculated(requested, base_amount)
-        quote_amount = requested
-    elif fees_on_top:
-        base_amount = amount
-        total_fees = _total_fees(base_amount, fixed, pct)
-        quote_amount = money(base_amount * service_rate)
     else:
         base_amount = amount
         total_fees = _total_fees(base_amount, fixed, pct)
-        if total_fees >= base_amount:
-            raise quote_error(
-                409,
-                "FEES_EXCEED_AMOUNT",
-                "total fees exceed the amount",
-                {"amount": float(base_amount), "total_fees": float(total_fees)},
-            )
-        quote_amount = money((base_amount - total_fees) * service_rate)
-
+        quote_amount = _recipient_amount(base_amount, total_fees, service_rate, fees_on_top)
     return Pricing(
         base_amount=base_amount,
         quote_amount=quote_amount,
@@ -155,6 +121,56 @@ def price(
         penalty_markup=penalty,
         total_fees=total_fees,
     )
+
+
+def _fee_profile(base_currency: str, quote_currency: str, account_type: str) -> FeeProfile:
+    """The corridor's fees, or CURRENCY_PAIR_NOT_ENABLED."""
+    profile = FEES.get((quote_currency, account_type))
+    if profile is None or not pair_enabled(base_currency, quote_currency, account_type):
+        raise quote_error(
+            400,
+            "CURRENCY_PAIR_NOT_ENABLED",
+            "currency pair is not enabled for this account type",
+            {
+                "base_currency": base_currency,
+                "quote_currency": quote_currency,
+                "account_type": account_type,
+            },
+        )
+    return profile
+
+
+def _solve_for_destination(
+    requested: Decimal, fixed: Decimal, pct: Decimal, service_rate: Decimal
+) -> tuple[Decimal, Decimal, Decimal]:
+    """Base amount (rounded up to the cent), total fees and quote amount for a recipient amount."""
+    if service_rate <= 0 or pct >= 1:
+        raise _invalid_calculated(requested, ZERO)
+    base_amount = ((requested / service_rate + fixed) / (1 - pct)).quantize(CENT, rounding=ROUND_UP)
+    # Rounding of the fees can leave the recipient a cent short: step up until covered.
+    while _forward(base_amount, fixed, pct, service_rate) < requested:
+        base_amount += CENT
+    total_fees = _total_fees(base_amount, fixed, pct)
+    if money(requested / service_rate) < total_fees:
+        raise _invalid_calculated(requested, base_amount)
+    return base_amount, total_fees, requested
+
+
+def _recipient_amount(
+    base_amount: Decimal, total_fees: Decimal, service_rate: Decimal, fees_on_top: bool
+) -> Decimal:
+    """What the recipient gets: fees on top (a payout) or deducted (a quotation, FEES_EXCEED_AMOUNT
+    when they eat the whole amount)."""
+    if fees_on_top:
+        return money(base_amount * service_rate)
+    if total_fees >= base_amount:
+        raise quote_error(
+            409,
+            "FEES_EXCEED_AMOUNT",
+            "total fees exceed the amount",
+            {"amount": float(base_amount), "total_fees": float(total_fees)},
+        )
+    return money((base_amount - total_fees) * service_rate)
 
 
 def _invalid_calculated(requested: Decimal, calculated: Decimal) -> Exception:

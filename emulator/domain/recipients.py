@@ -90,6 +90,16 @@ def recipient_get(*, client: ApiClient, environment: str, recipient_id: Any) -> 
 
 
 def recipient_create(*, client: ApiClient, environment: str, body: dict[str, Any]) -> Recipient:
+    fields = _recipient_fields(body)
+    user = user_get(client=client, environment=environment, user_id=body["user_id"])
+    with transaction.atomic(using=EMULATOR_DB):
+        return Recipient.objects.create(
+            client=client, environment=environment, user=user, created_at=clock.now(), **fields
+        )
+
+
+def _recipient_fields(body: dict[str, Any]) -> dict[str, Any]:
+    """The recipient's fields from a checked body (all its errors at once, 400)."""
     errors = FieldErrors()
     first_name = optional_str(body, "first_name", errors, 100)
     last_name = optional_str(body, "last_name", errors, 100)
@@ -106,7 +116,20 @@ def recipient_create(*, client: ApiClient, environment: str, body: dict[str, Any
         errors.add("address", "must be an object")
         address = {}
     _address_errors(address, errors)
-    account = body.get("account")
+    account = _account_fields(body.get("account"), errors)
+    errors.raise_if_any()
+    return {
+        "first_name": first_name,
+        "last_name": last_name,
+        "company_name": company_name,
+        "email": email,
+        "address": {name: address[name] for name in ADDRESS_FIELDS if name in address},
+        **account,
+    }
+
+
+def _account_fields(account: Any, errors: FieldErrors) -> dict[str, Any]:
+    """The bank account's fields, checked for its rail (WIRE routing number, SWIFT code)."""
     if not isinstance(account, dict):
         errors.add("account", "is required")
         account = {}
@@ -123,23 +146,11 @@ def recipient_create(*, client: ApiClient, environment: str, body: dict[str, Any
         errors.add("account.routing_number", "WIRE needs a 9-digit routing_number")
     if account_type == "SWIFT" and not SWIFT_RE.match(swift_code):
         errors.add("account.swift_code", "SWIFT needs an 8 or 11 character swift_code")
-    errors.raise_if_any()
-    user = user_get(client=client, environment=environment, user_id=body["user_id"])
-    with transaction.atomic(using=EMULATOR_DB):
-        return Recipient.objects.create(
-            client=client,
-            environment=environment,
-            user=user,
-            first_name=first_name,
-            last_name=last_name,
-            company_name=company_name,
-            email=email,
-            address={name: address[name] for name in ADDRESS_FIELDS if name in address},
-            account_type=str(account_type),
-            account_number=account_number,
-            routing_number=routing_number,
-            swift_code=swift_code,
-            bank_name=bank_name,
-            currency=ACCOUNT_CURRENCIES[str(account_type)],
-            created_at=clock.now(),
-        )
+    return {
+        "account_type": str(account_type),
+        "account_number": account_number,
+        "routing_number": routing_number,
+        "swift_code": swift_code,
+        "bank_name": bank_name,
+        "currency": ACCOUNT_CURRENCIES.get(str(account_type), ""),
+    }

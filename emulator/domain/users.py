@@ -10,7 +10,7 @@ from django.db import transaction
 
 from emulator import clock
 from emulator.database import EMULATOR_DB
-from emulator.domain.events import emit
+from emulator.domain.events import emit_about
 from emulator.domain.formats import (
     EMAIL_RE,
     FieldErrors,
@@ -32,34 +32,33 @@ PHONE_RE = re.compile(r"^\+?[0-9 ()-]{6,20}$")
 MODEL_FIELD = {"phone_number": "phone"}
 
 
+# What a user reads as, in this order (after its `user_id`, before its timestamps).
+PAYLOAD_FIELDS = (
+    "type",
+    "email",
+    "phone",
+    "first_name",
+    "last_name",
+    "country",
+    "status",
+    "verification_status",
+    "verification_mode",
+    "kyc_type",
+    "requires_reverification",
+)
+# The fields every user.created / user.updated event opens with (after its `user_id`).
+EVENT_FIELDS = ("type", "email", "phone", "status", "verification_status")
+
+
+def _fields(user: EmulatedUser, names: tuple[str, ...]) -> dict[str, Any]:
+    return {"user_id": str(user.user_id), **{name: getattr(user, name) for name in names}}
+
+
 def user_payload(user: EmulatedUser) -> dict[str, Any]:
     return {
-        "user_id": str(user.user_id),
-        "type": user.type,
-        "email": user.email,
-        "phone": user.phone,
-        "first_name": user.first_name,
-        "last_name": user.last_name,
-        "country": user.country,
-        "status": user.status,
-        "verification_status": user.verification_status,
-        "verification_mode": user.verification_mode,
-        "kyc_type": user.kyc_type,
-        "requires_reverification": user.requires_reverification,
+        **_fields(user, PAYLOAD_FIELDS),
         "created_at": iso(user.created_at),
         "updated_at": iso(user.updated_at),
-    }
-
-
-def _event_user_fields(user: EmulatedUser) -> dict[str, Any]:
-    """The fields every user.created / user.updated event opens with."""
-    return {
-        "user_id": str(user.user_id),
-        "type": user.type,
-        "email": user.email,
-        "phone": user.phone,
-        "status": user.status,
-        "verification_status": user.verification_status,
     }
 
 
@@ -117,12 +116,11 @@ def user_create(*, client: ApiClient, environment: str, body: dict[str, Any]) ->
             created_at=now,
             updated_at=now,
         )
-        emit(
-            client=client,
-            environment=environment,
-            event="user.created",
-            data={
-                **_event_user_fields(user),
+        emit_about(
+            user,
+            "user.created",
+            {
+                **_fields(user, EVENT_FIELDS),
                 "verification_mode": user.verification_mode,
                 "created_at": iso(now),
                 "verification_triggered": True,
@@ -162,12 +160,11 @@ def user_update(
             user.verification_status = "not_started"
             user.rejection_reasons = []
         user.save()
-        emit(
-            client=client,
-            environment=environment,
-            event="user.updated",
-            data={
-                **_event_user_fields(user),
+        emit_about(
+            user,
+            "user.updated",
+            {
+                **_fields(user, EVENT_FIELDS),
                 "updated_at": iso(user.updated_at),
                 "updated_fields": changed,
                 "requires_reverification": user.requires_reverification,
@@ -201,11 +198,10 @@ def _decide(user: EmulatedUser, *, accept: bool, reasons: list[str]) -> None:
         user.requires_reverification = False
         user.rejection_reasons = []
         user.save()
-        emit(
-            client=user.client,
-            environment=user.environment,
-            event="user.verification.accepted",
-            data={
+        emit_about(
+            user,
+            "user.verification.accepted",
+            {
                 "user_id": str(user.user_id),
                 "id": verification_id,
                 "verification_status": "verified",
@@ -217,11 +213,10 @@ def _decide(user: EmulatedUser, *, accept: bool, reasons: list[str]) -> None:
     user.verification_status = "rejected"
     user.rejection_reasons = reasons
     user.save()
-    emit(
-        client=user.client,
-        environment=user.environment,
-        event="user.verification.failed",
-        data={
+    emit_about(
+        user,
+        "user.verification.failed",
+        {
             "user_id": str(user.user_id),
             "id": verification_id,
             "verification_status": "rejected",

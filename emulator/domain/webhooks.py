@@ -68,25 +68,7 @@ def webhook_register(
     after the rotation use the new one. Each delivery carries its own secret, so a second
     rotation inside the window does not make the first one's deliveries change secret early.
     """
-    url, secret, client_uuid = body.get("webhook_url"), body.get("secret"), body.get("client_uuid")
-    errors: list[tuple[str, str]] = []
-    if not isinstance(url, str) or not url.startswith(("https://", "http://")):
-        errors.append(("webhook_url", "must be an http(s) URL"))
-    elif environment == "production" and not url.startswith("https://"):
-        errors.append(("webhook_url", "must use HTTPS in production"))
-    elif len(url) > 500:
-        errors.append(("webhook_url", "must be at most 500 characters"))
-    if not isinstance(secret, str) or not secret:
-        errors.append(("secret", "is required"))
-    elif len(secret) > 500:
-        errors.append(("secret", "must be at most 500 characters"))
-    if not isinstance(client_uuid, str) or not client_uuid:
-        errors.append(("client_uuid", "is required"))
-    elif client_uuid.lower() != str(client.client_id):
-        errors.append(("client_uuid", "does not match the authenticated client"))
-    if errors:
-        raise validation_error(errors)
-    assert isinstance(url, str) and isinstance(secret, str)
+    url, secret = _checked_registration(client, environment, body)
     now = clock.now()
     with transaction.atomic(using=EMULATOR_DB):
         registration = (
@@ -118,6 +100,32 @@ def webhook_register(
         registration.updated_at = now
         registration.save()
     return registration
+
+
+def _checked_registration(
+    client: ApiClient, environment: str, body: dict[str, Any]
+) -> tuple[str, str]:
+    """The registration's URL and secret, or a 400 naming every field at fault."""
+    url, secret, client_uuid = body.get("webhook_url"), body.get("secret"), body.get("client_uuid")
+    errors: list[tuple[str, str]] = []
+    if not isinstance(url, str) or not url.startswith(("https://", "http://")):
+        errors.append(("webhook_url", "must be an http(s) URL"))
+    elif environment == "production" and not url.startswith("https://"):
+        errors.append(("webhook_url", "must use HTTPS in production"))
+    elif len(url) > 500:
+        errors.append(("webhook_url", "must be at most 500 characters"))
+    if not isinstance(secret, str) or not secret:
+        errors.append(("secret", "is required"))
+    elif len(secret) > 500:
+        errors.append(("secret", "must be at most 500 characters"))
+    if not isinstance(client_uuid, str) or not client_uuid:
+        errors.append(("client_uuid", "is required"))
+    elif client_uuid.lower() != str(client.client_id):
+        errors.append(("client_uuid", "does not match the authenticated client"))
+    if errors:
+        raise validation_error(errors)
+    assert isinstance(url, str) and isinstance(secret, str)
+    return url, secret
 
 
 def _claimable(now: datetime) -> Q:

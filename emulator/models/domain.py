@@ -10,6 +10,16 @@ from django.db import models
 from emulator.models.edge import ApiClient, Environment, money_field, rate_field
 
 
+class ClientRecord(models.Model):
+    """A record of one API client in one environment (the upstream keeps the two apart)."""
+
+    client = models.ForeignKey("emulator.ApiClient", on_delete=models.CASCADE, related_name="+")
+    environment = models.CharField(max_length=16, choices=Environment.choices)
+
+    class Meta:
+        abstract = True
+
+
 class QuoteStatus(models.TextChoices):
     ACTIVE = "ACTIVE", "Active"
     EXPIRED = "EXPIRED", "Expired"
@@ -57,12 +67,10 @@ class Quote(models.Model):
         return f"{self.base_currency}->{self.quote_currency} {self.quote_id}"
 
 
-class EmulatedUser(models.Model):
+class EmulatedUser(ClientRecord):
     """An end user of an API client, with the verification state the upstream keeps."""
 
     user_id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    client = models.ForeignKey("emulator.ApiClient", on_delete=models.CASCADE, related_name="+")
-    environment = models.CharField(max_length=16, choices=Environment.choices)
     type = models.CharField(max_length=32)
     email = models.EmailField()
     phone = models.CharField(max_length=32, blank=True)
@@ -86,12 +94,10 @@ class EmulatedUser(models.Model):
         return f"{self.email} ({self.environment})"
 
 
-class VirtualAccount(models.Model):
+class VirtualAccount(ClientRecord):
     """A US_BANK account holding a user's USD; its balance funds fiat payouts."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    client = models.ForeignKey("emulator.ApiClient", on_delete=models.CASCADE, related_name="+")
-    environment = models.CharField(max_length=16, choices=Environment.choices)
     user = models.ForeignKey(EmulatedUser, on_delete=models.CASCADE, related_name="accounts")
     type = models.CharField(max_length=16, default="US_BANK")
     bank = models.CharField(max_length=64)
@@ -117,12 +123,10 @@ class VirtualAccount(models.Model):
         return f"{self.id} ({self.status})"
 
 
-class Recipient(models.Model):
+class Recipient(ClientRecord):
     """A payee's bank account; payouts go to WIRE or SWIFT recipients."""
 
     recipient_id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    client = models.ForeignKey("emulator.ApiClient", on_delete=models.CASCADE, related_name="+")
-    environment = models.CharField(max_length=16, choices=Environment.choices)
     user = models.ForeignKey(EmulatedUser, on_delete=models.CASCADE, related_name="recipients")
     first_name = models.CharField(max_length=100, blank=True)
     last_name = models.CharField(max_length=100, blank=True)
@@ -144,11 +148,9 @@ class Recipient(models.Model):
         return f"{self.recipient_id} ({self.account_type})"
 
 
-class OtpCode(models.Model):
+class OtpCode(ClientRecord):
     """A one-time code for fiat payouts; only its digest is kept, the mailbox holds the text."""
 
-    client = models.ForeignKey("emulator.ApiClient", on_delete=models.CASCADE, related_name="+")
-    environment = models.CharField(max_length=16, choices=Environment.choices)
     email = models.EmailField()
     code_digest = models.CharField(max_length=64)
     expires_at = models.DateTimeField()
@@ -182,12 +184,10 @@ class MailboxMessage(models.Model):
         return f"{self.email}: {self.subject}"
 
 
-class Payout(models.Model):
+class Payout(ClientRecord):
     """A payout from a virtual account to a recipient, walking the states of decisions.md 3."""
 
     payout_id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    client = models.ForeignKey("emulator.ApiClient", on_delete=models.CASCADE, related_name="+")
-    environment = models.CharField(max_length=16, choices=Environment.choices)
     virtual_account = models.ForeignKey(
         VirtualAccount, on_delete=models.PROTECT, related_name="payouts"
     )
@@ -233,11 +233,9 @@ class Payout(models.Model):
         return f"{self.payout_id} {self.status} {self.amount} {self.currency}"
 
 
-class WebhookRegistration(models.Model):
+class WebhookRegistration(ClientRecord):
     """Where a client's events go, and the secrets that sign them (current and previous)."""
 
-    client = models.ForeignKey("emulator.ApiClient", on_delete=models.CASCADE, related_name="+")
-    environment = models.CharField(max_length=16, choices=Environment.choices)
     webhook_url = models.URLField(max_length=500)
     secret = models.CharField(max_length=500)
     previous_secret = models.CharField(max_length=500, blank=True)
@@ -256,12 +254,10 @@ class WebhookRegistration(models.Model):
         return f"{self.webhook_url} ({self.environment})"
 
 
-class WebhookEvent(models.Model):
+class WebhookEvent(ClientRecord):
     """An event as emitted: its envelope is rebuilt from these fields for every attempt."""
 
     event_id = models.CharField(max_length=64, unique=True)
-    client = models.ForeignKey("emulator.ApiClient", on_delete=models.CASCADE, related_name="+")
-    environment = models.CharField(max_length=16, choices=Environment.choices)
     event = models.CharField(max_length=64)
     data = models.JSONField()
     # The envelope exactly as sent and signed: jsonb does not keep key order, this text does.

@@ -42,7 +42,16 @@ def _client(client_id: Any) -> ApiClient:
 
 
 def scenario_control_router() -> Router:
+    """The scenario calls, in the order the API documents them."""
     router = Router(tags=["control"])
+    _add_mailbox_and_kyc(router)
+    _add_clock_and_webhooks(router)
+    _add_payout_and_event_scenarios(router)
+    return router
+
+
+def _add_mailbox_and_kyc(router: Router) -> None:
+    """The OTP mailbox, deposits, account states and KYC decisions."""
 
     @router.get("/mailbox", url_name="control-mailbox")
     def read_mailbox(request: HttpRequest) -> JsonResponse:
@@ -79,6 +88,10 @@ def scenario_control_router() -> Router:
         user = user_decide(user_id=user_id, accept=body.get("accept"), reasons=body.get("reasons"))
         return respond(200, {"data": user_payload(user)})
 
+
+def _add_clock_and_webhooks(router: Router) -> None:
+    """The clock's tick and the webhook outbox."""
+
     @router.post("/tick", url_name="control-tick")
     def run_tick(request: HttpRequest) -> JsonResponse:
         return respond(200, tick())
@@ -95,6 +108,10 @@ def scenario_control_router() -> Router:
         log = deliveries_log(event_id=request.GET.get("event_id", ""), client_id=client_id)
         return respond(200, {"deliveries": log})
 
+
+def _add_payout_and_event_scenarios(router: Router) -> None:
+    """A crypto payout's deposit, and an event queued by hand."""
+
     @router.post(
         "/payouts/{payout_id}/deposit",
         url_name="control-payout-deposit",
@@ -106,18 +123,19 @@ def scenario_control_router() -> Router:
 
     @router.post("/events", url_name="control-events", openapi_extra=body_doc(ControlEventBody))
     def queue_event(request: HttpRequest) -> JsonResponse:
-        body = json_body(request)
-        client = _client(body.get("client_id"))
-        event, data = body.get("event"), body.get("data", {})
-        environment = body.get("environment", Environment.SANDBOX)
-        if not isinstance(event, str) or not event:
-            raise validation_error([("event", "is required")])
-        if not isinstance(data, dict):
-            raise validation_error([("data", "must be an object")])
-        if environment not in Environment.values:
-            raise validation_error([("environment", "must be production or sandbox")])
-        stored = emit(client=client, environment=environment, event=event, data=data)
-        queued = hasattr(stored, "delivery")
-        return respond(201, {"event_id": stored.event_id, "queued": queued})
+        return respond(201, _queue_event(json_body(request)))
 
-    return router
+
+def _queue_event(body: dict[str, Any]) -> dict[str, Any]:
+    """Emit the event a control call describes; its id, and whether a delivery was queued."""
+    client = _client(body.get("client_id"))
+    event, data = body.get("event"), body.get("data", {})
+    environment = body.get("environment", Environment.SANDBOX)
+    if not isinstance(event, str) or not event:
+        raise validation_error([("event", "is required")])
+    if not isinstance(data, dict):
+        raise validation_error([("data", "must be an object")])
+    if environment not in Environment.values:
+        raise validation_error([("environment", "must be production or sandbox")])
+    stored = emit(client=client, environment=environment, event=event, data=data)
+    return {"event_id": stored.event_id, "queued": hasattr(stored, "delivery")}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.http import HttpRequest, JsonResponse
 from ninja import Router
 
@@ -66,12 +68,7 @@ def virtual_accounts_router(environment: str) -> Router:
         openapi_extra=body_doc(PreviewBody),
     )
     def preview(request: HttpRequest, account_id: str) -> JsonResponse:
-        client = caller(request)
-        account = account_get(client=client, environment=environment, account_id=account_id)
-        data = payout_preview(
-            client=client, environment=environment, account=account, body=json_body(request)
-        )
-        return respond(200, {"data": data})
+        return _preview(request, environment, account_id, json_body(request))
 
     @router.post(
         "/{account_id}/payout", url_name="payout-initiate", openapi_extra=body_doc(PayoutBody)
@@ -90,13 +87,20 @@ def payout_preview_router(environment: str) -> Router:
         "/preview", url_name="payout-preview-alias", openapi_extra=body_doc(PreviewAliasBody)
     )
     def preview_alias(request: HttpRequest) -> JsonResponse:
-        client = caller(request)
         body = json_body(request)
         account_id = body.pop("virtual_account_id", None)
         if not account_id:
             raise validation_error([("virtual_account_id", "is required")])
-        account = account_get(client=client, environment=environment, account_id=account_id)
-        data = payout_preview(client=client, environment=environment, account=account, body=body)
-        return respond(200, {"data": data})
+        return _preview(request, environment, account_id, body)
 
     return router
+
+
+def _preview(
+    request: HttpRequest, environment: str, account_id: str, body: dict[str, Any]
+) -> JsonResponse:
+    """The payout preview of the caller's account, whichever path named it."""
+    client = caller(request)
+    account = account_get(client=client, environment=environment, account_id=account_id)
+    data = payout_preview(client=client, environment=environment, account=account, body=body)
+    return respond(200, {"data": data})

@@ -17,7 +17,6 @@ from gateway.schemas.payouts import (
     PayoutCreated,
     PayoutEvent,
     PayoutPage,
-    payout_body,
 )
 from gateway.schemas.quotes import FeeMarkup, Fees, PayoutPreview, Quote
 
@@ -44,5 +43,4 @@ __all__ = [
     "UpstreamModel",
     "User",
     "VirtualAccount",
-    "payout_body",
 ]

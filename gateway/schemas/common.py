@@ -44,7 +44,22 @@ class UpstreamModel(BaseModel):
     model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
 
 
-class PayoutStatus(enum.StrEnum):
+# Spellings the upstream uses for a member under another name.
+_STATUS_ALIASES = {"CANCELED": "CANCELLED"}
+
+
+class AnyCaseStatus(enum.StrEnum):
+    """A status read whatever the casing, spacing or dashes the upstream answered with."""
+
+    @classmethod
+    def _missing_(cls, value: object) -> Any:
+        if isinstance(value, str):
+            normalised = value.strip().upper().replace("-", "_").replace(" ", "_")
+            return cls.__members__.get(_STATUS_ALIASES.get(normalised, normalised))
+        return None
+
+
+class PayoutStatus(AnyCaseStatus):
     """One enum for the payout status, whatever casing the upstream answered in."""
 
     CREATED = "CREATED"
@@ -57,23 +72,8 @@ class PayoutStatus(enum.StrEnum):
     CANCELLED = "CANCELLED"
     RETURNED = "RETURNED"
 
-    @classmethod
-    def _missing_(cls, value: object) -> PayoutStatus | None:
-        if isinstance(value, str):
-            normalised = value.strip().upper().replace("-", "_").replace(" ", "_")
-            if normalised == "CANCELED":
-                return cls.CANCELLED
-            return cls.__members__.get(normalised)
-        return None
 
-
-class QuoteStatus(enum.StrEnum):
+class QuoteStatus(AnyCaseStatus):
     ACTIVE = "ACTIVE"
     EXPIRED = "EXPIRED"
     USED = "USED"
-
-    @classmethod
-    def _missing_(cls, value: object) -> QuoteStatus | None:
-        if isinstance(value, str):
-            return cls.__members__.get(value.strip().upper())
-        return None

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import Field
 
 from gateway.schemas.common import Money, PayoutStatus, Timestamp, UpstreamModel
@@ -65,28 +63,3 @@ class OtpSent(UpstreamModel):
     success: bool
     message: str | None = None
     expires_at: Timestamp | None = Field(default=None, alias="expiresAt")
-
-
-def payout_body(
-    *,
-    recipient_id: str,
-    amount: str,
-    quote_id: str | None = None,
-    payment_instructions: dict[str, str] | None = None,
-    supporting_documents: list[dict[str, str]] | None = None,
-    client_markup: dict[str, Any] | None = None,
-    extra_info: dict[str, str] | None = None,
-    reference: str | None = None,
-) -> dict[str, Any]:
-    """The payout initiation body, leaving out what is absent (fiat must not send instructions)."""
-    body: dict[str, Any] = {"recipient_id": recipient_id, "amount": amount}
-    optional = {
-        "quote_id": quote_id,
-        "payment_instructions": payment_instructions,
-        "supporting_documents": supporting_documents,
-        "client_markup": client_markup,
-        "extra_info": extra_info,
-        "reference": reference,
-    }
-    body.update({key: value for key, value in optional.items() if value is not None})
-    return body

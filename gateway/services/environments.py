@@ -17,6 +17,7 @@ from gateway.client import call_sync, upstream
 from gateway.crypto import SecretDecryptionError
 from gateway.models import Environment, StaffEnvironmentChoice
 from gateway.transport import join_url
+from staff.errors import ServiceError
 from staff.services import audit_record
 
 if TYPE_CHECKING:
@@ -144,20 +145,32 @@ def environment_update(
     return environment
 
 
-class EnvironmentSwitchRefused(Exception):
+class EnvironmentSwitchRefused(ServiceError):
     """A staff member may not (yet) work in this environment; the message says why."""
+
+    status = 409
+    default_code = "environment_switch_refused"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code=self.default_code)
 
 
 class EnvironmentNotActive(EnvironmentSwitchRefused):
     """A staff member tried to switch to an inactive environment."""
 
+    default_code = "environment_not_active"
+
 
 class EnvironmentNotVerified(EnvironmentSwitchRefused):
     """The environment's credentials have not passed a connection test."""
 
+    default_code = "environment_not_verified"
+
 
 class ProductionNotConfirmed(EnvironmentSwitchRefused):
     """Switching to production needs an explicit confirmation (real money moves there)."""
+
+    default_code = "production_not_confirmed"
 
 
 def environment_switch(

@@ -49,16 +49,18 @@ def _retries(operation: str, failure: UpstreamError, *, keyed: bool, attempt: in
 
 
 def _client_operations() -> set[str]:
-    """Every operation name gateway/client.py sends (the first argument of `self._call`)."""
+    """Every operation name gateway/client.py sends (the first argument of `self._call`, the
+    second of `self._read`, whose first is the answer's model)."""
     tree = ast.parse((ROOT / "gateway" / "client.py").read_text())
+    position = {"_call": 0, "_read": 1}
     return {
-        node.args[0].value
+        node.args[position[node.func.attr]].value
         for node in ast.walk(tree)
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "_call"
-        and node.args
-        and isinstance(node.args[0], ast.Constant)
+        and node.func.attr in position
+        and len(node.args) > position[node.func.attr]
+        and isinstance(node.args[position[node.func.attr]], ast.Constant)
     }
 
 
