@@ -237,6 +237,52 @@ def delivery_receive(
     )
 
 
+def _event_candidate(endpoint: WebhookEndpoint, envelope: dict[str, Any]) -> WebhookEvent:
+    """The event row a valid envelope makes (not saved): known or unhandled, with its drift."""
+    event_type: str = envelope["event"]
+    data: dict[str, Any] = envelope["data"]
+    drift = contract.contract_drift(event_type, data)
+    return WebhookEvent(
+        environment_id=endpoint.environment_id,
+        event_id=data["event_id"],
+        event_type=event_type,
+        payload=envelope,
+        status=EventStatus.PENDING if event_type in contract.EVENT_KINDS else EventStatus.UNHANDLED,
+        drift=drift,
+        has_drift=bool(drift),
+        object_ids=" ".join(contract.upstream_ids(data)),
+    )
+
+
+def _event_insert(
+    candidate: WebhookEvent, *, delivery: Callable[..., WebhookDelivery], known: bool
+) -> tuple[dict[str, Any], list[str]]:
+    """
+    The common case: a new event, its delivery, its links and its task row in one transaction
+    of one INSERT each, with no SELECT and no savepoint. A twin (a redelivery, or a concurrent
+    duplicate whose INSERT waited for ours on PostgreSQL) fails the unique constraint on the
+    first statement and raises IntegrityError; the whole transaction is then rolled back
+    (nothing of it is kept, the task row included). Returns the live message and its groups.
+    """
+    with _write_turn(), transaction.atomic():
+        candidate.save(force_insert=True)
+        delivery(candidate, duplicate=False).save(force_insert=True)
+        WebhookEventLink.objects.bulk_create(
+            [
+                WebhookEventLink(event=candidate, kind=kind, upstream_id=upstream_id)
+                for kind, upstream_id in dict.fromkeys(
+                    contract.named_objects(candidate.event_type, candidate.data)
+                )
+            ],
+            ignore_conflicts=True,
+        )
+        if known:
+            _queue_processing(candidate.pk)
+        live = (event_message(candidate), event_groups(candidate))
+        event_record(*live)
+    return live
+
+
 def _store_event(
     *,
     endpoint: WebhookEndpoint,
@@ -246,20 +292,8 @@ def _store_event(
     check: SignatureCheck,
     started: float,
 ) -> ReceiverAnswer:
-    event_type: str = envelope["event"]
-    data: dict[str, Any] = envelope["data"]
-    known = event_type in contract.EVENT_KINDS
-    drift = contract.contract_drift(event_type, data)
-    candidate = WebhookEvent(
-        environment_id=endpoint.environment_id,
-        event_id=data["event_id"],
-        event_type=event_type,
-        payload=envelope,
-        status=EventStatus.PENDING if known else EventStatus.UNHANDLED,
-        drift=drift,
-        has_drift=bool(drift),
-        object_ids=" ".join(contract.upstream_ids(data)),
-    )
+    candidate = _event_candidate(endpoint, envelope)
+    known = candidate.status == EventStatus.PENDING
 
     def delivery(event: WebhookEvent, *, duplicate: bool) -> WebhookDelivery:
         return WebhookDelivery(
@@ -277,31 +311,14 @@ def _store_event(
             duration_ms=(time.perf_counter() - started) * 1000,
         )
 
-    # The common case first: a new event, its delivery, its links and its task row in one
-    # transaction of one INSERT each, with no SELECT and no savepoint. A twin (a redelivery, or
-    # a concurrent duplicate whose INSERT waited for ours on PostgreSQL) fails the unique
-    # constraint on the first statement; the whole transaction is then rolled back (nothing of
-    # it is kept, the task row included) and the delivery is stored against the twin below.
     try:
-        with _write_turn(), transaction.atomic():
-            candidate.save(force_insert=True)
-            delivery(candidate, duplicate=False).save(force_insert=True)
-            WebhookEventLink.objects.bulk_create(
-                [
-                    WebhookEventLink(event=candidate, kind=kind, upstream_id=upstream_id)
-                    for kind, upstream_id in dict.fromkeys(contract.named_objects(event_type, data))
-                ],
-                ignore_conflicts=True,
-            )
-            if known:
-                _queue_processing(candidate.pk)
-            live = (event_message(candidate), event_groups(candidate))
-            event_record(*live)
+        live = _event_insert(candidate, delivery=delivery, known=known)
     except IntegrityError:
         if not WebhookEvent.objects.filter(
             environment_id=candidate.environment_id, event_id=candidate.event_id
         ).exists():
             raise  # not the (environment, event_id) constraint: a real fault
+        # The twin is stored: the delivery goes against it.
         event = _duplicate_record(candidate, envelope=envelope, delivery=delivery)
         return ReceiverAnswer(200, "duplicate", event.pk)
     reason = "stored" if known else "stored (unhandled event type)"
