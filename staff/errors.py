@@ -48,6 +48,13 @@ class ServiceError(Exception):
             "errors": [{"field": e.field, "message": e.message} for e in self.errors],
         }
 
+    def as_message(self) -> str:
+        """One line for a page without a form: the message, then each field error."""
+        details = "; ".join(
+            f"{item.field}: {item.message}" if item.field else item.message for item in self.errors
+        )
+        return self.message + (f" ({details})" if details else "")
+
     def add_to_form(self, form: BaseForm, *, rename: Mapping[str, str] | None = None) -> None:
         """
         Each error on its form field (by full name, `rename`d name, or last dotted segment); one

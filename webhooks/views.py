@@ -80,8 +80,7 @@ def _endpoint_action(request: HttpRequest, environment_pk: int, *, rotate: bool)
     try:
         result = action(environment=environment, by=request.user, base_url=_base_url(request))
     except ServiceError as exc:
-        details = "; ".join(f"{e.field}: {e.message}" for e in exc.errors)
-        messages.error(request, exc.message + (f" ({details})" if details else ""))
+        messages.error(request, exc.as_message())
     else:
         if result.rotated:
             messages.success(
