@@ -93,64 +93,15 @@ def _refused(
     return QuoteRefused(quote_errors(exc))
 
 
-def _quote_create_upstream(
-    *,
-    environment: Environment,
-    base_currency: str,
-    quote_currency: str,
-    amount: Decimal,
-    amount_in_destination: bool,
-    account_type: str,
-    network: str,
-) -> UpstreamQuote:
-    """The upstream's quotation, or QuoteRefused by field (its valid lists kept for the form)."""
-    try:
-        return call_sync(
-            upstream(environment).quotations.create,
-            quote_currency=quote_currency,
-            amount=amount,
-            base_currency=base_currency,
-            amount_in_destination=amount_in_destination,
-            account_type=account_type or None,
-            network=network or None,
-        )
-    except UpstreamError as exc:
-        raise _refused(
-            exc,
-            environment=environment,
-            base_currency=base_currency,
-            quote_currency=quote_currency,
-        ) from exc
-
-
-def quote_request(
+def _quote_record(
     *,
     by: StaffUser,
     environment: Environment,
-    base_currency: str,
-    quote_currency: str,
+    remote: UpstreamQuote,
     amount: Decimal,
-    amount_in_destination: bool = False,
-    account_type: str = "",
-    network: str = "",
+    amount_in_destination: bool,
 ) -> Quote:
-    """Ask the upstream for a quotation and keep it with who asked; refusals come back by field."""
-    require_maker(by)
-    _check_request(
-        base_currency=base_currency,
-        amount=amount,
-        network=network,
-        amount_in_destination=amount_in_destination,
-    )
-    remote = _quote_create_upstream(
-        environment=environment,
-        base_currency=base_currency,
-        quote_currency=quote_currency,
-        amount=amount,
-        amount_in_destination=amount_in_destination,
-        account_type=account_type,
-        network=network,
-    )
+    """Keep the upstream's quotation with who asked for it, and audit the request."""
     now = timezone.now()
     with transaction.atomic():
         quote = Quote.objects.create(
@@ -182,6 +133,51 @@ def quote_request(
             },
         )
     return quote
+
+
+def quote_request(
+    *,
+    by: StaffUser,
+    environment: Environment,
+    base_currency: str,
+    quote_currency: str,
+    amount: Decimal,
+    amount_in_destination: bool = False,
+    account_type: str = "",
+    network: str = "",
+) -> Quote:
+    """Ask the upstream for a quotation and keep it with who asked; refusals come back by field."""
+    require_maker(by)
+    _check_request(
+        base_currency=base_currency,
+        amount=amount,
+        network=network,
+        amount_in_destination=amount_in_destination,
+    )
+    try:
+        remote = call_sync(
+            upstream(environment).quotations.create,
+            quote_currency=quote_currency,
+            amount=amount,
+            base_currency=base_currency,
+            amount_in_destination=amount_in_destination,
+            account_type=account_type or None,
+            network=network or None,
+        )
+    except UpstreamError as exc:
+        raise _refused(
+            exc,
+            environment=environment,
+            base_currency=base_currency,
+            quote_currency=quote_currency,
+        ) from exc
+    return _quote_record(
+        by=by,
+        environment=environment,
+        remote=remote,
+        amount=amount,
+        amount_in_destination=amount_in_destination,
+    )
 
 
 def _mark_expired(quote: Quote) -> None:
