@@ -49,7 +49,7 @@ class ServiceError(Exception):
         }
 
     def as_message(self) -> str:
-        """One line for a page without a form: the message, then each field error."""
+        """One line for a page without a form (or a command): the message, then each field error."""
         details = "; ".join(
             f"{item.field}: {item.message}" if item.field else item.message for item in self.errors
         )
