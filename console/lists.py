@@ -1,6 +1,6 @@
 """List pages, shared by every app: filters applied only when given, a search over several fields
 (word by word, or an amount), one page of rows with the other query parameters kept, and the HTMX
-results partial."""
+results partial (or any page's fragment)."""
 
 from __future__ import annotations
 
@@ -82,6 +82,11 @@ def is_htmx(request: HttpRequest) -> bool:
     return bool(getattr(request, "htmx", False))
 
 
+def fragment_template(request: HttpRequest, template: str, fragment: str) -> str:
+    """The whole page, or only its `fragment` partial when HTMX asks for a swap."""
+    return f"{template}#{fragment}" if is_htmx(request) else template
+
+
 def list_template(request: HttpRequest, template: str) -> str:
     """The whole page, or only its `results` partial when HTMX asks (a filter bar's request)."""
-    return f"{template}#results" if is_htmx(request) else template
+    return fragment_template(request, template, "results")

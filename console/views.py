@@ -19,6 +19,7 @@ from django.views.decorators.csrf import requires_csrf_token
 
 from console import health
 from console.dashboard import panels_for
+from console.lists import fragment_template
 from console.navigation import ITEMS_BY_KEY
 from console.templatetags.ui import duration
 from staff import roles
@@ -112,10 +113,9 @@ def system_health(request: HttpRequest) -> HttpResponse:
             ("Cache", settings.CACHES["default"]["BACKEND"].rsplit(".", 1)[-1]),
         ],
     }
-    template = "console/system_health.html"
-    if getattr(request, "htmx", False):  # django_htmx sets it; the fragment alone for a swap
-        template += "#checks"
-    return render(request, template, context)
+    return render(
+        request, fragment_template(request, "console/system_health.html", "checks"), context
+    )
 
 
 def permission_denied(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:

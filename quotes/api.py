@@ -7,7 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest
+from django.http import Http404, HttpRequest
 from ninja import Field, Router, Schema
 from ninja.params.functions import Query as QueryParam
 
@@ -15,47 +15,15 @@ from config.api_support import (
     ERROR_RESPONSES,
     EnvironmentName,
     ErrorOut,
-    FieldErrorOut,
     api_environment,
 )
 from gateway.models import Environment
 from quotes import selectors
-from quotes.errors import QuoteFieldError
 from quotes.models import Quote
-from quotes.services import QuoteRefused, quote_reprice, quote_request
+from quotes.services import quote_reprice, quote_request
 from staff.requests import staff_of
 
 router = Router(tags=["quotes"])
-
-
-def error(code: str, message: str, errors: list[QuoteFieldError] | None = None) -> ErrorOut:
-    """The one error shape; an upstream list of valid values is spelt out in the message."""
-    return ErrorOut(
-        code=code,
-        message=message,
-        errors=[
-            FieldErrorOut(
-                field=item.field or "",
-                message=item.message
-                + (f" Valid choices: {', '.join(item.choices)}." if item.choices else ""),
-            )
-            for item in errors or []
-        ],
-    )
-
-
-def refused(exc: QuoteRefused) -> tuple[int, ErrorOut]:
-    codes = {item.code for item in exc.errors if item.code}
-    # Bad input is 400 whatever layer caught it (ADR 0009), FEES_EXCEED_AMOUNT included (the
-    # upstream's 409): the code still says which.
-    status = 400
-    if "upstream_unavailable" in codes:
-        status = 503  # nothing was created: the same request may be sent again
-    elif "upstream_credentials" in codes:
-        status = 502
-    return status, error(
-        next(iter(codes), "validation_error"), "The quote request was refused.", exc.errors
-    )
 
 
 def environment_of(request: HttpRequest, name: str | None = None) -> Environment:
@@ -198,16 +166,15 @@ def create_quote(
     request: HttpRequest, payload: QuoteIn, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
     """Request a quotation from the upstream in the caller's environment (finance makers)."""
-    user = staff_of(request)
-    try:
-        quote = quote_request(
-            by=user, environment=environment_of(request, environment), **payload.dict()
-        )
-    except PermissionDenied as exc:
-        return 403, error("permission_denied", str(exc) or "Not allowed.")
-    except QuoteRefused as exc:
-        return refused(exc)
+    quote = quote_request(
+        by=staff_of(request), environment=environment_of(request, environment), **payload.dict()
+    )
     return 201, quote_out(quote)
+
+
+def _require_reader(request: HttpRequest) -> None:
+    if not selectors.can_read_quotes(staff_of(request)):
+        raise PermissionDenied("Not allowed.")
 
 
 @router.get("/quotes", response={200: list[QuoteOut], **ERROR_RESPONSES})
@@ -220,33 +187,26 @@ def list_quotes(
     environment: str | None = EnvironmentName,
 ) -> tuple[int, Any]:
     """The environment's quotes, newest first."""
-    user = staff_of(request)
-    if not selectors.can_read_quotes(user):
-        return 403, error("permission_denied", "Not allowed.")
+    _require_reader(request)
     quotes = selectors.quote_list(
         environment=environment_of(request, environment), status=status, corridor=corridor
     )
     return 200, [quote_out(quote) for quote in quotes[offset : offset + limit]]
 
 
-def _find(request: HttpRequest, quote_id: int, environment: str | None) -> Quote | None:
+def _find(request: HttpRequest, quote_id: int, environment: str | None) -> Quote:
     try:
         return selectors.quote_detail(environment=environment_of(request, environment), pk=quote_id)
     except Quote.DoesNotExist:
-        return None
+        raise Http404("No such quote in this environment.") from None
 
 
 @router.get("/quotes/{quote_id}", response={200: QuoteOut, **ERROR_RESPONSES})
 def get_quote(
     request: HttpRequest, quote_id: int, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
-    user = staff_of(request)
-    if not selectors.can_read_quotes(user):
-        return 403, error("permission_denied", "Not allowed.")
-    quote = _find(request, quote_id, environment)
-    if quote is None:
-        return 404, error("not_found", "No such quote in this environment.")
-    return 200, quote_out(quote)
+    _require_reader(request)
+    return 200, quote_out(_find(request, quote_id, environment))
 
 
 @router.patch("/quotes/{quote_id}", response={200: QuoteOut, **ERRORS})
@@ -257,14 +217,6 @@ def change_quote_amount(
     environment: str | None = EnvironmentName,
 ) -> tuple[int, Any]:
     """Change an active quote's amount: the upstream re-prices it and restarts its timer."""
-    user = staff_of(request)
     quote = _find(request, quote_id, environment)
-    if quote is None:
-        return 404, error("not_found", "No such quote in this environment.")
-    try:
-        quote = quote_reprice(by=user, quote=quote, amount=payload.amount)
-    except PermissionDenied as exc:
-        return 403, error("permission_denied", str(exc) or "Not allowed.")
-    except QuoteRefused as exc:
-        return refused(exc)
+    quote = quote_reprice(by=staff_of(request), quote=quote, amount=payload.amount)
     return 200, quote_out(quote)

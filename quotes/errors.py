@@ -14,6 +14,7 @@ from gateway.errors import (
     TemporaryError,
     UpstreamError,
 )
+from staff.errors import ServiceError
 
 # The request fields of POST/PATCH /v1/quotations (interface.md 4.2; decisions.md 2).
 FIELDS = (
@@ -57,6 +58,41 @@ class QuoteFieldError:
     message: str
     choices: list[str] = dataclasses.field(default_factory=list)
     code: str = ""
+
+    @property
+    def shown(self) -> str:
+        """The message as a person reads it: an upstream list of valid values spelt out."""
+        if not self.choices:
+            return self.message
+        return f"{self.message} Valid choices: {', '.join(self.choices)}."
+
+
+class QuoteRefused(ServiceError):
+    """
+    A quotation request refused, by us before sending or by the upstream: its refusals by field.
+
+    In the one error shape: code is the refusal's own (`QUOTE_INVALID_STATE`,
+    `upstream_unavailable`, ...) or `validation_error`; status 503 when the upstream did not
+    answer (nothing was created: send the same request again), 502 when it refused our
+    credentials, else 400, FEES_EXCEED_AMOUNT included (the upstream's 409; ADR 0009). Each
+    field error names the request field (empty: the request as a whole) with the valid choices
+    spelt out. `refusals` keeps them as the quote pages and tests read them.
+    """
+
+    def __init__(self, refusals: list[QuoteFieldError]) -> None:
+        codes = [item.code for item in refusals if item.code]
+        status = 400
+        if "upstream_unavailable" in codes:
+            status = 503
+        elif "upstream_credentials" in codes:
+            status = 502
+        super().__init__(
+            "The quote request was refused.",
+            code=codes[0] if codes else "validation_error",
+            errors=[(item.field or "", item.shown) for item in refusals],
+            status=status,
+        )
+        self.refusals = refusals
 
 
 def _field_named_in(message: str) -> str | None:

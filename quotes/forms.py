@@ -9,7 +9,6 @@ from django import forms
 
 from console.forms import IsoDateField
 from quotes.choices import Choices, names
-from quotes.errors import QuoteFieldError
 from quotes.models import Quote, QuoteStatus
 
 
@@ -49,6 +48,9 @@ class QuoteRequestForm(forms.Form):
         max_digits=11, decimal_places=2, min_value=Decimal("0.01"), label="Amount"
     )
 
+    # The API's names of fields this form names otherwise (for ServiceError.add_to_form).
+    API_NAMES = {"amount_in_destination": "amount_mode"}
+
     def __init__(self, *args: Any, choices: Choices, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.valid = choices
@@ -76,17 +78,6 @@ class QuoteRequestForm(forms.Form):
     def needs_network(self) -> bool:
         return bool(self.fields["network"].required)
 
-    def add_upstream_errors(self, errors: list[QuoteFieldError]) -> None:
-        """Each refusal on its field, with the valid choices; the rest above the form."""
-        for error in errors:
-            message = error.message
-            if error.choices:
-                message = f"{message} Valid choices: {', '.join(error.choices)}."
-            target = error.field if error.field in self.fields else None
-            if error.field == "amount_in_destination":
-                target = "amount_mode"
-            self.add_error(target, message)
-
     def request_values(self) -> dict[str, Any]:
         data = self.cleaned_data
         return {
@@ -109,10 +100,6 @@ class QuoteAmountForm(forms.Form):
         if quote is not None:  # the amount is in the currency it was asked in, as in the card
             mode = "to arrive" if quote.amount_in_destination else "to send"
             self.fields["amount"].label = f"New amount ({quote.requested_currency}, {mode})"
-
-    def add_upstream_errors(self, errors: list[QuoteFieldError]) -> None:
-        for error in errors:
-            self.add_error("amount" if error.field == "amount" else None, error.message)
 
 
 class QuoteFilterForm(forms.Form):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from datetime import date
 
 from django.core.exceptions import PermissionDenied
@@ -61,23 +62,9 @@ def quote_detail(*, environment: Environment | None, pk: int) -> Quote:
 
 
 def quote_figures(quote: Quote) -> QuoteFigures:
+    """The stored quote's numbers: each figure of QuoteFigures is the quote's field of that name."""
     return QuoteFigures(
-        base_amount=quote.base_amount,
-        quote_amount=quote.quote_amount,
-        rate=quote.rate,
-        service_rate=quote.service_rate,
-        amount_in_destination=quote.amount_in_destination,
-        base_fixed_fee=quote.base_fixed_fee,
-        base_percentage_fee=quote.base_percentage_fee,
-        base_fx_markup=quote.base_fx_markup,
-        client_fixed_fee=quote.client_fixed_fee,
-        client_percentage_fee=quote.client_percentage_fee,
-        client_fx_markup=quote.client_fx_markup,
-        network_fee=quote.network_fee,
-        penalty_markup=quote.penalty_markup,
-        total_fees=quote.total_fees,
-        base_currency=quote.base_currency,
-        quote_currency=quote.quote_currency,
+        **{figure.name: getattr(quote, figure.name) for figure in fields(QuoteFigures)}
     )
 
 

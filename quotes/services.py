@@ -14,21 +14,13 @@ from gateway.errors import UpstreamError
 from gateway.models import Environment
 from gateway.schemas import Quote as UpstreamQuote
 from quotes.choices import STABLECOINS, choices_refresh
-from quotes.errors import QuoteFieldError, quote_errors
+from quotes.errors import QuoteFieldError, QuoteRefused, quote_errors
 from quotes.models import Quote, QuoteStatus
 from staff.models import StaffUser
 from staff.roles import PAYOUT_INITIATE
 from staff.services import audit_record
 
 MAX_AMOUNT = Decimal("999999999.99")
-
-
-class QuoteRefused(Exception):
-    """The request was refused (by us before sending, or by the upstream): errors by field."""
-
-    def __init__(self, errors: list[QuoteFieldError]) -> None:
-        super().__init__("; ".join(error.message for error in errors))
-        self.errors = errors
 
 
 def require_maker(user: StaffUser) -> None:
@@ -101,6 +93,48 @@ def _refused(
     return QuoteRefused(quote_errors(exc))
 
 
+def _quote_record(
+    *,
+    by: StaffUser,
+    environment: Environment,
+    remote: UpstreamQuote,
+    amount: Decimal,
+    amount_in_destination: bool,
+) -> Quote:
+    """Keep the upstream's quotation with who asked for it, and audit the request."""
+    now = timezone.now()
+    with transaction.atomic():
+        quote = Quote.objects.create(
+            environment=environment,
+            upstream_id=remote.quote_id,
+            requested_by=by,
+            base_currency=remote.base_currency,
+            quote_currency=remote.quote_currency,
+            amount_in_destination=amount_in_destination,
+            requested_amount=amount,
+            created_at=now,
+            updated_at=now,
+            **_figures(remote),
+        )
+        audit_record(
+            actor=by,
+            action="quote.requested",
+            target=quote,
+            details={
+                "quote_id": quote.upstream_id,
+                "corridor": quote.corridor,
+                "account_type": quote.account_type,
+                "network": quote.network,
+                "amount": amount,
+                "amount_in_destination": amount_in_destination,
+                "base_amount": quote.base_amount,
+                "quote_amount": quote.quote_amount,
+                "expires_at": quote.expires_at,
+            },
+        )
+    return quote
+
+
 def quote_request(
     *,
     by: StaffUser,
@@ -137,37 +171,13 @@ def quote_request(
             base_currency=base_currency,
             quote_currency=quote_currency,
         ) from exc
-    now = timezone.now()
-    with transaction.atomic():
-        quote = Quote.objects.create(
-            environment=environment,
-            upstream_id=remote.quote_id,
-            requested_by=by,
-            base_currency=remote.base_currency,
-            quote_currency=remote.quote_currency,
-            amount_in_destination=amount_in_destination,
-            requested_amount=amount,
-            created_at=now,
-            updated_at=now,
-            **_figures(remote),
-        )
-        audit_record(
-            actor=by,
-            action="quote.requested",
-            target=quote,
-            details={
-                "quote_id": quote.upstream_id,
-                "corridor": quote.corridor,
-                "account_type": quote.account_type,
-                "network": quote.network,
-                "amount": amount,
-                "amount_in_destination": amount_in_destination,
-                "base_amount": quote.base_amount,
-                "quote_amount": quote.quote_amount,
-                "expires_at": quote.expires_at,
-            },
-        )
-    return quote
+    return _quote_record(
+        by=by,
+        environment=environment,
+        remote=remote,
+        amount=amount,
+        amount_in_destination=amount_in_destination,
+    )
 
 
 def _mark_expired(quote: Quote) -> None:
@@ -177,29 +187,27 @@ def _mark_expired(quote: Quote) -> None:
     quote.status = QuoteStatus.EXPIRED
 
 
-def quote_reprice(*, by: StaffUser, quote: Quote, amount: Decimal) -> Quote:
-    """Change an active quote's amount: the upstream re-prices it and restarts its timer."""
-    require_maker(by)
-    if not quote.is_usable():
-        if quote.status == QuoteStatus.ACTIVE:
-            _mark_expired(quote)
-        raise QuoteRefused(
-            [
-                QuoteFieldError(
-                    None,
-                    f"The quote is {quote.get_status_display().lower()}: request a new one.",
-                    code="QUOTE_INVALID_STATE",
-                )
-            ]
-        )
-    _check_request(
-        base_currency=quote.base_currency,
-        amount=amount,
-        network=quote.network,
-        amount_in_destination=quote.amount_in_destination,
+def _require_usable(quote: Quote) -> None:
+    """Refused locally (nothing is sent) once the quote is no longer active by our clock."""
+    if quote.is_usable():
+        return
+    if quote.status == QuoteStatus.ACTIVE:
+        _mark_expired(quote)
+    raise QuoteRefused(
+        [
+            QuoteFieldError(
+                None,
+                f"The quote is {quote.get_status_display().lower()}: request a new one.",
+                code="QUOTE_INVALID_STATE",
+            )
+        ]
     )
+
+
+def _quote_update_upstream(quote: Quote, *, amount: Decimal) -> UpstreamQuote:
+    """The upstream's re-priced quotation, or QuoteRefused (and marked expired if it says so)."""
     try:
-        remote = call_sync(
+        return call_sync(
             upstream(quote.environment).quotations.update, quote.upstream_id, amount=amount
         )
     except UpstreamError as exc:
@@ -211,14 +219,32 @@ def quote_reprice(*, by: StaffUser, quote: Quote, amount: Decimal) -> Quote:
             base_currency=quote.base_currency,
             quote_currency=quote.quote_currency,
         ) from exc
+
+
+def _amounts(quote: Quote, *, amount: Decimal) -> dict[str, Any]:
+    """The figures a re-price changes, as its audit entry records them before and after."""
+    return {
+        "amount": amount,
+        "base_amount": quote.base_amount,
+        "quote_amount": quote.quote_amount,
+        "expires_at": quote.expires_at,
+    }
+
+
+def quote_reprice(*, by: StaffUser, quote: Quote, amount: Decimal) -> Quote:
+    """Change an active quote's amount: the upstream re-prices it and restarts its timer."""
+    require_maker(by)
+    _require_usable(quote)
+    _check_request(
+        base_currency=quote.base_currency,
+        amount=amount,
+        network=quote.network,
+        amount_in_destination=quote.amount_in_destination,
+    )
+    remote = _quote_update_upstream(quote, amount=amount)
     with transaction.atomic():
         locked = Quote.objects.select_for_update().get(pk=quote.pk)
-        before = {
-            "amount": locked.requested_amount,
-            "base_amount": locked.base_amount,
-            "quote_amount": locked.quote_amount,
-            "expires_at": locked.expires_at,
-        }
+        before = _amounts(locked, amount=locked.requested_amount)
         for name, value in _figures(remote).items():
             setattr(locked, name, value)
         locked.requested_amount = amount
@@ -232,12 +258,7 @@ def quote_reprice(*, by: StaffUser, quote: Quote, amount: Decimal) -> Quote:
             details={
                 "quote_id": locked.upstream_id,
                 "before": before,
-                "after": {
-                    "amount": amount,
-                    "base_amount": locked.base_amount,
-                    "quote_amount": locked.quote_amount,
-                    "expires_at": locked.expires_at,
-                },
+                "after": _amounts(locked, amount=amount),
             },
         )
     return locked

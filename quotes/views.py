@@ -17,7 +17,9 @@ from quotes import selectors
 from quotes.choices import Choices
 from quotes.forms import QuoteAmountForm, QuoteFilterForm, QuoteRequestForm
 from quotes.models import Quote
-from quotes.services import QuoteRefused, quote_recheck, quote_reprice, quote_request
+from quotes.services import quote_recheck, quote_reprice, quote_request
+from staff.errors import ServiceError
+from staff.models import StaffUser
 from staff.requests import staff_of
 from staff.roles import PAYOUT_INITIATE
 
@@ -33,6 +35,19 @@ def _get_quote(request: HttpRequest, pk: int) -> Quote:
         return selectors.quote_detail(environment=_environment(request), pk=pk)
     except Quote.DoesNotExist:
         raise Http404("No such quote in this environment.") from None
+
+
+def _maker(request: HttpRequest) -> StaffUser:
+    """The finance maker asking (403 for anyone else)."""
+    user = staff_of(request)
+    if not user.has_perm(PAYOUT_INITIATE):
+        raise PermissionDenied
+    return user
+
+
+def _maker_quote(request: HttpRequest, pk: int) -> tuple[StaffUser, Quote]:
+    """The maker acting on one quote of their environment (403, then 404)."""
+    return _maker(request), _get_quote(request, pk)
 
 
 def card_context(request: HttpRequest, quote: Quote, **extra: Any) -> dict[str, Any]:
@@ -83,9 +98,7 @@ def quote_list(request: HttpRequest) -> HttpResponse:
 @login_required
 def quote_new(request: HttpRequest) -> HttpResponse:
     """The builder. A change of currency re-renders the fields (rails, networks) over HTMX."""
-    user = staff_of(request)
-    if not user.has_perm(PAYOUT_INITIATE):
-        raise PermissionDenied
+    user = _maker(request)
     environment = _environment(request)
     choices = Choices(environment)
     quote = None
@@ -96,8 +109,8 @@ def quote_new(request: HttpRequest) -> HttpResponse:
         elif form.is_valid():
             try:
                 quote = quote_request(by=user, environment=environment, **form.request_values())
-            except QuoteRefused as exc:
-                form.add_upstream_errors(exc.errors)
+            except ServiceError as exc:
+                exc.add_to_form(form, rename=QuoteRequestForm.API_NAMES)
             else:
                 if not request.htmx:  # type: ignore[attr-defined]
                     return redirect("quotes:detail", pk=quote.pk)
@@ -128,16 +141,13 @@ def quote_detail(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def quote_amount(request: HttpRequest, pk: int) -> HttpResponse:
     """Change the amount of an active quote: re-priced upstream, its timer restarted."""
-    user = staff_of(request)
-    if not user.has_perm(PAYOUT_INITIATE):
-        raise PermissionDenied
-    quote = _get_quote(request, pk)
+    user, quote = _maker_quote(request, pk)
     form = QuoteAmountForm(request.POST, quote=quote)
     if form.is_valid():
         try:
             quote = quote_reprice(by=user, quote=quote, amount=form.cleaned_data["amount"])
-        except QuoteRefused as exc:
-            form.add_upstream_errors(exc.errors)
+        except ServiceError as exc:
+            exc.add_to_form(form)
         else:
             form = QuoteAmountForm(initial={"amount": quote.requested_amount}, quote=quote)
     if not request.htmx and not form.errors:  # type: ignore[attr-defined]
@@ -152,15 +162,12 @@ def quote_amount(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 def quote_recheck_view(request: HttpRequest, pk: int) -> HttpResponse:
     """Read the quote back from the upstream: its status by the upstream's own clock."""
-    user = staff_of(request)
-    if not user.has_perm(PAYOUT_INITIATE):
-        raise PermissionDenied
-    quote = _get_quote(request, pk)
+    user, quote = _maker_quote(request, pk)
     errors: list[str] = []
     try:
         quote = quote_recheck(by=user, quote=quote)
-    except QuoteRefused as exc:
-        errors = [error.message for error in exc.errors]
+    except ServiceError as exc:
+        errors = [item.message for item in exc.errors] or [exc.message]
     if not request.htmx:  # type: ignore[attr-defined]
         return redirect("quotes:detail", pk=quote.pk)
     return render(

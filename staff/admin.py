@@ -74,16 +74,8 @@ class StaffUserAdmin(UserAdmin):
         return ", ".join(sorted(group.name for group in obj.groups.all())) or "—"
 
 
-@admin.register(AuditEntry)
-class AuditEntryAdmin(admin.ModelAdmin):
-    """The audit trail is evidence: it can be read and searched here, never changed."""
-
-    list_display = ("at", "actor", "action", "target_type", "target_id")
-    list_filter = ("action", "target_type", ("at", admin.DateFieldListFilter))
-    search_fields = ("action", "actor__email", "target_id")
-    date_hierarchy = "at"
-    list_select_related = ("actor",)
-    readonly_fields = ("at", "actor", "action", "target_type", "target_id", "details")
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Records that are evidence (the audit trail, webhook deliveries): shown, never edited."""
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
@@ -93,6 +85,18 @@ class AuditEntryAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(ReadOnlyAdmin):
+    """The audit trail is evidence: it can be read and searched here, never changed."""
+
+    list_display = ("at", "actor", "action", "target_type", "target_id")
+    list_filter = ("action", "target_type", ("at", admin.DateFieldListFilter))
+    search_fields = ("action", "actor__email", "target_id")
+    date_hierarchy = "at"
+    list_select_related = ("actor",)
+    readonly_fields = ("at", "actor", "action", "target_type", "target_id", "details")
 
 
 @admin.register(ApiToken)

@@ -48,8 +48,18 @@ class ServiceError(Exception):
             "errors": [{"field": e.field, "message": e.message} for e in self.errors],
         }
 
+    def as_message(self) -> str:
+        """One line for a page without a form (or a command): the message, then each field error."""
+        details = "; ".join(
+            f"{item.field}: {item.message}" if item.field else item.message for item in self.errors
+        )
+        return self.message + (f" ({details})" if details else "")
+
     def add_to_form(self, form: BaseForm, *, rename: Mapping[str, str] | None = None) -> None:
-        """Each error on its form field (by full name, `rename`d name, or last dotted segment)."""
+        """
+        Each error on its form field (by full name, `rename`d name, or last dotted segment); one
+        on no field of the form goes above it, named unless it concerns the request as a whole.
+        """
         rename = rename or {}
         for item in self.errors:
             last = re.sub(r"\[\d+\]", "", item.field).rsplit(".", 1)[-1]
@@ -57,7 +67,8 @@ class ServiceError(Exception):
             target = next((n for n in candidates if n and n in form.fields), None)
             if target is not None and target in form.errors and item.message in form.errors[target]:
                 continue
-            form.add_error(target, item.message if target else f"{item.field}: {item.message}")
+            named = target or not item.field  # an empty field is the request as a whole
+            form.add_error(target, item.message if named else f"{item.field}: {item.message}")
         if not self.errors:
             form.add_error(None, self.message)
 

@@ -25,7 +25,7 @@ APPROVAL_POLICY_MANAGE = "payouts.manage_approval_policy"
 # Declared on webhooks.WebhookEndpoint.Meta.permissions.
 WEBHOOK_EVENTS_VIEW = "webhooks.view_webhook_events"
 WEBHOOKS_MANAGE = "webhooks.manage_webhooks"
-# The directory (issue 11): permissions declared by the apps that own the records.
+# The directory of end users and accounts: permissions declared by the apps that own the records.
 DIRECTORY_VIEW = "users.view_directory"
 KYC_REVIEW = "users.review_kyc"
 ACCOUNTS_MANAGE = "accounts.manage_accounts"
@@ -103,7 +103,7 @@ ADMIN = Role(
         APPROVAL_POLICY_MANAGE,
         WEBHOOK_EVENTS_VIEW,
         WEBHOOKS_MANAGE,
-        # "Admins all" on the directory (issue 11).
+        # Admins hold every permission of the directory too.
         COMPLIANCE_VIEW,
         END_USERS_MANAGE,
         DIRECTORY_VIEW,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -159,14 +160,7 @@ def _event_out(event: WebhookEvent) -> dict[str, Any]:
 
 
 def _run_out(run: ReprocessRun) -> RunOut:
-    return RunOut(
-        id=run.pk,
-        description=run.description,
-        total=run.total,
-        done=run.done,
-        failed=run.failed,
-        finished_at=run.finished_at,
-    )
+    return RunOut.model_validate(run)
 
 
 def _endpoint_out(request: HttpRequest, environment: Environment) -> EndpointOut:
@@ -219,15 +213,22 @@ def _environment(environment_id: int) -> Environment:
     return environment
 
 
+def _endpoint_changed(
+    request: HttpRequest, environment_id: int, change: Callable[..., Any]
+) -> EndpointOut:
+    """Run a registration service on the environment's endpoint and show the endpoint after it."""
+    environment = _environment(environment_id)
+    base = request.build_absolute_uri("/")
+    change(environment=environment, by=request.user, base_url=_base(base))
+    return _endpoint_out(request, Environment.objects.get(pk=environment.pk))
+
+
 @router.post(
     "/endpoints/{int:environment_id}/register", response={200: EndpointOut, **ERROR_RESPONSES}
 )
 def endpoint_register(request: HttpRequest, environment_id: int) -> EndpointOut:
     """Register the environment's receiver upstream (a first secret is generated)."""
-    environment = _environment(environment_id)
-    base = request.build_absolute_uri("/")
-    webhook_endpoint_register(environment=environment, by=request.user, base_url=_base(base))
-    return _endpoint_out(request, Environment.objects.get(pk=environment.pk))
+    return _endpoint_changed(request, environment_id, webhook_endpoint_register)
 
 
 @router.post(
@@ -235,10 +236,7 @@ def endpoint_register(request: HttpRequest, environment_id: int) -> EndpointOut:
 )
 def endpoint_rotate(request: HttpRequest, environment_id: int) -> EndpointOut:
     """A new secret; the previous one stays accepted for the overlap window."""
-    environment = _environment(environment_id)
-    base = request.build_absolute_uri("/")
-    webhook_secret_rotate(environment=environment, by=request.user, base_url=_base(base))
-    return _endpoint_out(request, Environment.objects.get(pk=environment.pk))
+    return _endpoint_changed(request, environment_id, webhook_secret_rotate)
 
 
 def _base(fallback: str) -> str:

@@ -13,6 +13,10 @@ from gateway import crypto
 from gateway.models import Environment
 
 
+def _decrypted(ciphertext: str) -> str:
+    return crypto.decrypt(ciphertext) if ciphertext else ""
+
+
 class WebhookEndpoint(models.Model):
     """
     Where one environment's upstream pushes events, and the secrets it signs them with.
@@ -55,19 +59,15 @@ class WebhookEndpoint(models.Model):
     # Decrypted secrets: only the receiver, the services and the operator command read these.
     @property
     def secret(self) -> str:
-        return crypto.decrypt(self.secret_encrypted) if self.secret_encrypted else ""
+        return _decrypted(self.secret_encrypted)
 
     @property
     def previous_secret(self) -> str:
-        if not self.previous_secret_encrypted:
-            return ""
-        return crypto.decrypt(self.previous_secret_encrypted)
+        return _decrypted(self.previous_secret_encrypted)
 
     @property
     def pending_secret(self) -> str:
-        if not self.pending_secret_encrypted:
-            return ""
-        return crypto.decrypt(self.pending_secret_encrypted)
+        return _decrypted(self.pending_secret_encrypted)
 
     def previous_accepted(self, now: datetime | None = None) -> bool:
         now = now or timezone.now()

@@ -10,11 +10,13 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
 from django.core.paginator import Paginator
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from console.lists import fragment_template, list_template, page_of
 from console.templatetags.ui import duration
 from gateway.models import Environment
 from staff.errors import ServiceError
@@ -78,8 +80,7 @@ def _endpoint_action(request: HttpRequest, environment_pk: int, *, rotate: bool)
     try:
         result = action(environment=environment, by=request.user, base_url=_base_url(request))
     except ServiceError as exc:
-        details = "; ".join(f"{e.field}: {e.message}" for e in exc.errors)
-        messages.error(request, exc.message + (f" ({details})" if details else ""))
+        messages.error(request, exc.as_message())
     else:
         if result.rotated:
             messages.success(
@@ -138,22 +139,24 @@ def _filters(request: HttpRequest) -> tuple[EventFilterForm, dict[str, Any]]:
 @permission_required(WEBHOOK_EVENTS_VIEW, raise_exception=True)
 def event_list(request: HttpRequest) -> HttpResponse:
     form, filters = _filters(request)
-    query = request.GET.copy()
-    query.pop("page", None)
-    context: dict[str, Any] = {"form": form, "query": query.urlencode(), "filters": filters}
+    rows: QuerySet[Any]
     if filters.get("status") == "invalid":
-        deliveries = selectors.refused_deliveries(
+        shown = "refused"
+        rows = selectors.refused_deliveries(
             environment=filters.get("environment"), q=filters.get("q", "")
         )
-        context["refused"] = Paginator(deliveries, PAGE_SIZE).get_page(request.GET.get("page"))
     else:
-        events = selectors.event_list(**filters)
-        context["page"] = Paginator(events, PAGE_SIZE).get_page(request.GET.get("page"))
-    context["can_manage"] = request.user.has_perm(WEBHOOKS_MANAGE)
-    template = "webhooks/event_list.html"
-    if request.htmx:  # type: ignore[attr-defined]
-        template += "#results"
-    return render(request, template, context)
+        shown = "page"
+        rows = selectors.event_list(**filters)
+    page, query = page_of(request, rows, PAGE_SIZE)
+    context: dict[str, Any] = {
+        "form": form,
+        "query": query,
+        "filters": filters,
+        shown: page,
+        "can_manage": request.user.has_perm(WEBHOOKS_MANAGE),
+    }
+    return render(request, list_template(request, "webhooks/event_list.html"), context)
 
 
 @login_required
@@ -300,9 +303,7 @@ def events_reprocess(request: HttpRequest) -> HttpResponse:
 @permission_required(WEBHOOKS_MANAGE, raise_exception=True)
 def reprocess_progress(request: HttpRequest, pk: int) -> HttpResponse:
     run = get_object_or_404(ReprocessRun, pk=pk)
-    template = "webhooks/reprocess_progress.html"
-    if request.htmx:  # type: ignore[attr-defined]
-        template += "#progress"
+    template = fragment_template(request, "webhooks/reprocess_progress.html", "progress")
     return render(request, template, {"run": run})
 
 

@@ -14,7 +14,7 @@ PAYOUT_DOCUMENT_TYPES: list[str] = env.list(
 )
 PAYOUT_DOCUMENT_MAX_BYTES: int = env.int("PAYOUT_DOCUMENT_MAX_BYTES", default=5 * 1024 * 1024)
 
-# --- Maker-checker, initiation and tracking (issue 14) ----------------------------------------
+# --- Maker-checker, initiation and tracking ---------------------------------------------------
 # Approvals survive a re-quote whose figures moved by at most this fraction (0.005 = 0.5 %).
 PAYOUTS_REQUOTE_TOLERANCE = Decimal(env("PAYOUTS_REQUOTE_TOLERANCE", default="0.005"))
 # A payout `submitting` for longer than this is re-sent (same idempotency key) by a schedule.

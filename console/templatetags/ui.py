@@ -8,9 +8,12 @@ under templates/includes/ use them; docs/ui.md lists both.
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from datetime import UTC, date, datetime
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Concatenate
 
 from django import template
 from django.utils import timezone
@@ -43,12 +46,23 @@ def group_thousands(digits: str) -> str:
     return ",".join(groups)
 
 
+def figure_filter[**P](
+    show: Callable[Concatenate[Decimal, P], str],
+) -> Callable[Concatenate[object, P], str]:
+    """A filter of a figure: `show` gets the value as an exact Decimal; no value shows MISSING."""
+
+    @functools.wraps(show)
+    def shown(value: object, *args: P.args, **kwargs: P.kwargs) -> str:
+        number = as_decimal(value)
+        return MISSING if number is None else show(number, *args, **kwargs)
+
+    return shown
+
+
 @register.filter
-def money(value: object, currency: object = "") -> str:
+@figure_filter
+def money(amount: Decimal, currency: object = "") -> str:
     """`{{ amount|money:"USD" }}` -> `1,234.56 USD`: exact, half-up to cents, currency always."""
-    amount = as_decimal(value)
-    if amount is None:
-        return MISSING
     code = str(currency or "").strip().upper() or "(no currency)"
     cents = amount.quantize(CENTS, rounding=ROUND_HALF_UP)
     sign = "-" if cents < 0 else ""
@@ -63,11 +77,9 @@ def is_negative(value: object) -> bool:
 
 
 @register.filter
-def count(value: object) -> str:
+@figure_filter
+def count(number: Decimal) -> str:
     """`{{ 12345|count }}` -> `12,345`: whole numbers with thousands separators."""
-    number = as_decimal(value)
-    if number is None:
-        return MISSING
     whole = number.to_integral_value(rounding=ROUND_HALF_UP)
     sign = "-" if whole < 0 else ""
     return sign + group_thousands(f"{abs(whole):f}")
@@ -99,20 +111,16 @@ def iso(value: datetime | None) -> str:
 
 
 @register.filter
-def percent(fraction: object) -> str:
+@figure_filter
+def percent(number: Decimal) -> str:
     """A fraction as the upstream states it (0.005) shown as `0.5 %`, exactly (no rounding)."""
-    number = as_decimal(fraction)
-    if number is None:
-        return MISSING
     return f"{(number * 100).normalize():f} %"
 
 
 @register.filter
-def rate(value: object) -> str:
+@figure_filter
+def rate(number: Decimal) -> str:
     """An exchange rate to 6 decimals (`5.123400`), half-up, never through a float."""
-    number = as_decimal(value)
-    if number is None:
-        return MISSING
     return f"{number.quantize(Decimal('0.000001'), rounding=ROUND_HALF_UP):f}"
 
 
@@ -134,12 +142,10 @@ def duration_words(seconds: Decimal) -> str:
 
 
 @register.filter
-def duration(value: object, unit: object = "ms") -> str:
+@figure_filter
+def duration(number: Decimal, unit: object = "ms") -> str:
     """`{{ check.duration_ms|duration }}` -> `120 ms` or `1.2 s`; `{{ age|duration:"s" }}` for
     seconds. Exact (never through a float's expansion); no value shows `—`."""
-    number = as_decimal(value)
-    if number is None:
-        return MISSING
     return duration_words(number if str(unit) == "s" else number / 1000)
 
 

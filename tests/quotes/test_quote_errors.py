@@ -163,7 +163,7 @@ def test_the_emulator_refusals_land_on_their_fields_with_the_valid_choices(
     values.update(request_values)
     with pytest.raises(QuoteRefused) as refused:
         quote_request(by=maker, environment=sandbox, **values)  # type: ignore[arg-type]
-    [error] = refused.value.errors
+    [error] = refused.value.refusals
     assert (error.field, error.code) == (field, code)
     if choices:
         assert error.choices, "the valid choices travel with the error"
@@ -199,5 +199,5 @@ def test_an_unknown_quote_is_quote_not_found(sandbox: Environment, maker: StaffU
     quote.refresh_from_db()
     with pytest.raises(QuoteRefused) as refused:
         quote_recheck(by=maker, quote=quote)
-    assert refused.value.errors[0].field is None
-    assert "does not know" in refused.value.errors[0].message
+    assert refused.value.refusals[0].field is None
+    assert "does not know" in refused.value.refusals[0].message

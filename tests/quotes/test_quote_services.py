@@ -84,7 +84,7 @@ def test_a_stablecoin_without_its_network_is_refused_before_anything_is_sent(
             quote_currency="MXN",
             amount=D("50"),
         )
-    assert refused.value.errors[0].field == "network"
+    assert refused.value.refusals[0].field == "network"
     assert live_emulator.witness.count("/v1/quotations") == 0
 
 
@@ -123,7 +123,7 @@ def test_a_quote_expired_by_the_upstream_clock_is_refused_and_marked_expired(
     live_emulator.advance(601)
     with pytest.raises(QuoteRefused) as refused:
         quote_reprice(by=maker, quote=quote, amount=D("120"))
-    assert refused.value.errors[0].code == "QUOTE_INVALID_STATE"
+    assert refused.value.refusals[0].code == "QUOTE_INVALID_STATE"
     quote.refresh_from_db()
     assert quote.status == QuoteStatus.EXPIRED and not quote.is_usable()
     # A later attempt is refused locally: nothing more is sent.

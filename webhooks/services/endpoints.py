@@ -93,15 +93,10 @@ def _upstream_register(environment: Environment, *, url: str, secret: str) -> No
     )
 
 
-def _register(
-    *, environment: Environment, by: Any, base_url: str, rotate: bool
-) -> RegistrationResult:
-    _require_manage(by)
-    if not environment.has_credentials:
-        raise ServiceError(
-            "This environment has no upstream credentials.",
-            errors=[("environment", "has no upstream credentials")],
-        )
+def _pending_secret_prepare(
+    *, environment: Environment, base_url: str, rotate: bool
+) -> tuple[WebhookEndpoint, str, bool]:
+    """The endpoint, its receiver URL, and whether a new secret is to be sent (kept pending)."""
     with transaction.atomic():
         endpoint = WebhookEndpoint.objects.select_for_update().get(
             pk=webhook_endpoint_get_or_create(environment=environment).pk
@@ -114,28 +109,36 @@ def _register(
             endpoint.pending_secret_encrypted = crypto.encrypt(secret_generate())
             endpoint.pending_since = timezone.now()
             endpoint.save(update_fields=["pending_secret_encrypted", "pending_since"])
-    signing = endpoint.pending_secret if new_secret else endpoint.secret
-    try:
-        _upstream_register(environment, url=url, secret=signing)
-    except UpstreamError as exc:
-        WebhookEndpoint.objects.filter(pk=endpoint.pk).update(last_error=str(exc)[:500])
-        raise service_error_from_upstream(exc, what="the webhook registration") from exc
+    return endpoint, url, new_secret
+
+
+def _pending_secret_promote(endpoint: WebhookEndpoint, *, now: Any) -> bool:
+    """The pending secret becomes current; True when it replaced one (kept as previous)."""
+    rotated = False
+    if endpoint.secret_encrypted:
+        endpoint.previous_secret_encrypted = endpoint.secret_encrypted
+        endpoint.previous_secret_set_at = endpoint.secret_set_at
+        endpoint.previous_valid_until = now + timedelta(
+            seconds=settings.WEBHOOKS_ROTATION_OVERLAP_SECONDS
+        )
+        rotated = True
+    endpoint.secret_encrypted = endpoint.pending_secret_encrypted
+    endpoint.secret_set_at = now
+    endpoint.pending_secret_encrypted = ""
+    endpoint.pending_since = None
+    return rotated
+
+
+def _registration_record(
+    *, environment: Environment, endpoint_pk: int, by: Any, url: str, new_secret: bool, rotate: bool
+) -> RegistrationResult:
+    """What the upstream accepted, stored and audited; a first registration queues a catch-up."""
     now = timezone.now()
     with transaction.atomic():
-        endpoint = WebhookEndpoint.objects.select_for_update().get(pk=endpoint.pk)
+        endpoint = WebhookEndpoint.objects.select_for_update().get(pk=endpoint_pk)
         rotated = False
         if new_secret and endpoint.pending_secret_encrypted:
-            if endpoint.secret_encrypted:
-                endpoint.previous_secret_encrypted = endpoint.secret_encrypted
-                endpoint.previous_secret_set_at = endpoint.secret_set_at
-                endpoint.previous_valid_until = now + timedelta(
-                    seconds=settings.WEBHOOKS_ROTATION_OVERLAP_SECONDS
-                )
-                rotated = True
-            endpoint.secret_encrypted = endpoint.pending_secret_encrypted
-            endpoint.secret_set_at = now
-            endpoint.pending_secret_encrypted = ""
-            endpoint.pending_since = None
+            rotated = _pending_secret_promote(endpoint, now=now)
         endpoint.registered_url = url
         endpoint.registered_at = now
         endpoint.last_error = ""
@@ -156,6 +159,34 @@ def _register(
             },
         )
     return RegistrationResult(endpoint=endpoint, url=url, rotated=rotated)
+
+
+def _register(
+    *, environment: Environment, by: Any, base_url: str, rotate: bool
+) -> RegistrationResult:
+    _require_manage(by)
+    if not environment.has_credentials:
+        raise ServiceError(
+            "This environment has no upstream credentials.",
+            errors=[("environment", "has no upstream credentials")],
+        )
+    endpoint, url, new_secret = _pending_secret_prepare(
+        environment=environment, base_url=base_url, rotate=rotate
+    )
+    signing = endpoint.pending_secret if new_secret else endpoint.secret
+    try:
+        _upstream_register(environment, url=url, secret=signing)
+    except UpstreamError as exc:
+        WebhookEndpoint.objects.filter(pk=endpoint.pk).update(last_error=str(exc)[:500])
+        raise service_error_from_upstream(exc, what="the webhook registration") from exc
+    return _registration_record(
+        environment=environment,
+        endpoint_pk=endpoint.pk,
+        by=by,
+        url=url,
+        new_secret=new_secret,
+        rotate=rotate,
+    )
 
 
 def webhook_endpoint_register(

@@ -56,6 +56,59 @@ def _links_update(event: WebhookEvent, touched: Any) -> None:
             link.save(update_fields=["content_type", "object_pk", "touched"])
 
 
+def _event_locked(event_pk: int) -> WebhookEvent | None:
+    return (
+        WebhookEvent.objects.select_for_update()
+        .select_related("environment")
+        .filter(pk=event_pk)
+        .first()
+    )
+
+
+def _event_apply(event: WebhookEvent) -> tuple[str, str]:
+    """Run the event's apply service: its outcome and the error to keep ("" when none)."""
+    try:
+        handler = handler_for(event.event_type)
+    except HandlerMissing as exc:
+        return ProcessingOutcome.NO_HANDLER, str(exc)
+    try:
+        # A savepoint: a failing service leaves nothing half done, and the attempt is still
+        # recorded in the outer transaction.
+        with transaction.atomic():
+            touched = handler(
+                environment=event.environment,
+                event_type=event.event_type,
+                data=event.data,
+            )
+            _links_update(event, touched)
+    except Exception as exc:
+        logger.warning("webhook event %s failed: %s", event.event_id, type(exc).__name__)
+        return ProcessingOutcome.FAILED, f"{type(exc).__name__}: {exc}"
+    return ProcessingOutcome.PROCESSED, ""
+
+
+def _event_status_set(event: WebhookEvent, *, outcome: str, error: str, now: Any) -> None:
+    """The event's status and next attempt after one attempt with this outcome."""
+    if outcome == ProcessingOutcome.NO_HANDLER:
+        # Not a failure of the event: keep it, look again later, never give up on it.
+        event.status = EventStatus.NO_HANDLER
+        event.next_attempt_at = now + retry_delay(1)
+    else:
+        event.attempts += 1
+        if outcome == ProcessingOutcome.PROCESSED:
+            event.status = EventStatus.PROCESSED
+            event.processed_at = now
+            event.next_attempt_at = None
+        else:
+            event.status = EventStatus.FAILED
+            more = event.attempts < settings.WEBHOOKS_PROCESS_MAX_ATTEMPTS
+            event.next_attempt_at = now + retry_delay(event.attempts) if more else None
+    event.last_error = error[:2000]
+    event.save(
+        update_fields=["status", "attempts", "processed_at", "next_attempt_at", "last_error"]
+    )
+
+
 def webhook_event_process(*, event_pk: int, trigger: str = "receipt") -> str:
     """
     Apply one event once: the row is locked for the whole attempt, so a retry and a reprocess
@@ -64,12 +117,7 @@ def webhook_event_process(*, event_pk: int, trigger: str = "receipt") -> str:
     """
     now = timezone.now()
     with transaction.atomic():
-        event = (
-            WebhookEvent.objects.select_for_update()
-            .select_related("environment")
-            .filter(pk=event_pk)
-            .first()
-        )
+        event = _event_locked(event_pk)
         if event is None:
             return "missing"
         if event.status == EventStatus.UNHANDLED:
@@ -77,47 +125,9 @@ def webhook_event_process(*, event_pk: int, trigger: str = "receipt") -> str:
         if event.status == EventStatus.PROCESSED and trigger != "reprocess":
             return event.status
         started = time.perf_counter()
-        error = ""
-        touched = None
-        try:
-            handler = handler_for(event.event_type)
-        except HandlerMissing as exc:
-            outcome, error = ProcessingOutcome.NO_HANDLER, str(exc)
-        else:
-            try:
-                # A savepoint: a failing service leaves nothing half done, and the attempt is
-                # still recorded in the outer transaction.
-                with transaction.atomic():
-                    touched = handler(
-                        environment=event.environment,
-                        event_type=event.event_type,
-                        data=event.data,
-                    )
-                    _links_update(event, touched)
-            except Exception as exc:
-                outcome, error = ProcessingOutcome.FAILED, f"{type(exc).__name__}: {exc}"
-                logger.warning("webhook event %s failed: %s", event.event_id, type(exc).__name__)
-            else:
-                outcome = ProcessingOutcome.PROCESSED
+        outcome, error = _event_apply(event)
         duration = (time.perf_counter() - started) * 1000
-        if outcome == ProcessingOutcome.NO_HANDLER:
-            # Not a failure of the event: keep it, look again later, never give up on it.
-            event.status = EventStatus.NO_HANDLER
-            event.next_attempt_at = now + retry_delay(1)
-        else:
-            event.attempts += 1
-            if outcome == ProcessingOutcome.PROCESSED:
-                event.status = EventStatus.PROCESSED
-                event.processed_at = now
-                event.next_attempt_at = None
-            else:
-                event.status = EventStatus.FAILED
-                more = event.attempts < settings.WEBHOOKS_PROCESS_MAX_ATTEMPTS
-                event.next_attempt_at = now + retry_delay(event.attempts) if more else None
-        event.last_error = error[:2000]
-        event.save(
-            update_fields=["status", "attempts", "processed_at", "next_attempt_at", "last_error"]
-        )
+        _event_status_set(event, outcome=outcome, error=error, now=now)
         ProcessingAttempt.objects.create(
             event=event,
             number=event.attempt_log.count() + 1,

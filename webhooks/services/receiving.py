@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,6 +18,7 @@ from django.utils import timezone
 
 from gateway import crypto
 from webhooks import contract
+from webhooks.envelope import envelope_parse
 from webhooks.models import (
     EventStatus,
     SecretSlot,
@@ -90,55 +90,6 @@ def _decrypt_cached(ciphertext: str, keys: tuple[str, ...]) -> str:
     previous secret is still accepted is decided per request, never cached.
     """
     return crypto.decrypt(ciphertext)
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-def _finite(text: str) -> float:
-    value = float(text)
-    if value in (float("inf"), float("-inf")):
-        raise ValueError("number out of range")
-    return value
-
-
-def _holds_nul(value: Any) -> bool:
-    if isinstance(value, str):
-        return chr(0) in value
-    if isinstance(value, dict):
-        return any(_holds_nul(key) or _holds_nul(item) for key, item in value.items())
-    if isinstance(value, list):
-        return any(_holds_nul(item) for item in value)
-    return False
-
-
-def _envelope(body: bytes) -> tuple[dict[str, Any] | None, str]:
-    """The parsed envelope, or None and why it is refused.
-
-    Stricter than Python's json module where the database would otherwise fail later (a 5xx for
-    bad input): NaN/Infinity, numbers beyond a double, NUL characters and lone surrogates (which
-    PostgreSQL's jsonb refuses) and nesting deep enough to exhaust recursion are all a 400.
-    """
-    try:
-        parsed = json.loads(body, parse_constant=_no_constant, parse_float=_finite)
-        text = json.dumps(parsed, ensure_ascii=False)
-        text.encode("utf-8")  # lone surrogates cannot be stored
-    except (ValueError, RecursionError):
-        return None, "body is not valid JSON (or holds values that cannot be stored)"
-    if _holds_nul(parsed):
-        return None, "body holds NUL characters"
-    if not isinstance(parsed, dict):
-        return None, "body is not a JSON object"
-    event_type, data = parsed.get("event"), parsed.get("data")
-    if not isinstance(event_type, str) or not event_type or len(event_type) > 100:
-        return None, "`event` must be a non-empty string"
-    if not isinstance(data, dict):
-        return None, "`data` must be an object"
-    event_id = data.get("event_id")
-    if not isinstance(event_id, str) or not event_id or len(event_id) > 100:
-        return None, "`data.event_id` must be a non-empty string"
-    return parsed, ""
 
 
 def _store_refused(
@@ -224,7 +175,7 @@ def delivery_receive(
             return refuse(SignatureVerdict.MISSING, check.reason, 400)
         verdict = SignatureVerdict.NO_SECRET if not secrets else SignatureVerdict.INVALID
         return refuse(verdict, check.reason, 400, check)
-    envelope, problem = _envelope(body)
+    envelope, problem = envelope_parse(body)
     if envelope is None:
         return refuse(SignatureVerdict.MALFORMED, problem, 400, check)
     return _store_event(
@@ -237,6 +188,52 @@ def delivery_receive(
     )
 
 
+def _event_candidate(endpoint: WebhookEndpoint, envelope: dict[str, Any]) -> WebhookEvent:
+    """The event row a valid envelope makes (not saved): known or unhandled, with its drift."""
+    event_type: str = envelope["event"]
+    data: dict[str, Any] = envelope["data"]
+    drift = contract.contract_drift(event_type, data)
+    return WebhookEvent(
+        environment_id=endpoint.environment_id,
+        event_id=data["event_id"],
+        event_type=event_type,
+        payload=envelope,
+        status=EventStatus.PENDING if event_type in contract.EVENT_KINDS else EventStatus.UNHANDLED,
+        drift=drift,
+        has_drift=bool(drift),
+        object_ids=" ".join(contract.upstream_ids(data)),
+    )
+
+
+def _event_insert(
+    candidate: WebhookEvent, *, delivery: Callable[..., WebhookDelivery], known: bool
+) -> tuple[dict[str, Any], list[str]]:
+    """
+    The common case: a new event, its delivery, its links and its task row in one transaction
+    of one INSERT each, with no SELECT and no savepoint. A twin (a redelivery, or a concurrent
+    duplicate whose INSERT waited for ours on PostgreSQL) fails the unique constraint on the
+    first statement and raises IntegrityError; the whole transaction is then rolled back
+    (nothing of it is kept, the task row included). Returns the live message and its groups.
+    """
+    with _write_turn(), transaction.atomic():
+        candidate.save(force_insert=True)
+        delivery(candidate, duplicate=False).save(force_insert=True)
+        WebhookEventLink.objects.bulk_create(
+            [
+                WebhookEventLink(event=candidate, kind=kind, upstream_id=upstream_id)
+                for kind, upstream_id in dict.fromkeys(
+                    contract.named_objects(candidate.event_type, candidate.data)
+                )
+            ],
+            ignore_conflicts=True,
+        )
+        if known:
+            _queue_processing(candidate.pk)
+        live = (event_message(candidate), event_groups(candidate))
+        event_record(*live)
+    return live
+
+
 def _store_event(
     *,
     endpoint: WebhookEndpoint,
@@ -246,20 +243,8 @@ def _store_event(
     check: SignatureCheck,
     started: float,
 ) -> ReceiverAnswer:
-    event_type: str = envelope["event"]
-    data: dict[str, Any] = envelope["data"]
-    known = event_type in contract.EVENT_KINDS
-    drift = contract.contract_drift(event_type, data)
-    candidate = WebhookEvent(
-        environment_id=endpoint.environment_id,
-        event_id=data["event_id"],
-        event_type=event_type,
-        payload=envelope,
-        status=EventStatus.PENDING if known else EventStatus.UNHANDLED,
-        drift=drift,
-        has_drift=bool(drift),
-        object_ids=" ".join(contract.upstream_ids(data)),
-    )
+    candidate = _event_candidate(endpoint, envelope)
+    known = candidate.status == EventStatus.PENDING
 
     def delivery(event: WebhookEvent, *, duplicate: bool) -> WebhookDelivery:
         return WebhookDelivery(
@@ -277,31 +262,14 @@ def _store_event(
             duration_ms=(time.perf_counter() - started) * 1000,
         )
 
-    # The common case first: a new event, its delivery, its links and its task row in one
-    # transaction of one INSERT each, with no SELECT and no savepoint. A twin (a redelivery, or
-    # a concurrent duplicate whose INSERT waited for ours on PostgreSQL) fails the unique
-    # constraint on the first statement; the whole transaction is then rolled back (nothing of
-    # it is kept, the task row included) and the delivery is stored against the twin below.
     try:
-        with _write_turn(), transaction.atomic():
-            candidate.save(force_insert=True)
-            delivery(candidate, duplicate=False).save(force_insert=True)
-            WebhookEventLink.objects.bulk_create(
-                [
-                    WebhookEventLink(event=candidate, kind=kind, upstream_id=upstream_id)
-                    for kind, upstream_id in dict.fromkeys(contract.named_objects(event_type, data))
-                ],
-                ignore_conflicts=True,
-            )
-            if known:
-                _queue_processing(candidate.pk)
-            live = (event_message(candidate), event_groups(candidate))
-            event_record(*live)
+        live = _event_insert(candidate, delivery=delivery, known=known)
     except IntegrityError:
         if not WebhookEvent.objects.filter(
             environment_id=candidate.environment_id, event_id=candidate.event_id
         ).exists():
             raise  # not the (environment, event_id) constraint: a real fault
+        # The twin is stored: the delivery goes against it.
         event = _duplicate_record(candidate, envelope=envelope, delivery=delivery)
         return ReceiverAnswer(200, "duplicate", event.pk)
     reason = "stored" if known else "stored (unhandled event type)"

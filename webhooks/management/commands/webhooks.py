@@ -83,8 +83,7 @@ class Command(BaseCommand):
             service = webhook_secret_rotate if action == "rotate" else webhook_endpoint_register
             result = service(environment=environment, by=None, base_url=base_url)
         except ServiceError as exc:
-            details = "; ".join(f"{e.field}: {e.message}" for e in exc.errors)
-            raise CommandError(exc.message + (f" ({details})" if details else "")) from exc
+            raise CommandError(exc.as_message()) from exc
         if options["json"]:
             self.stdout.write(json.dumps({"url": result.url, "rotated": result.rotated}))
         else:
