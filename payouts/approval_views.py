@@ -35,7 +35,7 @@ from payouts.approvals import (
     payout_cancel,
     payout_reject,
 )
-from payouts.errors import PayoutActionRefused
+from payouts.errors import REFUSALS, refusal_text
 from payouts.initiation import payout_retry
 from payouts.models import ApprovalPolicy, ApprovalRule, Payout, PayoutStatus
 from payouts.otp_views import release_step_context
@@ -203,13 +203,11 @@ def payout_live(request: HttpRequest, pk: int) -> HttpResponse:
 def _act(request: HttpRequest, pk: int, action: Any, ok: str, **form_errors: Any) -> HttpResponse:
     try:
         action()
-    except PermissionDenied as exc:
-        messages.error(request, str(exc) or "Not allowed.")
-        return _live(request, pk, action_error=str(exc) or "Not allowed.", **form_errors)
-    except PayoutActionRefused as exc:
-        if not is_htmx(request):
-            messages.error(request, exc.message)
-        return _live(request, pk, action_error=exc.message, **form_errors)
+    except REFUSALS as exc:
+        error = refusal_text(exc)
+        if isinstance(exc, PermissionDenied) or not is_htmx(request):
+            messages.error(request, error)
+        return _live(request, pk, action_error=error, **form_errors)
     if not is_htmx(request):
         messages.success(request, ok)
     return _live(request, pk, action_ok=ok)
@@ -348,9 +346,8 @@ def bulk_approve_view(request: HttpRequest) -> HttpResponse:
         try:
             payout = _payout(request, payout_id)
             outcome = payout_approve(payout=payout, by=user)
-        except (PayoutActionRefused, PermissionDenied, Http404) as exc:
-            message = getattr(exc, "message", "") or str(exc) or "Not allowed."
-            results.append(BulkResult(payout_id, False, message))
+        except (*REFUSALS, Http404) as exc:
+            results.append(BulkResult(payout_id, False, refusal_text(exc)))
             continue
         done = "approved" if outcome.complete else f"{outcome.approvals} of {outcome.required}"
         results.append(BulkResult(payout_id, True, done))

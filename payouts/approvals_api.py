@@ -7,21 +7,23 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from ninja import Field, Router, Schema
 
-from config.api_support import ERROR_RESPONSES, EnvironmentName, ErrorOut, FieldErrorOut
-from payouts.api_support import UpstreamWaitOut, payout_action, upstream_wait_out
+from config.api_support import ERROR_RESPONSES, EnvironmentName, ErrorOut
+from payouts.api_out import UpstreamWaitOut, upstream_wait_out
+from payouts.api_support import payout_found
 from payouts.approval_selectors import SCOPE_ANYONE, SCOPE_MINE, approval_inbox, valid_approvals
-from payouts.approvals import ApprovalOutcome, payout_approve, payout_cancel, payout_reject
+from payouts.approvals import payout_approve, payout_cancel, payout_reject
 from payouts.errors import PayoutActionRefused
 from payouts.initiation import payout_retry
 from payouts.models import Payout
 from payouts.otp import otp_tries_left, payout_otp_confirm, payout_otp_send
 from payouts.otp_step import OtpStep, otp_step
-from payouts.selectors import require_payout_reader
+from payouts.selectors import can_read_payouts, require_payout_reader
 from quotes.api import environment_of, staff_of
-from staff.models import StaffUser
+from staff.errors import ServiceError
 
 router = Router(tags=["approvals"])
 ERRORS: dict[int, Any] = {**ERROR_RESPONSES, 409: ErrorOut, 502: ErrorOut, 503: ErrorOut}
@@ -148,18 +150,10 @@ def approve(
     request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
     """Approve (approvers; never the maker nor the recipient's creator; once per person)."""
-
-    def respond(outcome: ApprovalOutcome, payout: Payout) -> tuple[int, Any]:
-        fresh = Payout.objects.select_related("recipient").get(pk=payout.pk)
-        return 200, ApprovalOut(**state_out(fresh).dict(), complete=outcome.complete)
-
-    return payout_action(
-        request,
-        payout_id,
-        environment,
-        lambda user, payout: payout_approve(payout=payout, by=user),
-        respond,
-    )
+    user = staff_of(request)
+    outcome = payout_approve(payout=payout_found(request, payout_id, environment), by=user)
+    fresh = Payout.objects.select_related("recipient").get(pk=payout_id)
+    return 200, ApprovalOut(**state_out(fresh).dict(), complete=outcome.complete)
 
 
 @router.post("/payouts/{payout_id}/reject", response={200: PayoutStateOut, **ERRORS})
@@ -170,13 +164,8 @@ def reject(
     environment: str | None = EnvironmentName,
 ) -> tuple[int, Any]:
     """Reject with a reason: the payout goes back to its maker."""
-    return payout_action(
-        request,
-        payout_id,
-        environment,
-        lambda user, payout: payout_reject(payout=payout, by=user, reason=payload.reason),
-        lambda fresh, _: (200, state_out(fresh)),
-    )
+    payout = payout_found(request, payout_id, environment)
+    return 200, state_out(payout_reject(payout=payout, by=staff_of(request), reason=payload.reason))
 
 
 @router.get("/payouts/{payout_id}/otp", response={200: OtpStepOut, **ERRORS})
@@ -187,21 +176,17 @@ def otp_state(
     The release step of a fiat payout: state, tries left, expiry, and what to do next. Follow a
     confirmed code here: a wrong one brings the step to `wrong_code` with the tries left.
     """
-
-    def read(user: StaffUser, payout: Payout) -> OtpStep:
-        require_payout_reader(user)
-        step = otp_step(payout)
-        if step is None:
-            raise PayoutActionRefused(
-                "no_otp_step",
-                "This payout needs no code now: only an approved fiat payout not yet sent has "
-                f"one (this one is {payout.get_status_display().lower()}, {payout.mode}).",
-            )
-        return step
-
-    return payout_action(
-        request, payout_id, environment, read, lambda step, _: (200, otp_step_out(step))
-    )
+    user = staff_of(request)
+    payout = payout_found(request, payout_id, environment)
+    require_payout_reader(user)
+    step = otp_step(payout)
+    if step is None:
+        raise PayoutActionRefused(
+            "no_otp_step",
+            "This payout needs no code now: only an approved fiat payout not yet sent has "
+            f"one (this one is {payout.get_status_display().lower()}, {payout.mode}).",
+        )
+    return 200, otp_step_out(step)
 
 
 @router.post("/payouts/{payout_id}/otp/send", response={200: OtpSentOut, **ERRORS})
@@ -213,22 +198,14 @@ def otp_send(
     again sends a new code that replaces the previous one (which stops working) and resets the
     tries.
     """
-
-    def respond(sent: Any, payout: Payout) -> tuple[int, Any]:
-        step = otp_step(Payout.objects.select_related("environment").get(pk=payout.pk))
-        return 200, OtpSentOut(
-            sent_to=sent.sent_to,
-            expires_at=sent.expires_at,
-            replaced_previous=bool(step and step.codes_sent > 1),
-            otp=otp_step_out(step) if step else None,
-        )
-
-    return payout_action(
-        request,
-        payout_id,
-        environment,
-        lambda user, payout: payout_otp_send(payout=payout, by=user),
-        respond,
+    payout = payout_found(request, payout_id, environment)
+    sent = payout_otp_send(payout=payout, by=staff_of(request))
+    step = otp_step(Payout.objects.select_related("environment").get(pk=payout_id))
+    return 200, OtpSentOut(
+        sent_to=sent.sent_to,
+        expires_at=sent.expires_at,
+        replaced_previous=bool(step and step.codes_sent > 1),
+        otp=otp_step_out(step) if step else None,
     )
 
 
@@ -245,12 +222,9 @@ def otp_confirm(
     `wrong_code` with the tries left. A code that cannot work (never sent, blocked, expired,
     replaced) is refused at once: 400 on `code`, before any upstream call.
     """
-    return payout_action(
-        request,
-        payout_id,
-        environment,
-        lambda user, payout: payout_otp_confirm(payout=payout, by=user, code=payload.code),
-        lambda fresh, _: (202, state_out(fresh)),
+    payout = payout_found(request, payout_id, environment)
+    return 202, state_out(
+        payout_otp_confirm(payout=payout, by=staff_of(request), code=payload.code)
     )
 
 
@@ -263,13 +237,8 @@ def cancel(
 ) -> tuple[int, Any]:
     """Withdraw a payout not yet sent upstream (its maker or an approver)."""
     reason = payload.reason if payload else ""
-    return payout_action(
-        request,
-        payout_id,
-        environment,
-        lambda user, payout: payout_cancel(payout=payout, by=user, reason=reason),
-        lambda fresh, _: (200, state_out(fresh)),
-    )
+    payout = payout_found(request, payout_id, environment)
+    return 200, state_out(payout_cancel(payout=payout, by=staff_of(request), reason=reason))
 
 
 @router.post("/payouts/{payout_id}/resend", response={202: PayoutStateOut, **ERRORS})
@@ -277,13 +246,8 @@ def resend(
     request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
     """Re-send a payout stuck in `submitting` now, with the same idempotency key (approvers)."""
-    return payout_action(
-        request,
-        payout_id,
-        environment,
-        lambda user, payout: payout_retry(payout=payout, by=user),
-        lambda fresh, _: (202, state_out(fresh)),
-    )
+    payout = payout_found(request, payout_id, environment)
+    return 202, state_out(payout_retry(payout=payout, by=staff_of(request)))
 
 
 class InboxItemOut(Schema):
@@ -311,15 +275,9 @@ def approvals(
     """My approval inbox (`scope=mine`, default) or every payout waiting (`scope=anyone`)."""
     user = staff_of(request)
     if scope not in (SCOPE_MINE, SCOPE_ANYONE):
-        return 400, ErrorOut(
-            code="validation_error",
-            message="scope is mine or anyone.",
-            errors=[FieldErrorOut(field="scope", message="must be mine or anyone")],
-        )
-    from payouts.selectors import can_read_payouts
-
+        raise ServiceError("scope is mine or anyone.", errors=[("scope", "must be mine or anyone")])
     if not can_read_payouts(user):
-        return 403, ErrorOut(code="permission_denied", message="Not allowed.")
+        raise PermissionDenied("Not allowed.")
     rows = approval_inbox(user=user, environment=environment_of(request, environment), scope=scope)
     return 200, [
         InboxItemOut(

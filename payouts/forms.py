@@ -14,10 +14,13 @@ from console.templatetags.ui import money
 from gateway.models import Environment
 from payouts import selectors
 from payouts.models import INTERNAL_NOTES_MAX, MEMO_MAX, REFERENCE_MAX, DocumentKind, PayoutStatus
-from payouts.services import DraftValues, PayoutInvalid
+from payouts.services import DraftValues
 from quotes.choices import STABLECOINS, Choices
 from quotes.forms import choice_field
 from quotes.models import Quote, QuoteStatus
+
+# A service's field names that the draft form spells otherwise.
+DRAFT_FIELDS = {"client_markup": "client_markup_fixed_fee"}
 
 
 class AccountChoiceField(forms.ModelChoiceField):
@@ -126,14 +129,6 @@ class PayoutDraftForm(forms.Form):
             payment_currency=data.get("payment_currency", ""),
             payment_network=data.get("payment_network", ""),
         )
-
-    def add_service_errors(self, exc: PayoutInvalid) -> None:
-        for name, messages in exc.errors.items():
-            target = name if name in self.fields else None
-            if name == "client_markup":
-                target = "client_markup_fixed_fee"
-            for message in messages:
-                self.add_error(target, message)
 
 
 class DocumentForm(forms.Form):

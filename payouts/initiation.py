@@ -22,12 +22,12 @@ from gateway.client import call_sync, upstream
 from gateway.errors import BudgetExhausted, PermanentError, TemporaryError, UpstreamError
 from gateway.retry_policy import RetryNotice
 from gateway.schemas import PayoutCreated
-from payouts import live, notifications
+from payouts import notifications
 from payouts.documents import supporting_documents
 from payouts.errors import PayoutActionRefused
 from payouts.models import ChangeSource, NotificationKind, Payout, PayoutStatus
 from payouts.pricing import charge_record
-from payouts.states import can_move, payout_locked, payout_transition
+from payouts.states import can_move, payout_change_record, payout_locked, payout_transition
 from payouts.upstream_status import upstream_status
 from payouts.waiting import gave_up_message, recovery_due, wait_cleared, wait_record
 from staff.models import StaffUser
@@ -84,15 +84,16 @@ def submission_start(*, payout: Payout, by: StaffUser | None, otp: str = "") -> 
     payout.save(
         update_fields=["otp_code_encrypted", "submitting_since", "initiation_error", *cleared]
     )
-    payout_transition(payout, S.SUBMITTING, source=ChangeSource.STAFF, by=by, at=now)
-    audit_record(
-        actor=by,
-        action="payout.submitting",
-        target=payout,
+    payout_transition(
+        payout,
+        S.SUBMITTING,
+        source=ChangeSource.STAFF,
+        by=by,
+        at=now,
+        audit="payout.submitting",
         details={"idempotency_key": str(payout.idempotency_key)},
     )
     _queue_submit(payout.pk)
-    live.payout_changed(payout)
     return payout
 
 
@@ -196,6 +197,11 @@ def initiation_recorded(*, payout_id: int, created: PayoutCreated) -> Payout:
         charge_record(payout=payout, created=created, at=timezone.now())
         wait_cleared(payout)
         payout.save()
+        details = {
+            "upstream_id": report.upstream_id,
+            "idempotency_key": str(payout.idempotency_key),
+            "attempts": payout.submit_attempts,
+        }
         if payout.status == S.SUBMITTING and can_move(payout.status, report.status):
             payout_transition(
                 payout,
@@ -203,22 +209,15 @@ def initiation_recorded(*, payout_id: int, created: PayoutCreated) -> Payout:
                 source=ChangeSource.SYSTEM,
                 reason="initiated upstream",
                 at=timezone.now(),
+                audit="payout.initiated",
+                details=details,
             )
-        audit_record(
-            actor=None,
-            action="payout.initiated",
-            target=payout,
-            details={
-                "upstream_id": report.upstream_id,
-                "idempotency_key": str(payout.idempotency_key),
-                "attempts": payout.submit_attempts,
-            },
-        )
+        else:
+            payout_change_record(payout, by=None, audit="payout.initiated", details=details)
         # Events that came before this answer named an upstream id we did not know yet.
         from payouts.tracking import replay_unmatched_events
 
         replay_unmatched_events(payout)
-        live.payout_changed(payout)
     return payout
 
 
@@ -255,26 +254,22 @@ def initiation_refused(*, payout_id: int, error: UpstreamError) -> Payout:
                 *cleared,
             ]
         )
-        if kind:
-            payout_transition(
-                payout, S.APPROVED, source=ChangeSource.SYSTEM, reason=message, at=timezone.now()
-            )
-        else:
+        if not kind:
             payout.failure_reason = f"{error.code or error.status}: {error.message}"[:200]
             payout.save(update_fields=["failure_reason"])
-            payout_transition(
-                payout, S.FAILED, source=ChangeSource.SYSTEM, reason=message, at=timezone.now()
-            )
+        payout_transition(
+            payout,
+            S.APPROVED if kind else S.FAILED,
+            source=ChangeSource.SYSTEM,
+            reason=message,
+            at=timezone.now(),
+            audit="payout.initiation_refused",
+            details={"code": error.code, "status": error.status, "correctable": bool(kind)},
+        )
+        if not kind:
             notifications.notify_maker(
                 payout, NotificationKind.FAILED, f"Payout {payout.pk} was refused: {message}"
             )
-        audit_record(
-            actor=None,
-            action="payout.initiation_refused",
-            target=payout,
-            details={"code": error.code, "status": error.status, "correctable": bool(kind)},
-        )
-        live.payout_changed(payout)
     return payout
 
 

@@ -15,7 +15,6 @@ from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -25,7 +24,7 @@ from console.lists import is_htmx
 from gateway.selectors import environment_current
 from payouts import selectors
 from payouts.code_hints import code_hint_for
-from payouts.errors import PayoutActionRefused
+from payouts.errors import REFUSALS, PayoutActionRefused, refusal_text
 from payouts.models import Payout
 from payouts.otp import payout_otp_confirm, payout_otp_send
 from payouts.otp_step import LABELS, OtpState, otp_step
@@ -102,10 +101,6 @@ def _step(request: HttpRequest, pk: int, **context: Any) -> HttpResponse:
     return render(request, STEP_TEMPLATE, {**context, "step_ok": step_ok, "step_error": step_error})
 
 
-def _refusal(exc: PermissionDenied | PayoutActionRefused) -> str:
-    return getattr(exc, "message", "") or str(exc) or "Not allowed."
-
-
 @login_required
 def otp_step_view(request: HttpRequest, pk: int) -> HttpResponse:
     """The step alone, re-read when its countdown reaches zero (the server says "expired")."""
@@ -121,8 +116,8 @@ def otp_send_view(request: HttpRequest, pk: int) -> HttpResponse:
     payout = _payout(request, pk)
     try:
         payout_otp_send(payout=payout, by=staff_of(request))
-    except (PermissionDenied, PayoutActionRefused) as exc:
-        return _step(request, pk, step_error=_refusal(exc))
+    except REFUSALS as exc:
+        return _step(request, pk, step_error=refusal_text(exc))
     step = otp_step(Payout.objects.select_related("environment").get(pk=pk))
     ok = "Code sent."
     if step is not None and step.codes_sent > 1:
@@ -140,11 +135,11 @@ def otp_confirm_view(request: HttpRequest, pk: int) -> HttpResponse:
     if form.is_valid():
         try:
             payout_otp_confirm(payout=payout, by=staff_of(request), code=form.cleaned_data["code"])
-        except (PermissionDenied, PayoutActionRefused) as exc:
-            if getattr(exc, "field", "") == "code":
-                form.add_error("code", _refusal(exc))
+        except REFUSALS as exc:
+            if isinstance(exc, PayoutActionRefused) and exc.field == "code":
+                exc.add_to_form(form)
             else:
-                error = _refusal(exc)
+                error = refusal_text(exc)
         else:
             ok = "Code entered: sending the payout."
             return _step(request, pk, step_ok=ok, focus=True, reread_region=True)

@@ -18,6 +18,7 @@ from gateway.errors import BudgetExhausted, TemporaryError, UpstreamError
 from gateway.models import Environment
 from gateway.service_errors import unanswered
 from payouts.documents import DocumentRejected, check_upload
+from payouts.errors import DuplicateNeedsConfirmation, PayoutInvalid
 from payouts.models import (
     INTERNAL_NOTES_MAX,
     MEMO_MAX,
@@ -54,32 +55,6 @@ PRICED_FIELDS = (
     "client_markup_percentage_fee",
     "client_markup_fx_markup",
 )
-
-
-class PayoutInvalid(Exception):
-    """The request cannot be accepted: messages by field ("" for the payout as a whole)."""
-
-    def __init__(self, errors: dict[str, list[str]], code: str = "validation_error") -> None:
-        super().__init__("; ".join(f"{k or 'payout'}: {' '.join(v)}" for k, v in errors.items()))
-        self.errors = errors
-        self.code = code
-
-
-class DuplicateNeedsConfirmation(PayoutInvalid):
-    """An identical payout (account, recipient, amount) is already on its way."""
-
-    def __init__(self, duplicates: list[Payout]) -> None:
-        ids = ", ".join(f"#{p.pk}" for p in duplicates)
-        super().__init__(
-            {
-                "": [
-                    f"An identical payout (same account, recipient and amount) is pending: {ids}. "
-                    "Confirm to submit another one."
-                ]
-            },
-            code="duplicate_needs_confirmation",
-        )
-        self.duplicates = duplicates
 
 
 @dataclass
@@ -608,12 +583,12 @@ def payout_submit(*, by: StaffUser, payout: Payout, confirm_duplicate: bool = Fa
         if duplicates and not confirm_duplicate:
             raise DuplicateNeedsConfirmation(duplicates)
         payout_transition(
-            locked, PayoutStatus.PENDING_APPROVAL, source=ChangeSource.STAFF, by=by, at=now
-        )
-        audit_record(
-            actor=by,
-            action="payout.submitted",
-            target=locked,
+            locked,
+            PayoutStatus.PENDING_APPROVAL,
+            source=ChangeSource.STAFF,
+            by=by,
+            at=now,
+            audit="payout.submitted",
             details={
                 "amount": locked.amount,
                 "currency": locked.currency,

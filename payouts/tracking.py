@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from gateway.models import Environment
-from payouts import live, notifications
+from payouts import notifications
 from payouts.models import (
     ChangeSource,
     NotificationKind,
@@ -131,7 +131,6 @@ def _apply(payout: Payout, record: PayoutEvent, report: StatusReport) -> None:
             notifications.notify_maker(payout, kind, f"Payout {payout.pk} {target}{why}")
         if record.source == ChangeSource.POLL:
             _report_missed_event(payout, record, previous)
-        live.payout_changed(payout)
     else:
         record.note = f"not applied: {payout.status} cannot become {target} (late or out of order)"
     payout.save(update_fields=fields)

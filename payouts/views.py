@@ -18,11 +18,15 @@ from console.lists import is_htmx, list_template, page_of
 from gateway.models import Environment
 from gateway.selectors import environment_current
 from payouts import selectors
-from payouts.forms import DocumentForm, PayoutDraftForm, PayoutFilterForm, SubmitForm
-from payouts.models import Payout, PayoutDocument
-from payouts.services import (
+from payouts.errors import (
     DuplicateNeedsConfirmation,
     PayoutInvalid,
+    refusal_text,
+    refusal_texts,
+)
+from payouts.forms import DRAFT_FIELDS, DocumentForm, PayoutDraftForm, PayoutFilterForm, SubmitForm
+from payouts.models import Payout, PayoutDocument
+from payouts.services import (
     document_add,
     document_remove,
     payout_draft_create,
@@ -151,7 +155,7 @@ def payout_new(request: HttpRequest) -> HttpResponse:
             try:
                 payout = payout_draft_create(by=user, environment=environment, values=form.values())
             except PayoutInvalid as exc:
-                form.add_service_errors(exc)
+                exc.add_to_form(form, rename=DRAFT_FIELDS)
             else:
                 messages.success(request, f"Draft #{payout.pk} saved.")
                 return redirect("payouts:detail", pk=payout.pk)
@@ -173,7 +177,7 @@ def payout_edit(request: HttpRequest, pk: int) -> HttpResponse:
             try:
                 payout_draft_update(by=user, payout=payout, values=form.values())
             except PayoutInvalid as exc:
-                form.add_service_errors(exc)
+                exc.add_to_form(form, rename=DRAFT_FIELDS)
             else:
                 messages.success(request, f"Draft #{payout.pk} saved.")
                 return redirect("payouts:detail", pk=payout.pk)
@@ -237,7 +241,7 @@ def payout_delete(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         payout_draft_delete(by=staff_of(request), payout=payout)
     except PayoutInvalid as exc:
-        messages.error(request, " ".join(m for ms in exc.errors.values() for m in ms))
+        messages.error(request, refusal_text(exc))
         return redirect("payouts:detail", pk=pk)
     messages.success(request, f"Draft #{pk} deleted.")
     return redirect("payouts:list")
@@ -253,7 +257,7 @@ def payout_preview_view(request: HttpRequest, pk: int) -> HttpResponse:
             by=staff_of(request), payout=payout, reserve=request.POST.get("reserve") == "1"
         )
     except PayoutInvalid as exc:
-        errors = [f"{k}: {m}" if k else m for k, ms in exc.errors.items() for m in ms]
+        errors = refusal_texts(exc, named=True)
     return _panel(request, pk, "preview", preview_errors=errors)
 
 
@@ -271,9 +275,7 @@ def document_add_view(request: HttpRequest, pk: int) -> HttpResponse:
                 kind=form.cleaned_data["kind"],
             )
         except PayoutInvalid as exc:
-            for name, messages_ in exc.errors.items():
-                for message in messages_:
-                    form.add_error(name if name in form.fields else None, message)
+            exc.add_to_form(form)
         else:
             form = DocumentForm()
     return _panel(request, pk, "documents", document_form=form)
@@ -288,7 +290,7 @@ def document_remove_view(request: HttpRequest, pk: int, document_pk: int) -> Htt
     try:
         document_remove(by=staff_of(request), document=document)
     except PayoutInvalid as exc:
-        errors = [m for ms in exc.errors.values() for m in ms]
+        errors = refusal_texts(exc)
     return _panel(request, pk, "documents", document_errors=errors)
 
 
@@ -304,11 +306,10 @@ def payout_submit_view(request: HttpRequest, pk: int) -> HttpResponse:
             payout=payout,
             confirm_duplicate=bool(form.cleaned_data.get("confirm_duplicate")),
         )
-    except DuplicateNeedsConfirmation as exc:
-        return _panel(request, pk, "submit", submit_errors=exc.errors[""], needs_confirm=True)
     except PayoutInvalid as exc:
-        errors = [f"{k}: {m}" if k else m for k, ms in exc.errors.items() for m in ms]
-        return _panel(request, pk, "submit", submit_errors=errors)
+        needs_confirm = isinstance(exc, DuplicateNeedsConfirmation)
+        errors = refusal_texts(exc, named=True)
+        return _panel(request, pk, "submit", submit_errors=errors, needs_confirm=needs_confirm)
     messages.success(request, f"Payout #{pk} submitted for approval.")
     if is_htmx(request):
         response = HttpResponse(status=204)

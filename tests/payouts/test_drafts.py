@@ -129,7 +129,7 @@ def test_draft_limits_are_enforced_on_their_field(
         setattr(draft, key, value)
     with pytest.raises(PayoutInvalid) as refused:
         payout_draft_create(by=maker, environment=environment, values=draft)
-    assert message in " ".join(refused.value.errors[field])
+    assert message in " ".join(refused.value.by_field[field])
     assert not Payout.objects.exists()
 
 
@@ -140,11 +140,11 @@ def test_crypto_follows_the_account_and_asks_for_stablecoin_and_network(maker: S
     draft = DraftValues(virtual_account=account, recipient=recipient, amount=D("10"))
     with pytest.raises(PayoutInvalid) as refused:
         payout_draft_create(by=maker, environment=environment, values=draft)
-    assert "payment_currency" in refused.value.errors
+    assert "payment_currency" in refused.value.by_field
     draft.payment_currency, draft.payment_network = "USDT", "solana"
     with pytest.raises(PayoutInvalid) as refused:
         payout_draft_create(by=maker, environment=environment, values=draft)
-    assert refused.value.errors["payment_network"] == ["USDT networks: tron, polygon."]
+    assert refused.value.by_field["payment_network"] == ["USDT networks: tron, polygon."]
     draft.payment_network = "tron"
     payout = payout_draft_create(by=maker, environment=environment, values=draft)
     assert payout.mode == "crypto"
@@ -166,7 +166,7 @@ def test_client_markup_only_without_a_quote_and_the_quote_sets_the_amount(
     )
     with pytest.raises(PayoutInvalid) as refused:
         payout_draft_create(by=maker, environment=environment, values=draft)
-    assert "client_markup" in refused.value.errors
+    assert "client_markup" in refused.value.by_field
     draft.client_markup = None
     payout = payout_draft_create(by=maker, environment=environment, values=draft)
     assert payout.amount == D("100.00") and payout.quote == quote
@@ -185,7 +185,7 @@ def test_an_expired_or_mismatched_quote_is_refused(maker: StaffUser) -> None:
                 environment=environment,
                 values=DraftValues(virtual_account=account, recipient=recipient, quote=quote),
             )
-        assert text in " ".join(refused.value.errors["quote"])
+        assert text in " ".join(refused.value.by_field["quote"])
 
 
 def test_only_its_maker_edits_or_deletes_a_draft(draft_payout: Payout, maker: StaffUser) -> None:
@@ -220,11 +220,11 @@ def test_submit_says_exactly_what_is_missing(maker: StaffUser) -> None:
     payout = make_draft(maker=maker, environment=environment, virtual_account=account)
     with pytest.raises(PayoutInvalid) as refused:
         payout_submit(by=maker, payout=payout)
-    assert refused.value.errors == {"preview": ["Preview the payout so its fees are known."]}
+    assert refused.value.by_field == {"preview": ["Preview the payout so its fees are known."]}
     _previewed(payout, fees="15.10")
     with pytest.raises(PayoutInvalid) as refused:
         payout_submit(by=maker, payout=payout)
-    [message] = refused.value.errors["virtual_account"]
+    [message] = refused.value.by_field["virtual_account"]
     assert "needs 115.10 USD (amount 100.00 plus fees 15.10)" in message
     payout.refresh_from_db()
     assert payout.status == PayoutStatus.DRAFT
@@ -243,8 +243,8 @@ def test_submit_refuses_an_expired_reservation_and_an_inactive_account(maker: St
     account.save()
     with pytest.raises(PayoutInvalid) as refused:
         payout_submit(by=maker, payout=payout)
-    assert "reserved preview quote has expired" in " ".join(refused.value.errors["preview"])
-    assert "frozen" in " ".join(refused.value.errors["virtual_account"])
+    assert "reserved preview quote has expired" in " ".join(refused.value.by_field["preview"])
+    assert "frozen" in " ".join(refused.value.by_field["virtual_account"])
 
 
 def test_a_crypto_payout_needs_a_document_to_be_submitted(
@@ -267,7 +267,7 @@ def test_a_crypto_payout_needs_a_document_to_be_submitted(
     )
     with pytest.raises(PayoutInvalid) as refused:
         payout_submit(by=maker, payout=payout)
-    assert refused.value.errors == {
+    assert refused.value.by_field == {
         "documents": ["A crypto payout needs at least one supporting document."]
     }
     document_add(by=maker, payout=payout, upload=SimpleUploadedFile("i.pdf", b"%PDF-1.4 invoice"))
@@ -293,7 +293,7 @@ def test_submission_moves_to_pending_approval_and_an_identical_one_asks_confirma
     )
     with pytest.raises(DuplicateNeedsConfirmation) as refused:
         payout_submit(by=maker, payout=second)
-    assert f"#{first.pk}" in refused.value.errors[""][0]
+    assert f"#{first.pk}" in refused.value.by_field[""][0]
     second.refresh_from_db()
     assert second.status == PayoutStatus.DRAFT
     assert payout_submit(by=maker, payout=second, confirm_duplicate=True).status == (

@@ -77,7 +77,7 @@ def test_the_upstream_refusal_of_a_preview_lands_on_the_field(
     )
     with pytest.raises(PayoutInvalid) as refused:
         payout_preview(by=maker, payout=payout)
-    assert "recipient" in refused.value.errors or "" in refused.value.errors
+    assert "recipient" in refused.value.by_field or "" in refused.value.by_field
 
 
 def test_api_journey_draft_document_preview_submit(
