@@ -11,7 +11,7 @@ from ninja import Field, Schema
 
 from gateway.schemas import DepositInstructions, FeeMarkup, Fees
 from payouts.models import Payout, PayoutDocument
-from payouts.waiting import wait_text
+from payouts.release.waiting import wait_text
 
 CENT = Decimal("0.01")
 MONEY = "A decimal string with 2 places, in the currency named beside it."

@@ -12,7 +12,7 @@ from django.core.validators import MinValueValidator
 from django.db import models
 from django.utils import timezone
 
-from payouts.policy import RuleSpec
+from payouts.approval.rules import RuleSpec
 
 # decisions.md 2 "Initiate payout": extra_info.memo ≤ 255, extra_info.internal_notes ≤ 1000.
 MEMO_MAX = 255
@@ -181,7 +181,7 @@ class Payout(models.Model):
     charged_at = models.DateTimeField(null=True, blank=True)
     charge_differs = models.BooleanField(default=False)
     charge_differences = models.JSONField(default=list, blank=True)
-    # Polling's straggler bookkeeping (payouts.polling): reads in a row that did not find the
+    # Polling's straggler bookkeeping (tracking.polling): reads in a row that did not find the
     # payout where it should be, and when the last one missed; a straggler waits longer each time.
     poll_misses = models.PositiveSmallIntegerField(default=0)
     poll_missed_at = models.DateTimeField(null=True, blank=True)

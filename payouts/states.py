@@ -93,7 +93,7 @@ class IllegalTransition(Exception):
 
 
 def _stamp_approval_policy(payout: Payout, *, resubmitted: bool) -> list[str]:
-    from payouts.approval_policy import approval_policy_current, required_for
+    from payouts.approval.policy import approval_policy_current, required_for
 
     policy = approval_policy_current()
     payout.approval_policy = policy
@@ -168,7 +168,7 @@ def payout_transition(
         # Every move reaches the open pages (after commit), whichever service made it.
         payout_changed(payout)
         if to == S.PENDING_APPROVAL:
-            from payouts.notifications import notify_waiting_for_approval
+            from payouts.approval.notifications import notify_waiting_for_approval
 
             # Whoever moved it there, everyone who may approve it hears of it.
             transaction.on_commit(lambda: notify_waiting_for_approval(payout))

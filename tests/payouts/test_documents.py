@@ -9,9 +9,9 @@ import logging
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from payouts.documents import data_uri, supporting_documents
+from payouts.drafts.documents import data_uri, supporting_documents
+from payouts.drafts.services import PayoutInvalid, document_add, document_remove
 from payouts.models import Payout
-from payouts.services import PayoutInvalid, document_add, document_remove
 from staff.models import AuditEntry, StaffUser
 from tests.finance import make_staff
 

@@ -10,8 +10,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
-from payouts.models import ChangeSource, Payout, PayoutStatus, ReservationStatus
-from payouts.services import (
+from payouts.drafts.services import (
     DraftValues,
     DuplicateNeedsConfirmation,
     PayoutInvalid,
@@ -19,9 +18,10 @@ from payouts.services import (
     payout_draft_create,
     payout_draft_delete,
     payout_draft_update,
-    payout_submit,
+    payout_send_for_approval,
     reservations_expire_due,
 )
+from payouts.models import ChangeSource, Payout, PayoutStatus, ReservationStatus
 from quotes.models import Quote, QuoteStatus
 from staff.models import AuditEntry, StaffUser
 from tests.finance import (
@@ -219,11 +219,11 @@ def test_submit_says_exactly_what_is_missing(maker: StaffUser) -> None:
     account = make_virtual_account(environment, available_balance=D("100.00"))
     payout = make_draft(maker=maker, environment=environment, virtual_account=account)
     with pytest.raises(PayoutInvalid) as refused:
-        payout_submit(by=maker, payout=payout)
+        payout_send_for_approval(by=maker, payout=payout)
     assert refused.value.by_field == {"preview": ["Preview the payout so its fees are known."]}
     _previewed(payout, fees="15.10")
     with pytest.raises(PayoutInvalid) as refused:
-        payout_submit(by=maker, payout=payout)
+        payout_send_for_approval(by=maker, payout=payout)
     [message] = refused.value.by_field["virtual_account"]
     assert "needs 115.10 USD (amount 100.00 plus fees 15.10)" in message
     payout.refresh_from_db()
@@ -242,7 +242,7 @@ def test_submit_refuses_an_expired_reservation_and_an_inactive_account(maker: St
     account.status = "frozen"
     account.save()
     with pytest.raises(PayoutInvalid) as refused:
-        payout_submit(by=maker, payout=payout)
+        payout_send_for_approval(by=maker, payout=payout)
     assert "reserved preview quote has expired" in " ".join(refused.value.by_field["preview"])
     assert "frozen" in " ".join(refused.value.by_field["virtual_account"])
 
@@ -266,12 +266,12 @@ def test_a_crypto_payout_needs_a_document_to_be_submitted(
         )
     )
     with pytest.raises(PayoutInvalid) as refused:
-        payout_submit(by=maker, payout=payout)
+        payout_send_for_approval(by=maker, payout=payout)
     assert refused.value.by_field == {
         "documents": ["A crypto payout needs at least one supporting document."]
     }
     document_add(by=maker, payout=payout, upload=SimpleUploadedFile("i.pdf", b"%PDF-1.4 invoice"))
-    assert payout_submit(by=maker, payout=payout).status == PayoutStatus.PENDING_APPROVAL
+    assert payout_send_for_approval(by=maker, payout=payout).status == PayoutStatus.PENDING_APPROVAL
 
 
 def test_submission_moves_to_pending_approval_and_an_identical_one_asks_confirmation(
@@ -279,7 +279,7 @@ def test_submission_moves_to_pending_approval_and_an_identical_one_asks_confirma
 ) -> None:
     environment = make_environment()
     first = _previewed(make_draft(maker=maker, environment=environment))
-    submitted = payout_submit(by=maker, payout=first)
+    submitted = payout_send_for_approval(by=maker, payout=first)
     assert submitted.status == PayoutStatus.PENDING_APPROVAL and submitted.submitted_at
     assert [c.to_status for c in submitted.status_changes.all()] == ["pending_approval"]
     assert AuditEntry.objects.filter(action="payout.submitted").count() == 1
@@ -292,11 +292,11 @@ def test_submission_moves_to_pending_approval_and_an_identical_one_asks_confirma
         )
     )
     with pytest.raises(DuplicateNeedsConfirmation) as refused:
-        payout_submit(by=maker, payout=second)
+        payout_send_for_approval(by=maker, payout=second)
     assert f"#{first.pk}" in refused.value.by_field[""][0]
     second.refresh_from_db()
     assert second.status == PayoutStatus.DRAFT
-    assert payout_submit(by=maker, payout=second, confirm_duplicate=True).status == (
+    assert payout_send_for_approval(by=maker, payout=second, confirm_duplicate=True).status == (
         PayoutStatus.PENDING_APPROVAL
     )
     # A submitted payout is no longer editable.

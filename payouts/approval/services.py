@@ -11,10 +11,15 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
 
-from payouts import notifications
+from payouts.approval import notifications
+from payouts.approval.rules import (
+    ApprovalFacts,
+    Refusal,
+    approval_decide,
+    approvals_kept_after_requote,
+)
 from payouts.errors import PayoutActionRefused
 from payouts.models import Approval, ChangeSource, NotificationKind, Payout, PayoutStatus
-from payouts.policy import ApprovalFacts, Refusal, approval_decide, approvals_kept_after_requote
 from payouts.states import payout_change_record, payout_locked, payout_transition
 from staff.models import StaffUser
 from staff.roles import PAYOUT_APPROVE, PAYOUT_INITIATE
@@ -97,7 +102,7 @@ def payout_approve(*, payout: Payout | int, by: StaffUser) -> ApprovalOutcome:
                 details=details,
             )
             if locked.mode == "crypto":
-                from payouts.initiation import submission_start
+                from payouts.release.initiation import submission_start
 
                 submission_start(payout=locked, by=by)
     return ApprovalOutcome(
@@ -229,7 +234,7 @@ def payout_requote_apply(
             },
         )
         if release_now:
-            from payouts.initiation import submission_start
+            from payouts.release.initiation import submission_start
 
             submission_start(payout=locked, by=by)
     return locked
@@ -241,7 +246,7 @@ def payout_requote(*, payout: Payout | int, by: StaffUser) -> Payout:
     (a new upstream preview with `create_quote`); approvals are kept only within the tolerance.
     """
     from gateway.errors import UpstreamError
-    from payouts.pricing import fees_json, preview_upstream
+    from payouts.drafts.pricing import fees_json, preview_upstream
 
     current = Payout.objects.select_related("environment", "virtual_account", "recipient").get(
         pk=payout.pk if isinstance(payout, Payout) else payout

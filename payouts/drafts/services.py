@@ -17,7 +17,8 @@ from accounts.models import Recipient, VirtualAccount
 from gateway.errors import BudgetExhausted, TemporaryError, UpstreamError
 from gateway.models import Environment
 from gateway.service_errors import unanswered
-from payouts.documents import DocumentRejected, check_upload
+from payouts.drafts.documents import DocumentRejected, check_upload
+from payouts.drafts.pricing import fees_json, preview_upstream
 from payouts.errors import DuplicateNeedsConfirmation, PayoutInvalid
 from payouts.models import (
     INTERNAL_NOTES_MAX,
@@ -32,7 +33,6 @@ from payouts.models import (
     PayoutStatusChange,
     ReservationStatus,
 )
-from payouts.pricing import fees_json, preview_upstream
 from payouts.states import EDITABLE, IN_FLIGHT, payout_transition
 from quotes.choices import STABLECOINS, Choices
 from quotes.models import Quote
@@ -571,7 +571,9 @@ def identical_in_flight(payout: Payout) -> list[Payout]:
     )
 
 
-def payout_submit(*, by: StaffUser, payout: Payout, confirm_duplicate: bool = False) -> Payout:
+def payout_send_for_approval(
+    *, by: StaffUser, payout: Payout, confirm_duplicate: bool = False
+) -> Payout:
     """Send a draft for approval after checking everything again, under the payout's lock."""
     with transaction.atomic():
         locked = _lock_own_draft(by, payout)
@@ -616,29 +618,3 @@ def reservations_expire_due(*, now: datetime | None = None) -> int:
                 actor=None, action="payouts.reservations_expired", details={"count": count}
             )
     return count
-
-
-# Issue 14: maker-checker, OTP, exactly-once initiation and tracking live in their own modules;
-# these are the entry points other apps call (the webhooks dispatch table: payout_apply_event).
-from payouts.approvals import (  # noqa: E402
-    payout_approve,
-    payout_cancel,
-    payout_reject,
-    payout_requote_apply,
-)
-from payouts.initiation import payout_retry, payouts_recover_submitting  # noqa: E402
-from payouts.otp import payout_otp_confirm, payout_otp_send  # noqa: E402
-from payouts.tracking import payout_apply_event, payouts_poll  # noqa: E402
-
-__all__ = [
-    "payout_apply_event",
-    "payout_approve",
-    "payout_cancel",
-    "payout_otp_confirm",
-    "payout_otp_send",
-    "payout_reject",
-    "payout_requote_apply",
-    "payout_retry",
-    "payouts_poll",
-    "payouts_recover_submitting",
-]

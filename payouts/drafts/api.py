@@ -1,4 +1,4 @@
-"""Payout endpoints (/api/v1/payouts): drafts, preview, documents, submission; same services."""
+"""Payout endpoints (/api/v1/payouts): list, read, drafts, preview, documents, send for approval."""
 
 from __future__ import annotations
 
@@ -19,16 +19,16 @@ from gateway.models import Environment
 from payouts import selectors
 from payouts.api_out import DocumentOut, PayoutOut, document_out, payout_out
 from payouts.api_support import payout_found, payout_fresh
-from payouts.models import DocumentKind
-from payouts.services import (
+from payouts.drafts.services import (
     DraftValues,
     document_add,
     payout_draft_create,
     payout_draft_delete,
     payout_draft_update,
     payout_preview,
-    payout_submit,
+    payout_send_for_approval,
 )
+from payouts.models import DocumentKind
 from quotes.api import environment_of, staff_of
 from quotes.models import Quote
 from staff.errors import ServiceError
@@ -142,7 +142,9 @@ def _values(payload: DraftIn | DraftPatch, environment: Environment | None) -> D
     return values
 
 
-@router.post("/payouts", response={201: PayoutOut, **ERRORS})
+@router.post(
+    "/payouts", response={201: PayoutOut, **ERRORS}, operation_id="payouts_api_create_payout"
+)
 def create_payout(
     request: HttpRequest, payload: DraftIn, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
@@ -153,7 +155,11 @@ def create_payout(
     return 201, payout_fresh(request, payout.pk, environment)
 
 
-@router.get("/payouts", response={200: list[PayoutOut], **ERROR_RESPONSES})
+@router.get(
+    "/payouts",
+    response={200: list[PayoutOut], **ERROR_RESPONSES},
+    operation_id="payouts_api_list_payouts",
+)
 def list_payouts(
     request: HttpRequest,
     q: str = QueryParam("", max_length=selectors.SEARCH_MAX_LENGTH, description=SEARCH_HELP),
@@ -185,7 +191,11 @@ def list_payouts(
     return 200, [payout_out(p) for p in payouts[offset : offset + limit]]
 
 
-@router.get("/payouts/{payout_id}", response={200: PayoutOut, **ERROR_RESPONSES})
+@router.get(
+    "/payouts/{payout_id}",
+    response={200: PayoutOut, **ERROR_RESPONSES},
+    operation_id="payouts_api_get_payout",
+)
 def get_payout(
     request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
@@ -193,7 +203,11 @@ def get_payout(
     return 200, payout_fresh(request, payout_id, environment)
 
 
-@router.patch("/payouts/{payout_id}", response={200: PayoutOut, **ERRORS})
+@router.patch(
+    "/payouts/{payout_id}",
+    response={200: PayoutOut, **ERRORS},
+    operation_id="payouts_api_update_payout",
+)
 def update_payout(
     request: HttpRequest,
     payout_id: int,
@@ -209,7 +223,9 @@ def update_payout(
     return 200, payout_fresh(request, payout_id, environment)
 
 
-@router.delete("/payouts/{payout_id}", response={204: None, **ERRORS})
+@router.delete(
+    "/payouts/{payout_id}", response={204: None, **ERRORS}, operation_id="payouts_api_delete_payout"
+)
 def delete_payout(
     request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
@@ -218,7 +234,11 @@ def delete_payout(
     return 204, None
 
 
-@router.post("/payouts/{payout_id}/preview", response={200: PayoutOut, **ERRORS})
+@router.post(
+    "/payouts/{payout_id}/preview",
+    response={200: PayoutOut, **ERRORS},
+    operation_id="payouts_api_preview_payout",
+)
 def preview_payout(
     request: HttpRequest,
     payout_id: int,
@@ -232,7 +252,11 @@ def preview_payout(
     return 200, payout_fresh(request, payout_id, environment)
 
 
-@router.post("/payouts/{payout_id}/documents", response={201: DocumentOut, **ERRORS})
+@router.post(
+    "/payouts/{payout_id}/documents",
+    response={201: DocumentOut, **ERRORS},
+    operation_id="payouts_api_add_document",
+)
 def add_document(
     request: HttpRequest,
     payout_id: int,
@@ -247,7 +271,11 @@ def add_document(
     return 201, document_out(document, uploaded_by=user.email)
 
 
-@router.post("/payouts/{payout_id}/submit", response={200: PayoutOut, **ERRORS})
+@router.post(
+    "/payouts/{payout_id}/submit",
+    response={200: PayoutOut, **ERRORS},
+    operation_id="payouts_api_submit_payout",
+)
 def submit_payout(
     request: HttpRequest,
     payout_id: int,
@@ -257,5 +285,5 @@ def submit_payout(
     """Send a draft for approval after every check again; says exactly what is missing."""
     user = staff_of(request)
     payout = payout_found(request, payout_id, environment)
-    payout_submit(by=user, payout=payout, confirm_duplicate=payload.confirm_duplicate)
+    payout_send_for_approval(by=user, payout=payout, confirm_duplicate=payload.confirm_duplicate)
     return 200, payout_fresh(request, payout_id, environment)

@@ -20,9 +20,9 @@ from gateway.errors import (
 )
 from gateway.service_errors import unanswered
 from payouts.errors import PayoutActionRefused
-from payouts.initiation import submission_start
 from payouts.models import Payout, PayoutStatus
-from payouts.otp_step import OTP_LIFETIME, otp_facts, otp_step_decide
+from payouts.release.initiation import submission_start
+from payouts.release.step import OTP_LIFETIME, otp_facts, otp_step_decide
 from payouts.states import payout_change_record, payout_locked
 from staff.models import StaffUser
 from staff.roles import PAYOUT_APPROVE
@@ -131,7 +131,7 @@ def payout_otp_confirm(*, payout: Payout | int, by: StaffUser, code: str) -> Pay
     """
     Take the 6 digits and send the payout (the upstream checks the code). Refused here, before
     any call, when no code was sent, it has expired, five wrong tries blocked it, or a later
-    code replaced it (payouts.otp_step).
+    code replaced it (payouts.release.step).
     """
     code = (code or "").strip()
     if not OTP_RE.match(code):
