@@ -128,7 +128,7 @@ class Payout(models.Model):
     updated_at = models.DateTimeField(default=timezone.now)
     submitted_at = models.DateTimeField(null=True, blank=True)
 
-    # Maker-checker (issue 14): the policy version and count are stamped at submission, so a
+    # Maker-checker: the policy version and count are stamped at submission, so a
     # later policy change never applies to this payout; approvals belong to a round, which
     # restarts when what was approved changes beyond the re-quote tolerance.
     approval_policy = models.ForeignKey(

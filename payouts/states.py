@@ -23,7 +23,7 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     S.PENDING_APPROVAL: frozenset({S.DRAFT, S.APPROVED, S.REJECTED, S.CANCELLED}),
     S.REJECTED: frozenset({S.DRAFT}),
     S.APPROVED: frozenset({S.SUBMITTING, S.PENDING_APPROVAL, S.CANCELLED}),
-    # Issue 14: a permanent refusal the approver can correct (wrong or expired OTP, quote
+    # A permanent refusal the approver can correct (wrong or expired OTP, quote
     # expired, funds short) goes back to APPROVED, with the same idempotency key (the upstream
     # stored nothing for a refused request). RETURNED is reachable from every upstream state
     # because a return can be the first news we get (events arrive late and out of order).
