@@ -39,7 +39,7 @@ class PayoutsConfig(AppConfig):
         register_check("payouts_quiet", quiet_check)
         register_panel(
             DashboardPanel(
-                "payouts.tracking.quiet",
+                "payouts.quiet",
                 "payouts/includes/quiet_panel.html",
                 permission=FINANCE_VIEW,
                 context=quiet_panel_context,
@@ -49,7 +49,7 @@ class PayoutsConfig(AppConfig):
         # Waiting for me, my drafts returned, failures and returns (also sent by email).
         register_panel(
             DashboardPanel(
-                "payouts.approval.notifications",
+                "payouts.notifications",
                 "payouts/includes/dashboard_panel.html",
                 permission=FINANCE_VIEW,
                 context=dashboard_panel_context,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from payouts.drafts.services import reservations_expire_due
+from payouts.drafts.preview import reservations_expire_due
 from payouts.release.initiation import initiation_send, payouts_recover_submitting
 from payouts.tracking.events import payouts_poll
 

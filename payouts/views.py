@@ -22,8 +22,8 @@ from payouts.approval.forms import RejectForm
 from payouts.approval.rules import approval_decide
 from payouts.approval.selectors import approvals_history, valid_approvals
 from payouts.approval.services import CANCELLABLE, approval_facts
+from payouts.drafts.checks import submission_problems
 from payouts.drafts.forms import DocumentForm, SubmitForm
-from payouts.drafts.services import submission_problems
 from payouts.errors import REFUSALS, refusal_text
 from payouts.forms import PayoutFilterForm
 from payouts.models import Payout, PayoutStatus

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -193,25 +194,14 @@ def payout_requote_apply(
             raise PayoutActionRefused(
                 "not_requotable", "Only a payout waiting for approval or approved is re-quoted."
             )
-        approved = locked.approved_recipient_amount or locked.preview_recipient_amount
         kept = _requote_keeps_approvals(locked, recipient_amount, new_fees, tolerance)
-        before = {
-            "quote_id": locked.preview_quote_id,
-            "recipient_amount": approved,
-            "total_fees": locked.preview_total_fees,
-        }
-        locked.preview_quote_id = quote_id
-        locked.preview_recipient_amount = recipient_amount
-        if fees is not None:
-            locked.preview_fees = fees
-            locked.preview_total_fees = new_fees
-        if expires_at is not None:
-            locked.preview_quote_expires_at = expires_at  # type: ignore[assignment]
-        locked.preview_quote_status = "ACTIVE"
-        import uuid
-
-        locked.idempotency_key = uuid.uuid4()
-        locked.save()
+        before = _requote_record(
+            locked,
+            quote_id=quote_id,
+            recipient_amount=recipient_amount,
+            expires_at=expires_at,
+            fees=fees,
+        )
         if not kept:
             _approval_restart(locked, by=by)
         # No code releases a crypto payout: approved, with a price that fits, it goes now (as
@@ -238,6 +228,34 @@ def payout_requote_apply(
 
             submission_start(payout=locked, by=by)
     return locked
+
+
+def _requote_record(
+    locked: Payout,
+    *,
+    quote_id: str,
+    recipient_amount: Decimal,
+    expires_at: object,
+    fees: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """Put the new reserved quote on the payout, with a new key for the changed body; returns
+    the figures it replaced (the approved ones, for the audit trail)."""
+    before = {
+        "quote_id": locked.preview_quote_id,
+        "recipient_amount": locked.approved_recipient_amount or locked.preview_recipient_amount,
+        "total_fees": locked.preview_total_fees,
+    }
+    locked.preview_quote_id = quote_id
+    locked.preview_recipient_amount = recipient_amount
+    if fees is not None:
+        locked.preview_fees = fees
+        locked.preview_total_fees = _total_fees_of(fees)
+    if expires_at is not None:
+        locked.preview_quote_expires_at = expires_at  # type: ignore[assignment]
+    locked.preview_quote_status = "ACTIVE"
+    locked.idempotency_key = uuid.uuid4()
+    locked.save()
+    return before
 
 
 def payout_requote(*, payout: Payout | int, by: StaffUser) -> Payout:

@@ -19,13 +19,13 @@ from gateway.models import Environment
 from payouts import selectors
 from payouts.api_out import DocumentOut, PayoutOut, document_out, payout_out
 from payouts.api_support import payout_found, payout_fresh
+from payouts.drafts.documents import document_add
+from payouts.drafts.preview import payout_preview
 from payouts.drafts.services import (
     DraftValues,
-    document_add,
     payout_draft_create,
     payout_draft_delete,
     payout_draft_update,
-    payout_preview,
     payout_send_for_approval,
 )
 from payouts.models import DocumentKind

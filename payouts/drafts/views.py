@@ -11,14 +11,13 @@ from django.views.decorators.http import require_POST
 
 from console.lists import is_htmx
 from gateway.selectors import environment_current
+from payouts.drafts.documents import document_add, document_remove
 from payouts.drafts.forms import DRAFT_FIELDS, DocumentForm, PayoutDraftForm, SubmitForm
+from payouts.drafts.preview import payout_preview
 from payouts.drafts.services import (
-    document_add,
-    document_remove,
     payout_draft_create,
     payout_draft_delete,
     payout_draft_update,
-    payout_preview,
     payout_send_for_approval,
 )
 from payouts.errors import DuplicateNeedsConfirmation, PayoutInvalid, refusal_text, refusal_texts

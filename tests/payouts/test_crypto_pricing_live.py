@@ -15,13 +15,9 @@ from django.test import Client
 from gateway.models import UpstreamCall
 from gateway.services.environments import environment_switch
 from payouts.approval.services import payout_approve, payout_requote
-from payouts.drafts.services import (
-    DraftValues,
-    document_add,
-    payout_draft_create,
-    payout_preview,
-    payout_send_for_approval,
-)
+from payouts.drafts.documents import document_add
+from payouts.drafts.preview import payout_preview
+from payouts.drafts.services import DraftValues, payout_draft_create, payout_send_for_approval
 from payouts.models import NotificationKind, Payout, PayoutNotification, PayoutStatus
 from payouts.tracking.events import payouts_poll
 from staff.models import AuditEntry, StaffUser

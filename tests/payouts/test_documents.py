@@ -9,8 +9,8 @@ import logging
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from payouts.drafts.documents import data_uri, supporting_documents
-from payouts.drafts.services import PayoutInvalid, document_add, document_remove
+from payouts.drafts.documents import data_uri, document_add, document_remove, supporting_documents
+from payouts.errors import PayoutInvalid
 from payouts.models import Payout
 from staff.models import AuditEntry, StaffUser
 from tests.finance import make_staff

@@ -10,17 +10,16 @@ from django.core.exceptions import PermissionDenied
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
+from payouts.drafts.documents import document_add
+from payouts.drafts.preview import reservations_expire_due
 from payouts.drafts.services import (
     DraftValues,
-    DuplicateNeedsConfirmation,
-    PayoutInvalid,
-    document_add,
     payout_draft_create,
     payout_draft_delete,
     payout_draft_update,
     payout_send_for_approval,
-    reservations_expire_due,
 )
+from payouts.errors import DuplicateNeedsConfirmation, PayoutInvalid
 from payouts.models import ChangeSource, Payout, PayoutStatus, ReservationStatus
 from quotes.models import Quote, QuoteStatus
 from staff.models import AuditEntry, StaffUser

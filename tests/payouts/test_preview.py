@@ -9,7 +9,9 @@ from django.test import Client
 
 from gateway.models import Environment
 from gateway.services.environments import environment_switch
-from payouts.drafts.services import PayoutInvalid, payout_preview, payout_send_for_approval
+from payouts.drafts.preview import payout_preview
+from payouts.drafts.services import payout_send_for_approval
+from payouts.errors import PayoutInvalid
 from payouts.models import Payout, PayoutStatus, ReservationStatus
 from staff.models import AuditEntry, StaffUser
 from tests.finance import make_draft, make_staff, upstream_directory

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from payouts.drafts.services import payout_preview
+from payouts.drafts.preview import payout_preview
 from payouts.models import Payout, PayoutStatus, UpstreamWait
 from payouts.release.code import payout_otp_confirm, payout_otp_send
 from staff.models import StaffUser

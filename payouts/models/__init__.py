@@ -8,61 +8,30 @@ from decimal import Decimal
 from pathlib import PurePath
 
 from django.conf import settings
-from django.core.validators import MinValueValidator
 from django.db import models
 from django.utils import timezone
 
-from payouts.approval.rules import RuleSpec
+from payouts.models.approval import (
+    Approval,
+    ApprovalPolicy,
+    ApprovalRule,
+    NotificationKind,
+    PayoutNotification,
+)
+from payouts.models.choices import (
+    INTERNAL_NOTES_MAX,
+    MEMO_MAX,
+    REFERENCE_MAX,
+    DocumentKind,
+    PayoutMode,
+    PayoutStatus,
+    ReservationStatus,
+    UpstreamWait,
+)
+from payouts.models.tracking import ChangeSource, PayoutEvent, PayoutStatusChange
+
 
 # decisions.md 2 "Initiate payout": extra_info.memo ≤ 255, extra_info.internal_notes ≤ 1000.
-MEMO_MAX = 255
-INTERNAL_NOTES_MAX = 1000
-REFERENCE_MAX = 100
-
-
-class PayoutStatus(models.TextChoices):
-    """Our states (draft … approved, submitting, rejected) and the upstream's, normalised."""
-
-    DRAFT = "draft", "Draft"
-    PENDING_APPROVAL = "pending_approval", "Pending approval"
-    APPROVED = "approved", "Approved"
-    SUBMITTING = "submitting", "Submitting"
-    CREATED = "created", "Created"
-    PENDING = "pending", "Pending"
-    PROCESSING = "processing", "Processing"
-    IN_REVIEW = "in_review", "In review"
-    KYT_PENDING = "kyt_pending", "KYT pending"
-    COMPLETED = "completed", "Completed"
-    FAILED = "failed", "Failed"
-    RETURNED = "returned", "Returned"
-    CANCELLED = "cancelled", "Cancelled"
-    REJECTED = "rejected", "Rejected"
-
-
-class PayoutMode(models.TextChoices):
-    """Follows the virtual account: fiat debits its balance, crypto is funded by a deposit."""
-
-    FIAT = "fiat", "Fiat"
-    CRYPTO = "crypto", "Crypto"
-
-
-class ReservationStatus(models.TextChoices):
-    NONE = "", "Not reserved"
-    ACTIVE = "ACTIVE", "Reserved"
-    EXPIRED = "EXPIRED", "Expired"
-    USED = "USED", "Used"
-
-
-class UpstreamWait(models.TextChoices):
-    """Why an initiation waits to be sent again (its label completes "Waiting for …")."""
-
-    NONE = "", "nothing"
-    RATE_LIMIT = "rate_limit", "the upstream's rate limit"
-    NO_ANSWER = "no_answer", "an answer from the upstream"
-    SERVER_ERROR = "server_error", "the upstream to recover from an error"
-    BUDGET = "budget", "room in PayOps's budget of upstream calls"
-
-
 class Payout(models.Model):
     """
     A payout from a virtual account to a recipient, from its draft to its final upstream state.
@@ -254,15 +223,6 @@ def document_path(instance: PayoutDocument, filename: str) -> str:
     return f"payouts/{instance.payout_id}/{uuid.uuid4().hex}{suffix}"
 
 
-class DocumentKind(models.TextChoices):
-    """The `type` of a supporting document in the payout body (what the document proves)."""
-
-    INVOICE = "invoice", "Invoice"
-    CONTRACT = "contract", "Contract"
-    RECEIPT = "receipt", "Receipt"
-    OTHER = "other", "Other"
-
-
 class PayoutDocument(models.Model):
     """A supporting document: stored through the storage API, its content type sniffed from the
     bytes (never the name), hashed, and attributed to who uploaded it."""
@@ -290,200 +250,21 @@ class PayoutDocument(models.Model):
         return hashlib.sha256(content).hexdigest()
 
 
-class ChangeSource(models.TextChoices):
-    STAFF = "staff", "Staff action"
-    EVENT = "event", "Webhook event"
-    POLL = "poll", "Polling"
-    SYSTEM = "system", "System"
-
-
-class PayoutStatusChange(models.Model):
-    """One row of a payout's timeline: every move, where it came from, who and when."""
-
-    payout = models.ForeignKey(Payout, on_delete=models.CASCADE, related_name="status_changes")
-    from_status = models.CharField(max_length=20, choices=PayoutStatus.choices, blank=True)
-    to_status = models.CharField(max_length=20, choices=PayoutStatus.choices)
-    source = models.CharField(max_length=10, choices=ChangeSource.choices)
-    by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        related_name="+",
-    )
-    reason = models.CharField(max_length=500, blank=True)
-    at = models.DateTimeField(default=timezone.now)
-    # The upstream event that caused the move, when one did (blank for staff, poll, system).
-    event_id = models.CharField(max_length=80, blank=True)
-
-    class Meta:
-        ordering = ("at", "pk")
-
-    def __str__(self) -> str:
-        return f"{self.from_status or '∅'} → {self.to_status} ({self.source})"
-
-
-class ApprovalPolicy(models.Model):
-    """
-    One published version of the approval policy. Versions are never edited: a change publishes
-    the next version, and a payout keeps the version (and the count) it was submitted under, so
-    a change applies only to payouts submitted after it.
-    """
-
-    version = models.PositiveIntegerField(unique=True)
-    default_required = models.PositiveSmallIntegerField(
-        default=1, validators=[MinValueValidator(1)]
-    )
-    note = models.CharField(max_length=255, blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
-    )
-
-    class Meta:
-        ordering = ("-version",)
-        verbose_name_plural = "approval policies"
-        permissions = [("manage_approval_policy", "Can publish a new approval policy")]
-        constraints = [
-            models.CheckConstraint(
-                condition=models.Q(default_required__gte=1),
-                name="approval_policy_default_at_least_one",
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"approval policy v{self.version}"
-
-    def specs(self) -> list[RuleSpec]:
-        return [rule.spec() for rule in self.rules.all()]
-
-
-class ApprovalRule(models.Model):
-    """A line of a policy: from `min_amount` (in `currency`), on `rail` and `mode`, N approvers."""
-
-    class Mode(models.TextChoices):
-        ANY = "", "Any mode"
-        FIAT = "fiat", "Fiat"
-        CRYPTO = "crypto", "Crypto"
-
-    policy = models.ForeignKey(ApprovalPolicy, on_delete=models.CASCADE, related_name="rules")
-    min_amount = models.DecimalField(
-        max_digits=14, decimal_places=2, default=Decimal("0"), validators=[MinValueValidator(0)]
-    )
-    currency = models.CharField(max_length=8, blank=True, help_text="Empty: any currency.")
-    rail = models.CharField(max_length=16, blank=True, help_text="Empty: any payment rail.")
-    mode = models.CharField(max_length=8, blank=True, choices=Mode.choices)
-    required_approvals = models.PositiveSmallIntegerField(validators=[MinValueValidator(1)])
-
-    class Meta:
-        ordering = ("policy", "min_amount", "id")
-        constraints = [
-            models.CheckConstraint(
-                condition=models.Q(required_approvals__gte=1),
-                name="approval_rule_required_at_least_one",
-            )
-        ]
-
-    def __str__(self) -> str:
-        scope = " ".join(filter(None, [self.currency, self.rail, self.mode])) or "any payout"
-        return f"{scope} from {self.min_amount}: {self.required_approvals} approver(s)"
-
-    def spec(self) -> RuleSpec:
-        return RuleSpec(
-            required_approvals=self.required_approvals,
-            min_amount=self.min_amount,
-            currency=self.currency,
-            rail=self.rail,
-            mode=self.mode,
-        )
-
-
-class Approval(models.Model):
-    """One person's approval of one payout in one round; a voided round no longer counts."""
-
-    payout = models.ForeignKey(Payout, on_delete=models.CASCADE, related_name="approvals")
-    approver = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="payout_approvals"
-    )
-    round = models.PositiveIntegerField()
-    created_at = models.DateTimeField(default=timezone.now)
-    voided_at = models.DateTimeField(null=True, blank=True)
-    void_reason = models.CharField(max_length=200, blank=True)
-
-    class Meta:
-        ordering = ("created_at", "pk")
-        constraints = [
-            # The database's own refusal of a person counting twice in a round.
-            models.UniqueConstraint(
-                fields=["payout", "approver", "round"], name="approval_once_per_person_and_round"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"approval of payout {self.payout_id} by {self.approver_id} (round {self.round})"
-
-
-class PayoutEvent(models.Model):
-    """
-    Every upstream payout event received (or a change found by polling), once per event id: the
-    record that makes applying events idempotent. `payout` is empty while the event names an
-    upstream id PayOps has not recorded yet (the event came before our initiation's answer).
-    """
-
-    environment = models.ForeignKey(
-        "gateway.Environment", on_delete=models.PROTECT, related_name="+"
-    )
-    payout = models.ForeignKey(
-        Payout, null=True, blank=True, on_delete=models.CASCADE, related_name="events"
-    )
-    upstream_id = models.CharField(max_length=64, db_index=True)
-    event_id = models.CharField(max_length=80)
-    event_type = models.CharField(max_length=60)
-    source = models.CharField(max_length=10, choices=ChangeSource.choices)
-    status = models.CharField(max_length=20, choices=PayoutStatus.choices)
-    applied = models.BooleanField(default=False)
-    note = models.CharField(max_length=200, blank=True)
-    data = models.JSONField(default=dict, blank=True)
-    occurred_at = models.DateTimeField(null=True, blank=True)
-    received_at = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        ordering = ("received_at", "pk")
-        constraints = [
-            models.UniqueConstraint(
-                fields=["environment", "event_id"], name="payout_event_once_per_environment"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.event_type} {self.status} for {self.upstream_id}"
-
-
-class NotificationKind(models.TextChoices):
-    WAITING_FOR_APPROVAL = "waiting", "Waiting for your approval"
-    REJECTED = "rejected", "Your payout was rejected"
-    READY_FOR_OTP = "ready_for_otp", "Approved: the code can be sent"
-    FAILED = "failed", "Payout failed"
-    RETURNED = "returned", "Payout returned"
-    CHARGE_DIFFERS = "charge_differs", "Charged differs from what was shown"
-
-
-class PayoutNotification(models.Model):
-    """A message for one staff member about one payout, on the dashboard (and sent by email)."""
-
-    recipient = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="payout_notifications"
-    )
-    payout = models.ForeignKey(Payout, on_delete=models.CASCADE, related_name="notifications")
-    kind = models.CharField(max_length=16, choices=NotificationKind.choices)
-    message = models.CharField(max_length=300)
-    created_at = models.DateTimeField(default=timezone.now)
-    read_at = models.DateTimeField(null=True, blank=True)
-    emailed_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ("-created_at", "-pk")
-        indexes = [models.Index(fields=["recipient", "read_at"])]
-
-    def __str__(self) -> str:
-        return f"{self.get_kind_display()}: payout {self.payout_id}"
+__all__ = [
+    "INTERNAL_NOTES_MAX",
+    "MEMO_MAX",
+    "REFERENCE_MAX",
+    "Approval",
+    "ApprovalPolicy",
+    "ApprovalRule",
+    "ChangeSource",
+    "DocumentKind",
+    "NotificationKind",
+    "PayoutEvent",
+    "PayoutMode",
+    "PayoutNotification",
+    "PayoutStatus",
+    "PayoutStatusChange",
+    "ReservationStatus",
+    "UpstreamWait",
+]
