@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -33,7 +33,7 @@ from payouts.release.step_context import release_step_context
 from payouts.release.waiting import wait_text
 from payouts.selectors import require_payout_reader
 from payouts.tracking.timeline import timeline
-from staff.models import AuditEntry
+from staff.models import AuditEntry, StaffUser
 from staff.requests import staff_of
 from staff.roles import PAYOUT_APPROVE, PAYOUT_INITIATE
 
@@ -237,12 +237,17 @@ def payout_live(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def live_action(
-    request: HttpRequest, pk: int, action: Any, ok: str, **form_errors: Any
+    request: HttpRequest,
+    pk: int,
+    act: Callable[[Payout, StaffUser], object],
+    ok: str,
+    **form_errors: Any,
 ) -> HttpResponse:
-    """Run a live-region action (a service call); a refusal is said in the region, and as a
-    message when the page is re-read whole (always for a permission refused)."""
+    """Run a live-region action, `act(payout, person)` (a service call); a refusal is said in
+    the region, and as a message when the page is re-read whole (always for a permission)."""
+    payout = payout_of_request(request, pk)
     try:
-        action()
+        act(payout, staff_of(request))
     except REFUSALS as exc:
         error = refusal_text(exc)
         if isinstance(exc, PermissionDenied) or not is_htmx(request):

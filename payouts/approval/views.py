@@ -30,24 +30,21 @@ from staff.roles import APPROVAL_POLICY_MANAGE, PAYOUT_APPROVE
 @require_POST
 @login_required
 def approve_view(request: HttpRequest, pk: int) -> HttpResponse:
-    payout = payout_of_request(request, pk)
-    by = staff_of(request)
-    return live_action(request, pk, lambda: payout_approve(payout=payout, by=by), "Approved.")
+    return live_action(request, pk, lambda p, by: payout_approve(payout=p, by=by), "Approved.")
 
 
 @require_POST
 @login_required
 def reject_view(request: HttpRequest, pk: int) -> HttpResponse:
-    payout = payout_of_request(request, pk)
     form = RejectForm(request.POST)
     if not form.is_valid():
+        payout_of_request(request, pk)  # 404 outside the environment
         return live_region(request, pk, reject_form=form)
+    reason = form.cleaned_data["reason"]
     return live_action(
         request,
         pk,
-        lambda: payout_reject(
-            payout=payout, by=staff_of(request), reason=form.cleaned_data["reason"]
-        ),
+        lambda p, by: payout_reject(payout=p, by=by, reason=reason),
         "Rejected: the payout went back to its maker.",
         reject_form=form,
     )
@@ -56,22 +53,17 @@ def reject_view(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @login_required
 def requote_view(request: HttpRequest, pk: int) -> HttpResponse:
-
-    payout = payout_of_request(request, pk)
-    return live_action(
-        request,
-        pk,
-        lambda: payout_requote(payout=payout, by=staff_of(request)),
-        "Re-quoted: approvals are kept only if the figures stayed within the tolerance.",
-    )
+    ok = "Re-quoted: approvals are kept only if the figures stayed within the tolerance."
+    return live_action(request, pk, lambda p, by: payout_requote(payout=p, by=by), ok)
 
 
 @require_POST
 @login_required
 def cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
-    payout = payout_of_request(request, pk)
-    by = staff_of(request)
-    return live_action(request, pk, lambda: payout_cancel(payout=payout, by=by), "Cancelled.")
+    return live_action(request, pk, lambda p, by: payout_cancel(payout=p, by=by), "Cancelled.")
+
+
+# --- Notifications (dashboard) ------------------------------------------------------------------
 
 
 def dashboard_panel_context(request: HttpRequest) -> dict[str, Any]:

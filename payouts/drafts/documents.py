@@ -99,6 +99,18 @@ def supporting_documents(payout: Payout) -> list[dict[str, Any]]:
     ]
 
 
+# What the audit trail keeps of a document (never its content).
+ADDED_FACTS = ("file_name", "content_type", "size", "sha256")
+REMOVED_FACTS = ("file_name", "sha256")
+
+
+def _document_audit(
+    by: StaffUser, payout: Payout, document: PayoutDocument, action: str, facts: tuple[str, ...]
+) -> None:
+    details = {"document": document.pk, **{name: getattr(document, name) for name in facts}}
+    audit_record(actor=by, action=action, target=payout, details=details)
+
+
 def document_add(
     *, by: StaffUser, payout: Payout, upload: UploadedFile, kind: str = "invoice"
 ) -> PayoutDocument:
@@ -126,18 +138,7 @@ def document_add(
         stored = str(document.file.name)
         try:
             document.save()
-            audit_record(
-                actor=by,
-                action="payout.document_added",
-                target=locked,
-                details={
-                    "document": document.pk,
-                    "file_name": document.file_name,
-                    "content_type": document.content_type,
-                    "size": document.size,
-                    "sha256": document.sha256,
-                },
-            )
+            _document_audit(by, locked, document, "payout.document_added", ADDED_FACTS)
         except Exception:
             document.file.storage.delete(stored)  # nothing half done: no orphan file
             raise
@@ -150,15 +151,6 @@ def document_remove(*, by: StaffUser, document: PayoutDocument) -> None:
         payout = Payout.objects.select_for_update().get(pk=document.payout_id)
         require_own_draft(by, payout)
         storage, name = document.file.storage, str(document.file.name)
-        audit_record(
-            actor=by,
-            action="payout.document_removed",
-            target=payout,
-            details={
-                "document": document.pk,
-                "file_name": document.file_name,
-                "sha256": document.sha256,
-            },
-        )
+        _document_audit(by, payout, document, "payout.document_removed", REMOVED_FACTS)
         document.delete()
         transaction.on_commit(lambda: storage.delete(name))

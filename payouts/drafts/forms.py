@@ -42,6 +42,18 @@ class QuoteChoiceField(forms.ModelChoiceField):
         return f"{send} → {gets} {obj.account_type} (until {obj.expires_at:%H:%M:%S} UTC)"
 
 
+def _fraction_field(label: str) -> forms.DecimalField:
+    """A client markup given as a fraction of the amount (0.01 is 1 %), below 1."""
+    return forms.DecimalField(
+        max_digits=10,
+        decimal_places=6,
+        min_value=Decimal(0),
+        max_value=Decimal("0.99"),
+        required=False,
+        label=label,
+    )
+
+
 class PayoutDraftForm(forms.Form):
     virtual_account = AccountChoiceField(queryset=VirtualAccount.objects.none(), label="Pay from")
     recipient = RecipientChoiceField(queryset=Recipient.objects.none())
@@ -77,22 +89,10 @@ class PayoutDraftForm(forms.Form):
         label="Client markup: fixed fee (USD)",
         help_text="Only without a quote.",
     )
-    client_markup_percentage_fee = forms.DecimalField(
-        max_digits=10,
-        decimal_places=6,
-        min_value=Decimal(0),
-        max_value=Decimal("0.99"),
-        required=False,
-        label="Client markup: percentage (fraction, 0.01 = 1 %)",
+    client_markup_percentage_fee = _fraction_field(
+        "Client markup: percentage (fraction, 0.01 = 1 %)"
     )
-    client_markup_fx_markup = forms.DecimalField(
-        max_digits=10,
-        decimal_places=6,
-        min_value=Decimal(0),
-        max_value=Decimal("0.99"),
-        required=False,
-        label="Client markup: FX markup (fraction)",
-    )
+    client_markup_fx_markup = _fraction_field("Client markup: FX markup (fraction)")
     payment_currency = forms.ChoiceField(
         required=False,
         label="Stablecoin (crypto accounts)",

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -15,17 +18,49 @@ from payouts.drafts.documents import document_add, document_remove
 from payouts.drafts.forms import DRAFT_FIELDS, DocumentForm, PayoutDraftForm, SubmitForm
 from payouts.drafts.preview import payout_preview
 from payouts.drafts.services import (
+    DraftValues,
     payout_draft_create,
     payout_draft_delete,
     payout_draft_update,
     payout_send_for_approval,
 )
 from payouts.errors import DuplicateNeedsConfirmation, PayoutInvalid, refusal_text, refusal_texts
-from payouts.models import PayoutDocument
+from payouts.models import Payout, PayoutDocument
 from payouts.pages import payout_of_request
 from payouts.views import panel_response
 from staff.requests import staff_of
 from staff.roles import PAYOUT_INITIATE
+
+DRAFT_INITIAL = (
+    "virtual_account", "recipient", "amount", "quote", "reference", "memo", "internal_notes",
+    "client_markup_fixed_fee", "client_markup_percentage_fee", "client_markup_fx_markup",
+    "payment_currency", "payment_network",
+)  # fmt: skip
+
+
+def _draft_form_page(
+    request: HttpRequest,
+    *,
+    payout: Payout | None,
+    initial: dict[str, Any],
+    save: Callable[[DraftValues], Payout],
+) -> HttpResponse:
+    """The draft form: shown, or posted and saved by `save` (errors on their fields)."""
+    environment = environment_current(user=request.user)
+    form = PayoutDraftForm(initial=initial, environment=environment)
+    if request.method == "POST":
+        form = PayoutDraftForm(request.POST, environment=environment)
+        if environment is None:
+            form.add_error(None, "Choose the environment you work in first.")
+        elif form.is_valid():
+            try:
+                saved = save(form.values())
+            except PayoutInvalid as exc:
+                exc.add_to_form(form, rename=DRAFT_FIELDS)
+            else:
+                messages.success(request, f"Draft #{saved.pk} saved.")
+                return redirect("payouts:detail", pk=saved.pk)
+    return render(request, "payouts/payout_form.html", {"form": form, "payout": payout})
 
 
 @login_required
@@ -34,21 +69,12 @@ def payout_new(request: HttpRequest) -> HttpResponse:
     if not user.has_perm(PAYOUT_INITIATE):
         raise PermissionDenied
     environment = environment_current(user=request.user)
-    if request.method == "POST":
-        form = PayoutDraftForm(request.POST, environment=environment)
-        if environment is None:
-            form.add_error(None, "Choose the environment you work in first.")
-        elif form.is_valid():
-            try:
-                payout = payout_draft_create(by=user, environment=environment, values=form.values())
-            except PayoutInvalid as exc:
-                exc.add_to_form(form, rename=DRAFT_FIELDS)
-            else:
-                messages.success(request, f"Draft #{payout.pk} saved.")
-                return redirect("payouts:detail", pk=payout.pk)
-    else:
-        form = PayoutDraftForm(initial=request.GET.dict(), environment=environment)
-    return render(request, "payouts/payout_form.html", {"form": form, "payout": None})
+
+    def save(values: DraftValues) -> Payout:
+        assert environment is not None
+        return payout_draft_create(by=user, environment=environment, values=values)
+
+    return _draft_form_page(request, payout=None, initial=request.GET.dict(), save=save)
 
 
 @login_required
@@ -57,34 +83,18 @@ def payout_edit(request: HttpRequest, pk: int) -> HttpResponse:
     payout = payout_of_request(request, pk)
     if payout.maker_id != user.pk or not user.has_perm(PAYOUT_INITIATE):
         raise PermissionDenied
-    environment = environment_current(user=request.user)
-    if request.method == "POST":
-        form = PayoutDraftForm(request.POST, environment=environment)
-        if form.is_valid():
-            try:
-                payout_draft_update(by=user, payout=payout, values=form.values())
-            except PayoutInvalid as exc:
-                exc.add_to_form(form, rename=DRAFT_FIELDS)
-            else:
-                messages.success(request, f"Draft #{payout.pk} saved.")
-                return redirect("payouts:detail", pk=payout.pk)
-    else:
-        initial = {
-            "virtual_account": payout.virtual_account_id,
-            "recipient": payout.recipient_id,
-            "amount": payout.amount,
-            "quote": payout.quote_id,
-            "reference": payout.reference,
-            "memo": payout.memo,
-            "internal_notes": payout.internal_notes,
-            "client_markup_fixed_fee": payout.client_markup_fixed_fee,
-            "client_markup_percentage_fee": payout.client_markup_percentage_fee,
-            "client_markup_fx_markup": payout.client_markup_fx_markup,
-            "payment_currency": payout.payment_currency,
-            "payment_network": payout.payment_network,
-        }
-        form = PayoutDraftForm(initial=initial, environment=environment)
-    return render(request, "payouts/payout_form.html", {"form": form, "payout": payout})
+    initial = {
+        name: getattr(
+            payout, f"{name}_id" if name in ("virtual_account", "recipient", "quote") else name
+        )
+        for name in DRAFT_INITIAL
+    }
+    return _draft_form_page(
+        request,
+        payout=payout,
+        initial=initial,
+        save=lambda values: payout_draft_update(by=user, payout=payout, values=values),
+    )
 
 
 @require_POST

@@ -1,4 +1,4 @@
-"""Models of payouts: the payout itself, its supporting documents and its status timeline."""
+"""Models of payouts: the payout, its documents, its status timeline and the upstream events."""
 
 from __future__ import annotations
 
@@ -18,20 +18,65 @@ from payouts.models.approval import (
     NotificationKind,
     PayoutNotification,
 )
-from payouts.models.choices import (
-    INTERNAL_NOTES_MAX,
-    MEMO_MAX,
-    REFERENCE_MAX,
-    DocumentKind,
-    PayoutMode,
-    PayoutStatus,
-    ReservationStatus,
-    UpstreamWait,
-)
-from payouts.models.tracking import ChangeSource, PayoutEvent, PayoutStatusChange
-
 
 # decisions.md 2 "Initiate payout": extra_info.memo ≤ 255, extra_info.internal_notes ≤ 1000.
+MEMO_MAX = 255
+INTERNAL_NOTES_MAX = 1000
+REFERENCE_MAX = 100
+
+
+class PayoutStatus(models.TextChoices):
+    """Our states (draft … approved, submitting, rejected) and the upstream's, normalised."""
+
+    DRAFT = "draft", "Draft"
+    PENDING_APPROVAL = "pending_approval", "Pending approval"
+    APPROVED = "approved", "Approved"
+    SUBMITTING = "submitting", "Submitting"
+    CREATED = "created", "Created"
+    PENDING = "pending", "Pending"
+    PROCESSING = "processing", "Processing"
+    IN_REVIEW = "in_review", "In review"
+    KYT_PENDING = "kyt_pending", "KYT pending"
+    COMPLETED = "completed", "Completed"
+    FAILED = "failed", "Failed"
+    RETURNED = "returned", "Returned"
+    CANCELLED = "cancelled", "Cancelled"
+    REJECTED = "rejected", "Rejected"
+
+
+class PayoutMode(models.TextChoices):
+    """Follows the virtual account: fiat debits its balance, crypto is funded by a deposit."""
+
+    FIAT = "fiat", "Fiat"
+    CRYPTO = "crypto", "Crypto"
+
+
+class ReservationStatus(models.TextChoices):
+    NONE = "", "Not reserved"
+    ACTIVE = "ACTIVE", "Reserved"
+    EXPIRED = "EXPIRED", "Expired"
+    USED = "USED", "Used"
+
+
+class UpstreamWait(models.TextChoices):
+    """Why an initiation waits to be sent again (its label completes "Waiting for …")."""
+
+    NONE = "", "nothing"
+    RATE_LIMIT = "rate_limit", "the upstream's rate limit"
+    NO_ANSWER = "no_answer", "an answer from the upstream"
+    SERVER_ERROR = "server_error", "the upstream to recover from an error"
+    BUDGET = "budget", "room in PayOps's budget of upstream calls"
+
+
+class DocumentKind(models.TextChoices):
+    """The `type` of a supporting document in the payout body (what the document proves)."""
+
+    INVOICE = "invoice", "Invoice"
+    CONTRACT = "contract", "Contract"
+    RECEIPT = "receipt", "Receipt"
+    OTHER = "other", "Other"
+
+
 class Payout(models.Model):
     """
     A payout from a virtual account to a recipient, from its draft to its final upstream state.
@@ -250,21 +295,79 @@ class PayoutDocument(models.Model):
         return hashlib.sha256(content).hexdigest()
 
 
+class ChangeSource(models.TextChoices):
+    STAFF = "staff", "Staff action"
+    EVENT = "event", "Webhook event"
+    POLL = "poll", "Polling"
+    SYSTEM = "system", "System"
+
+
+class PayoutStatusChange(models.Model):
+    """One row of a payout's timeline: every move, where it came from, who and when."""
+
+    payout = models.ForeignKey(Payout, on_delete=models.CASCADE, related_name="status_changes")
+    from_status = models.CharField(max_length=20, choices=PayoutStatus.choices, blank=True)
+    to_status = models.CharField(max_length=20, choices=PayoutStatus.choices)
+    source = models.CharField(max_length=10, choices=ChangeSource.choices)
+    by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    reason = models.CharField(max_length=500, blank=True)
+    at = models.DateTimeField(default=timezone.now)
+    # The upstream event that caused the move, when one did (blank for staff, poll, system).
+    event_id = models.CharField(max_length=80, blank=True)
+
+    class Meta:
+        ordering = ("at", "pk")
+
+    def __str__(self) -> str:
+        return f"{self.from_status or '∅'} → {self.to_status} ({self.source})"
+
+
+class PayoutEvent(models.Model):
+    """
+    Every upstream payout event received (or a change found by polling), once per event id: the
+    record that makes applying events idempotent. `payout` is empty while the event names an
+    upstream id PayOps has not recorded yet (the event came before our initiation's answer).
+    """
+
+    environment = models.ForeignKey(
+        "gateway.Environment", on_delete=models.PROTECT, related_name="+"
+    )
+    payout = models.ForeignKey(
+        Payout, null=True, blank=True, on_delete=models.CASCADE, related_name="events"
+    )
+    upstream_id = models.CharField(max_length=64, db_index=True)
+    event_id = models.CharField(max_length=80)
+    event_type = models.CharField(max_length=60)
+    source = models.CharField(max_length=10, choices=ChangeSource.choices)
+    status = models.CharField(max_length=20, choices=PayoutStatus.choices)
+    applied = models.BooleanField(default=False)
+    note = models.CharField(max_length=200, blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    occurred_at = models.DateTimeField(null=True, blank=True)
+    received_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ("received_at", "pk")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["environment", "event_id"], name="payout_event_once_per_environment"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.event_type} {self.status} for {self.upstream_id}"
+
+
 __all__ = [
-    "INTERNAL_NOTES_MAX",
-    "MEMO_MAX",
-    "REFERENCE_MAX",
     "Approval",
     "ApprovalPolicy",
     "ApprovalRule",
-    "ChangeSource",
-    "DocumentKind",
     "NotificationKind",
-    "PayoutEvent",
-    "PayoutMode",
     "PayoutNotification",
-    "PayoutStatus",
-    "PayoutStatusChange",
-    "ReservationStatus",
-    "UpstreamWait",
 ]

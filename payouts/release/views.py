@@ -94,10 +94,5 @@ def otp_confirm_view(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @login_required
 def resend_view(request: HttpRequest, pk: int) -> HttpResponse:
-    payout = payout_of_request(request, pk)
-    return live_action(
-        request,
-        pk,
-        lambda: payout_retry(payout=payout, by=staff_of(request)),
-        "Re-sending with the same idempotency key.",
-    )
+    ok = "Re-sending with the same idempotency key."
+    return live_action(request, pk, lambda p, by: payout_retry(payout=p, by=by), ok)
