@@ -104,10 +104,10 @@ def run(url: str, token: str) -> None:
     from gateway import idempotency
     from gateway.client import call_sync, upstream
     from gateway.models import Environment, UpstreamCall
-    from payouts.approvals import payout_approve
-    from payouts.initiation import payouts_recover_submitting
+    from payouts.approval.services import payout_approve
     from payouts.models import ChangeSource, Payout, PayoutStatus
-    from payouts.otp import payout_otp_confirm, payout_otp_send
+    from payouts.release.code import payout_otp_confirm, payout_otp_send
+    from payouts.release.initiation import payouts_recover_submitting
     from payouts.states import payout_transition
     from staff.models import StaffUser
     from staff.roles import FINANCE_APPROVER, FINANCE_MAKER, roles_sync

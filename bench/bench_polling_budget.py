@@ -112,8 +112,8 @@ class Staleness:
             self.payouts[pk] = (env, status, read, updated)
 
     def sample(self, now: datetime) -> None:
-        from payouts.polling.plan import Rules, cadence
-        from payouts.polling.run import TRACKED
+        from payouts.tracking.polling.plan import Rules, cadence
+        from payouts.tracking.polling.run import TRACKED
 
         rules = Rules()
         self._read(since=now)
@@ -133,7 +133,7 @@ def run(url: str, token: str) -> None:
     from django.conf import settings
     from django.core.cache import cache
 
-    from payouts.tracking import payouts_poll
+    from payouts.tracking.events import payouts_poll
     from staff.models import StaffUser
     from staff.roles import roles_sync
 

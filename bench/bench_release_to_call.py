@@ -367,9 +367,9 @@ class World:
         from django.db import transaction
 
         from gateway.models import UpstreamCall
-        from payouts.approvals import payout_approve
+        from payouts.approval.services import payout_approve
         from payouts.models import ChangeSource, Payout, PayoutStatus
-        from payouts.otp import payout_otp_confirm, payout_otp_send
+        from payouts.release.code import payout_otp_confirm, payout_otp_send
         from payouts.states import payout_transition
 
         payout = Payout.objects.create(

@@ -160,8 +160,9 @@ def me(request: HttpRequest) -> MeOut:
 # Each app's Router, added once the handlers above exist (imports kept here, not at the top, so
 # an app's api module may import config.api_support without a cycle).
 from accounts.api import router as accounts_router  # noqa: E402
-from payouts.api import router as payouts_router  # noqa: E402
-from payouts.approvals_api import router as approvals_router  # noqa: E402
+from payouts.approval.api import router as approval_router  # noqa: E402
+from payouts.drafts.api import router as payouts_router  # noqa: E402
+from payouts.release.api import router as release_router  # noqa: E402
 from quotes.api import router as quotes_router  # noqa: E402
 from users.api import router as users_router  # noqa: E402
 
@@ -169,7 +170,8 @@ api.add_router("", users_router)
 api.add_router("", accounts_router)
 api.add_router("", quotes_router)
 api.add_router("", payouts_router)
-api.add_router("", approvals_router)
+api.add_router("", approval_router)
+api.add_router("", release_router)
 from webhooks.api import router as webhooks_router  # noqa: E402
 
 api.add_router("/webhooks", webhooks_router)

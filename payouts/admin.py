@@ -55,7 +55,7 @@ class PayoutAdmin(admin.ModelAdmin):
         return False
 
 
-# Issue 14: read-only views of the maker-checker and tracking records (changes go through the
+# Read-only views of the maker-checker and tracking records (changes go through the
 # services and pages: the policy page publishes versions, approvals come from approvers).
 from payouts.models import Approval, ApprovalPolicy, ApprovalRule, PayoutEvent  # noqa: E402
 

@@ -10,11 +10,36 @@ from typing import Any
 from ninja import Field, Schema
 
 from gateway.schemas import DepositInstructions, FeeMarkup, Fees
-from payouts.api_support import UpstreamWaitOut, upstream_wait_out
 from payouts.models import Payout, PayoutDocument
+from payouts.release.waiting import wait_text
 
 CENT = Decimal("0.01")
 MONEY = "A decimal string with 2 places, in the currency named beside it."
+
+
+class UpstreamWaitOut(Schema):
+    """The initiation waits to be sent again (same key): why, which attempt, when."""
+
+    reason: str = Field(
+        description="rate_limit, no_answer, server_error or budget (PayOps's own limiter)."
+    )
+    attempt: int = Field(description="The gateway's next attempt; 0: the recovery's next send.")
+    next_try_at: datetime | None
+    since: datetime | None
+    message: str = Field(description="The same in words, as the payout page shows it.")
+
+
+def upstream_wait_out(payout: Payout) -> UpstreamWaitOut | None:
+    message = wait_text(payout)
+    if not message:
+        return None
+    return UpstreamWaitOut(
+        reason=payout.upstream_wait,
+        attempt=payout.upstream_wait_attempt,
+        next_try_at=payout.upstream_wait_until,
+        since=payout.upstream_wait_since,
+        message=message,
+    )
 
 
 class TimelineOut(Schema):

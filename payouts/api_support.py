@@ -1,117 +1,127 @@
-"""The one body of a payout API action: find it, call the service, map a refusal, answer."""
+"""What the payout endpoints share: the payout of the request (or 404), its state as answered."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest
+from django.http import Http404, HttpRequest
 from ninja import Field, Schema
 
-from config.api_support import ErrorOut, FieldErrorOut
+from config.api_support import ERROR_RESPONSES, ErrorOut
 from payouts import selectors
-from payouts.errors import PayoutActionRefused
+from payouts.api_out import UpstreamWaitOut, payout_out, upstream_wait_out
+from payouts.approval.selectors import valid_approvals
 from payouts.models import Payout
-from payouts.services import PayoutInvalid
-from payouts.waiting import wait_text
-from quotes.api import environment_of, staff_of
-from staff.models import StaffUser
+from payouts.release.code import otp_tries_left
+from payouts.release.step import OtpStep, otp_step
+from quotes.api import environment_of
+
+# What an action on one payout may answer besides success (a state conflict, the upstream).
+ERRORS: dict[int, Any] = {**ERROR_RESPONSES, 409: ErrorOut, 502: ErrorOut, 503: ErrorOut}
 
 
-class UpstreamWaitOut(Schema):
-    """The initiation waits to be sent again (same key): why, which attempt, when."""
-
-    reason: str = Field(
-        description="rate_limit, no_answer, server_error or budget (PayOps's own limiter)."
-    )
-    attempt: int = Field(description="The gateway's next attempt; 0: the recovery's next send.")
-    next_try_at: datetime | None
-    since: datetime | None
-    message: str = Field(description="The same in words, as the payout page shows it.")
-
-
-def upstream_wait_out(payout: Payout) -> UpstreamWaitOut | None:
-    message = wait_text(payout)
-    if not message:
-        return None
-    return UpstreamWaitOut(
-        reason=payout.upstream_wait,
-        attempt=payout.upstream_wait_attempt,
-        next_try_at=payout.upstream_wait_until,
-        since=payout.upstream_wait_since,
-        message=message,
-    )
-
-
-def error(code: str, message: str, errors: dict[str, list[str]] | None = None) -> ErrorOut:
-    return ErrorOut(
-        code=code,
-        message=message,
-        errors=[
-            FieldErrorOut(field=name, message=text)
-            for name, texts in (errors or {}).items()
-            for text in texts
-        ],
-    )
-
-
-def invalid(exc: PayoutInvalid) -> tuple[int, ErrorOut]:
-    """A draft the rules refuse: 409 for a state conflict, 503 when the upstream did not answer."""
-    if exc.code == "upstream_unavailable":
-        # Nothing changed: the message says what happened and that the same request may be
-        # sent again; no field is at fault.
-        return 503, error(exc.code, " ".join(exc.errors.get("", [])) or str(exc))
-    status = 409 if exc.code in ("duplicate_needs_confirmation", "not_a_draft") else 400
-    return status, error(exc.code, "The payout request was refused.", exc.errors)
-
-
-def refused(exc: PayoutActionRefused) -> tuple[int, ErrorOut]:
-    """A maker-checker or initiation action refused: the exception carries its own status."""
-    return exc.status, error(exc.code, exc.message, {exc.field: [exc.message]} if exc.field else {})
-
-
-def forbidden(exc: PermissionDenied) -> tuple[int, ErrorOut]:
-    return 403, error("permission_denied", str(exc) or "Not allowed.")
-
-
-def not_found() -> tuple[int, ErrorOut]:
-    return 404, error("not_found", "No such payout in this environment.")
-
-
-def find_payout(request: HttpRequest, payout_id: int, environment: str | None) -> Payout | None:
-    """The payout in the request's environment (`?environment=` or the caller's), else None."""
+def payout_found(request: HttpRequest, payout_id: int, environment: str | None) -> Payout:
+    """The payout in the request's environment (`?environment=` or the caller's), else 404."""
     try:
         return selectors.payout_detail(
             environment=environment_of(request, environment), pk=payout_id
         )
     except Payout.DoesNotExist:
-        return None
+        raise Http404("No such payout in this environment.") from None
 
 
-def payout_action[T](
-    request: HttpRequest,
-    payout_id: int,
-    environment: str | None,
-    act: Callable[[StaffUser, Payout], T],
-    respond: Callable[[T, Payout], tuple[int, Any]],
-) -> tuple[int, Any]:
-    """
-    Find the payout or 404, `act(user, payout)` (the service call), answer `respond(result,
-    payout)`. The service's refusals become the one error shape: PermissionDenied 403,
-    PayoutActionRefused its own status, PayoutInvalid 400/409/503.
-    """
-    user = staff_of(request)
-    payout = find_payout(request, payout_id, environment)
-    if payout is None:
-        return not_found()
-    try:
-        result = act(user, payout)
-    except PermissionDenied as exc:
-        return forbidden(exc)
-    except PayoutActionRefused as exc:
-        return refused(exc)
-    except PayoutInvalid as exc:
-        return invalid(exc)
-    return respond(result, payout)
+def payout_fresh(request: HttpRequest, payout_id: int, environment: str | None) -> dict[str, Any]:
+    """The payout as it now stands, re-read with its documents and timeline."""
+    return payout_out(payout_found(request, payout_id, environment))
+
+
+class ApproverOut(Schema):
+    email: str
+    approved_at: datetime
+
+
+class OtpStepOut(Schema):
+    """The release step of a fiat payout, in the same words as the payout page's step."""
+
+    state: str = Field(
+        description="not_sent, no_email (the environment has no verification email), sent, "
+        "wrong_code (tries remain), blocked (no try left), expired, replaced (a later code, "
+        "for any payout of this environment, replaced it), checking (entered; the upstream "
+        "checks it as it receives the payout)."
+    )
+    sent_to: str = Field(description="Where the code went, masked (`p•••@example.com`).")
+    sent_at: datetime | None = Field(description="When the current code was sent (our clock).")
+    expires_at: datetime | None = Field(description="When it stops working (upstream's clock).")
+    tries_left: int = Field(
+        description="Wrong codes still allowed. The upstream does not say: PayOps counts them."
+    )
+    max_tries: int
+    codes_sent: int = Field(description="Codes sent for this payout; each replaced the previous.")
+    error_code: str = Field(
+        description="Empty, or otp_not_sent, no_verification_email, otp_wrong, otp_blocked, "
+        "otp_expired, otp_replaced (the same codes a refused confirm answers with)."
+    )
+    message: str = Field(description="What happened and what to do next, in plain words.")
+    can_send: bool = Field(description="A code (or a new one) can be sent now.")
+    can_confirm: bool = Field(description="A code can be entered now.")
+
+
+def otp_step_out(step: OtpStep) -> OtpStepOut:
+    return OtpStepOut(
+        state=step.state,
+        sent_to=step.sent_to,
+        sent_at=step.sent_at,
+        expires_at=step.expires_at,
+        tries_left=step.tries_left,
+        max_tries=step.max_tries,
+        codes_sent=step.codes_sent,
+        error_code=step.error_code,
+        message=step.message,
+        can_send=step.can_send,
+        can_confirm=step.can_confirm,
+    )
+
+
+class PayoutStateOut(Schema):
+    """Where a payout stands in maker-checker and initiation."""
+
+    id: int
+    status: str = Field(description="Our normalised status (draft … submitting, then upstream's).")
+    approvals: list[ApproverOut] = Field(description="This round's approvals, oldest first.")
+    approvals_required: int = Field(description="Distinct approvers the policy asks for.")
+    rejection_reason: str
+    upstream_id: str | None = Field(description="The upstream's payout id once it answered.")
+    otp_sent_to: str = Field(description="Where the last code was sent (fiat only).")
+    otp_expires_at: datetime | None
+    otp_tries_left: int = Field(description="Wrong codes allowed before the code is blocked.")
+    initiation_error: str = Field(
+        description="The last initiation problem in plain words (e.g. wrong code, tries left)."
+    )
+    upstream_wait: UpstreamWaitOut | None = Field(
+        description="While `submitting`: the initiation waits to be sent again (e.g. the "
+        "upstream's rate limit), with the next attempt and its time; null otherwise."
+    )
+    otp: OtpStepOut | None = Field(
+        description="The release step (fiat, approved or being sent), else null."
+    )
+
+
+def state_out(payout: Payout) -> PayoutStateOut:
+    return PayoutStateOut(
+        id=payout.pk,
+        status=payout.status,
+        approvals=[
+            ApproverOut(email=a.approver.email, approved_at=a.created_at)
+            for a in valid_approvals(payout)
+        ],
+        approvals_required=payout.approvals_required,
+        rejection_reason=payout.rejection_reason,
+        upstream_id=payout.upstream_id,
+        otp_sent_to=payout.otp_sent_to,
+        otp_expires_at=payout.otp_expires_at,
+        otp_tries_left=otp_tries_left(payout),
+        upstream_wait=upstream_wait_out(payout),
+        initiation_error=payout.initiation_error,
+        otp=otp_step_out(step) if (step := otp_step(payout)) else None,
+    )

@@ -12,10 +12,10 @@ class PayoutsConfig(AppConfig):
         from console.health import register_check
         from console.schedules import register_schedule
         from payouts import tasks
-        from payouts.approval_views import dashboard_panel_context
-        from payouts.catch_up import open_payout_ids, payouts_catch_up
-        from payouts.health import quiet_check, quiet_panel_context
-        from payouts.tracking import payout_apply_event
+        from payouts.approval.views import dashboard_panel_context
+        from payouts.tracking.catch_up import open_payout_ids, payouts_catch_up
+        from payouts.tracking.events import payout_apply_event
+        from payouts.tracking.health import quiet_check, quiet_panel_context
         from staff.roles import FINANCE_VIEW
         from webhooks.contract import PAYOUT
         from webhooks.handlers import register_event_handler
@@ -35,7 +35,7 @@ class PayoutsConfig(AppConfig):
                 order=10,
             )
         )
-        # A payout quiet past its state's expected time (payouts.quiet): a warning, not a fault.
+        # A payout quiet past its state's expected time (tracking.quiet): a warning, not a fault.
         register_check("payouts_quiet", quiet_check)
         register_panel(
             DashboardPanel(

@@ -1,152 +1,15 @@
-"""Forms of payout drafts, documents, submission and the list's filters."""
+"""The payout list's filters (search, status, maker, corridor, amounts, dates)."""
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
 from django import forms
-from django.utils import timezone
 
-from accounts.models import Recipient, VirtualAccount
 from console.forms import IsoDateField
-from console.templatetags.ui import money
-from gateway.models import Environment
 from payouts import selectors
-from payouts.models import INTERNAL_NOTES_MAX, MEMO_MAX, REFERENCE_MAX, DocumentKind, PayoutStatus
-from payouts.services import DraftValues, PayoutInvalid
-from quotes.choices import STABLECOINS, Choices
+from payouts.models import PayoutStatus
 from quotes.forms import choice_field
-from quotes.models import Quote, QuoteStatus
-
-
-class AccountChoiceField(forms.ModelChoiceField):
-    def label_from_instance(self, obj: VirtualAccount) -> str:
-        balance = "balance unknown"
-        if obj.available_balance is not None:
-            balance = money(obj.available_balance, obj.currency)
-        return f"{obj.end_user.display_name} · {obj.get_mode_display()} · {balance}"
-
-
-class RecipientChoiceField(forms.ModelChoiceField):
-    def label_from_instance(self, obj: Recipient) -> str:
-        return f"{obj.display_name} · {obj.account_type} {obj.masked_account_number}"
-
-
-class QuoteChoiceField(forms.ModelChoiceField):
-    def label_from_instance(self, obj: Quote) -> str:
-        send = money(obj.base_amount, obj.base_currency)
-        gets = money(obj.quote_amount, obj.quote_currency)
-        return f"{send} → {gets} {obj.account_type} (until {obj.expires_at:%H:%M:%S} UTC)"
-
-
-class PayoutDraftForm(forms.Form):
-    virtual_account = AccountChoiceField(queryset=VirtualAccount.objects.none(), label="Pay from")
-    recipient = RecipientChoiceField(queryset=Recipient.objects.none())
-    amount = forms.DecimalField(
-        max_digits=8,
-        decimal_places=2,
-        min_value=Decimal("0.01"),
-        max_value=Decimal("999999.99"),
-        required=False,
-        help_text="USD, up to 999,999.99. Leave blank to take the quote's amount.",
-    )
-    quote = QuoteChoiceField(
-        queryset=Quote.objects.none(),
-        required=False,
-        label="Active quote",
-        help_text="Optional: locks the rate and fees (USD to USD on the recipient's rail).",
-    )
-    reference = forms.CharField(max_length=REFERENCE_MAX, required=False)
-    memo = forms.CharField(
-        max_length=MEMO_MAX, required=False, help_text=f"Sent to the upstream; at most {MEMO_MAX}."
-    )
-    internal_notes = forms.CharField(
-        max_length=INTERNAL_NOTES_MAX,
-        required=False,
-        widget=forms.Textarea(attrs={"rows": 3}),
-        help_text=f"Sent as extra_info; at most {INTERNAL_NOTES_MAX} characters.",
-    )
-    client_markup_fixed_fee = forms.DecimalField(
-        max_digits=10,
-        decimal_places=2,
-        min_value=Decimal(0),
-        required=False,
-        label="Client markup: fixed fee (USD)",
-        help_text="Only without a quote.",
-    )
-    client_markup_percentage_fee = forms.DecimalField(
-        max_digits=10,
-        decimal_places=6,
-        min_value=Decimal(0),
-        max_value=Decimal("0.99"),
-        required=False,
-        label="Client markup: percentage (fraction, 0.01 = 1 %)",
-    )
-    client_markup_fx_markup = forms.DecimalField(
-        max_digits=10,
-        decimal_places=6,
-        min_value=Decimal(0),
-        max_value=Decimal("0.99"),
-        required=False,
-        label="Client markup: FX markup (fraction)",
-    )
-    payment_currency = forms.ChoiceField(
-        required=False,
-        label="Stablecoin (crypto accounts)",
-        choices=[("", "—"), *[(c, c) for c in STABLECOINS]],
-    )
-    payment_network = forms.ChoiceField(required=False, label="Network (crypto accounts)")
-
-    def __init__(self, *args: Any, environment: Environment | None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["virtual_account"].queryset = selectors.active_virtual_accounts(environment)  # type: ignore[attr-defined]
-        self.fields["recipient"].queryset = selectors.payout_recipients(environment)  # type: ignore[attr-defined]
-        self.fields["quote"].queryset = Quote.objects.filter(  # type: ignore[attr-defined]
-            environment=environment, status=QuoteStatus.ACTIVE, expires_at__gt=timezone.now()
-        )
-        choices = Choices(environment)
-        networks = sorted({n for coin in STABLECOINS for n in choices.networks(coin)})
-        choice_field(self, "payment_network").choices = [("", "—"), *[(n, n) for n in networks]]
-
-    def values(self) -> DraftValues:
-        data = self.cleaned_data
-        markup_keys = ("fixed_fee", "percentage_fee", "fx_markup")
-        markup = {key: data.get(f"client_markup_{key}") for key in markup_keys}
-        return DraftValues(
-            virtual_account=data["virtual_account"],
-            recipient=data["recipient"],
-            amount=data.get("amount"),
-            quote=data.get("quote"),
-            clear_quote=data.get("quote") is None,
-            reference=data.get("reference", ""),
-            memo=data.get("memo", ""),
-            internal_notes=data.get("internal_notes", ""),
-            client_markup=markup,
-            payment_currency=data.get("payment_currency", ""),
-            payment_network=data.get("payment_network", ""),
-        )
-
-    def add_service_errors(self, exc: PayoutInvalid) -> None:
-        for name, messages in exc.errors.items():
-            target = name if name in self.fields else None
-            if name == "client_markup":
-                target = "client_markup_fixed_fee"
-            for message in messages:
-                self.add_error(target, message)
-
-
-class DocumentForm(forms.Form):
-    file = forms.FileField(label="Supporting document", allow_empty_file=True)
-    kind = forms.ChoiceField(
-        choices=DocumentKind.choices, initial=DocumentKind.INVOICE, label="Type"
-    )
-
-
-class SubmitForm(forms.Form):
-    confirm_duplicate = forms.BooleanField(
-        required=False, label="Submit although an identical payout is pending"
-    )
 
 
 class PayoutFilterForm(forms.Form):

@@ -1,8 +1,8 @@
 """Tell staff browsers that a payout changed (after commit), so its page re-fetches the timeline.
 
-`payouts.states.payout_transition` calls `payout_changed` on every move; services call it too for
-changes that move no status (an approval short of the count, a code sent, a try used). The same
-message twice in one transaction is sent once (console.broadcast).
+The actions in `payouts.states` call `payout_changed`: `payout_transition` on every move,
+`payout_change_record` for changes that move no status (an approval short of the count, a code
+sent, a re-quote). The same message twice in one transaction is sent once (console.broadcast).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from staff.roles import COMPLIANCE_VIEW, FINANCE_VIEW
 
 
 def can_read_payouts(user: StaffUser) -> bool:
-    """Finance staff read payouts; compliance reads them too (issue 13), never writes."""
+    """Finance staff read payouts; compliance reads them too, never writes."""
     return bool(user.has_perm(FINANCE_VIEW) or user.has_perm(COMPLIANCE_VIEW))
 
 

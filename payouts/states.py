@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -10,6 +11,7 @@ from django.utils import timezone
 from payouts.live import payout_changed
 from payouts.models import ChangeSource, Payout, PayoutStatus, PayoutStatusChange
 from staff.models import StaffUser
+from staff.services import audit_record
 
 S = PayoutStatus
 
@@ -21,7 +23,7 @@ TRANSITIONS: dict[str, frozenset[str]] = {
     S.PENDING_APPROVAL: frozenset({S.DRAFT, S.APPROVED, S.REJECTED, S.CANCELLED}),
     S.REJECTED: frozenset({S.DRAFT}),
     S.APPROVED: frozenset({S.SUBMITTING, S.PENDING_APPROVAL, S.CANCELLED}),
-    # Issue 14: a permanent refusal the approver can correct (wrong or expired OTP, quote
+    # A permanent refusal the approver can correct (wrong or expired OTP, quote
     # expired, funds short) goes back to APPROVED, with the same idempotency key (the upstream
     # stored nothing for a refused request). RETURNED is reachable from every upstream state
     # because a return can be the first news we get (events arrive late and out of order).
@@ -91,7 +93,7 @@ class IllegalTransition(Exception):
 
 
 def _stamp_approval_policy(payout: Payout, *, resubmitted: bool) -> list[str]:
-    from payouts.approval_policy import approval_policy_current, required_for
+    from payouts.approval.policy import approval_policy_current, required_for
 
     policy = approval_policy_current()
     payout.approval_policy = policy
@@ -123,10 +125,15 @@ def payout_transition(
     reason: str = "",
     at: datetime | None = None,
     event_id: str = "",
+    audit: str = "",
+    details: dict[str, Any] | None = None,
 ) -> PayoutStatusChange:
     """
-    Move `payout` (locked by the caller, e.g. select_for_update) to `to` and record the timeline
-    row, in one transaction. `source` is a ChangeSource (staff, event, poll, system).
+    Move `payout` (locked by the caller, e.g. select_for_update) to `to`, the whole job in one
+    transaction: the timeline row, the audit entry `audit` (with `details`) when the move is a
+    person's or the system's act, and the live message to open pages once it commits.
+    `source` is a ChangeSource (staff, event, poll, system). Moves the upstream reports (event,
+    poll) name no audit action: their timeline row and event record say where they came from.
     """
     if source not in ChangeSource.values:
         raise ValueError(f"unknown change source {source!r}")
@@ -146,14 +153,7 @@ def payout_transition(
             payout.submitted_at = moment
             fields.append("submitted_at")
         payout.save(update_fields=fields)
-        # Every move reaches the open pages (after commit), whichever service made it.
-        payout_changed(payout)
-        if to == S.PENDING_APPROVAL:
-            from payouts.notifications import notify_waiting_for_approval
-
-            # Whoever moved it there, everyone who may approve it hears of it.
-            transaction.on_commit(lambda: notify_waiting_for_approval(payout))
-        return PayoutStatusChange.objects.create(
+        change = PayoutStatusChange.objects.create(
             payout=payout,
             from_status=previous,
             to_status=to,
@@ -163,6 +163,36 @@ def payout_transition(
             at=moment,
             event_id=event_id,
         )
+        if audit:
+            audit_record(actor=by, action=audit, target=payout, details=details or {})
+        # Every move reaches the open pages (after commit), whichever service made it.
+        payout_changed(payout)
+        if to == S.PENDING_APPROVAL:
+            from payouts.approval.notifications import notify_waiting_for_approval
+
+            # Whoever moved it there, everyone who may approve it hears of it.
+            transaction.on_commit(lambda: notify_waiting_for_approval(payout))
+        return change
+
+
+def payout_change_record(
+    payout: Payout,
+    *,
+    by: StaffUser | None,
+    audit: str,
+    details: dict[str, Any] | None = None,
+    announce: bool = True,
+) -> None:
+    """
+    A change to a payout that moves no status (an approval short of the count, a code sent, a
+    re-quote, an answer recorded): its audit entry, and the live message once the transaction
+    commits. `announce=False` only where a move follows in the same transaction and announces
+    the payout itself (its message carries the newer status).
+    """
+    with transaction.atomic():
+        audit_record(actor=by, action=audit, target=payout, details=details or {})
+        if announce:
+            payout_changed(payout)
 
 
 def payout_locked(payout: Payout | int) -> Payout:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from payouts.initiation import payout_submit as _submit
-from payouts.initiation import payouts_recover_submitting
-from payouts.services import reservations_expire_due
-from payouts.tracking import payouts_poll
+from payouts.drafts.preview import reservations_expire_due
+from payouts.release.initiation import initiation_send, payouts_recover_submitting
+from payouts.tracking.events import payouts_poll
 
 
 def expire_due_reservations() -> int:
@@ -13,9 +12,9 @@ def expire_due_reservations() -> int:
     return reservations_expire_due()
 
 
-def payout_submit(payout_id: int) -> str:
+def payout_initiation_send(payout_id: int) -> str:
     """Send one payout to the upstream (same key on every run) and record its answer."""
-    return str(_submit(payout_id=payout_id).status)
+    return str(initiation_send(payout_id=payout_id).status)
 
 
 def recover_submitting() -> int:

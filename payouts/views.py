@@ -1,39 +1,44 @@
-"""Payout pages: the list (filters, CSV export), the draft form, one payout with its panels."""
+"""The payout pages: the list (filters, CSV export), one payout with its panels and live region."""
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from datetime import datetime
 from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_POST
 
 from console.lists import is_htmx, list_template, page_of
 from gateway.models import Environment
 from gateway.selectors import environment_current
 from payouts import selectors
-from payouts.forms import DocumentForm, PayoutDraftForm, PayoutFilterForm, SubmitForm
-from payouts.models import Payout, PayoutDocument
-from payouts.services import (
-    DuplicateNeedsConfirmation,
-    PayoutInvalid,
-    document_add,
-    document_remove,
-    payout_draft_create,
-    payout_draft_delete,
-    payout_draft_update,
-    payout_preview,
-    payout_submit,
-    submission_problems,
-)
+from payouts.approval.forms import RejectForm
+from payouts.approval.rules import approval_decide
+from payouts.approval.selectors import approvals_history, valid_approvals
+from payouts.approval.services import CANCELLABLE, approval_facts
+from payouts.drafts.checks import submission_problems
+from payouts.drafts.forms import DocumentForm, SubmitForm
+from payouts.errors import REFUSALS, refusal_text
+from payouts.forms import PayoutFilterForm
+from payouts.models import Payout, PayoutStatus
+from payouts.pages import payout_of_request
+from payouts.qr import deposit_qr_svg
+from payouts.release.step_context import release_step_context
+from payouts.release.waiting import wait_text
+from payouts.selectors import require_payout_reader
+from payouts.tracking.timeline import timeline
+from staff.models import AuditEntry, StaffUser
 from staff.requests import staff_of
-from staff.roles import PAYOUT_INITIATE
+from staff.roles import PAYOUT_APPROVE, PAYOUT_INITIATE
+
+S = PayoutStatus
+
 
 PAGE_SIZE = 50
 CSV_COLUMNS = (
@@ -45,13 +50,6 @@ CSV_COLUMNS = (
 
 def _environment(request: HttpRequest) -> Environment | None:
     return environment_current(user=request.user)
-
-
-def _get_payout(request: HttpRequest, pk: int) -> Payout:
-    try:
-        return selectors.payout_detail(environment=_environment(request), pk=pk)
-    except Payout.DoesNotExist:
-        raise Http404("No such payout in this environment.") from None
 
 
 def _filtered(request: HttpRequest) -> tuple[PayoutFilterForm, Any]:
@@ -137,73 +135,12 @@ def payout_export(request: HttpRequest) -> StreamingHttpResponse:
     return response
 
 
-@login_required
-def payout_new(request: HttpRequest) -> HttpResponse:
-    user = staff_of(request)
-    if not user.has_perm(PAYOUT_INITIATE):
-        raise PermissionDenied
-    environment = _environment(request)
-    if request.method == "POST":
-        form = PayoutDraftForm(request.POST, environment=environment)
-        if environment is None:
-            form.add_error(None, "Choose the environment you work in first.")
-        elif form.is_valid():
-            try:
-                payout = payout_draft_create(by=user, environment=environment, values=form.values())
-            except PayoutInvalid as exc:
-                form.add_service_errors(exc)
-            else:
-                messages.success(request, f"Draft #{payout.pk} saved.")
-                return redirect("payouts:detail", pk=payout.pk)
-    else:
-        form = PayoutDraftForm(initial=request.GET.dict(), environment=environment)
-    return render(request, "payouts/payout_form.html", {"form": form, "payout": None})
-
-
-@login_required
-def payout_edit(request: HttpRequest, pk: int) -> HttpResponse:
-    user = staff_of(request)
-    payout = _get_payout(request, pk)
-    if payout.maker_id != user.pk or not user.has_perm(PAYOUT_INITIATE):
-        raise PermissionDenied
-    environment = _environment(request)
-    if request.method == "POST":
-        form = PayoutDraftForm(request.POST, environment=environment)
-        if form.is_valid():
-            try:
-                payout_draft_update(by=user, payout=payout, values=form.values())
-            except PayoutInvalid as exc:
-                form.add_service_errors(exc)
-            else:
-                messages.success(request, f"Draft #{payout.pk} saved.")
-                return redirect("payouts:detail", pk=payout.pk)
-    else:
-        initial = {
-            "virtual_account": payout.virtual_account_id,
-            "recipient": payout.recipient_id,
-            "amount": payout.amount,
-            "quote": payout.quote_id,
-            "reference": payout.reference,
-            "memo": payout.memo,
-            "internal_notes": payout.internal_notes,
-            "client_markup_fixed_fee": payout.client_markup_fixed_fee,
-            "client_markup_percentage_fee": payout.client_markup_percentage_fee,
-            "client_markup_fx_markup": payout.client_markup_fx_markup,
-            "payment_currency": payout.payment_currency,
-            "payment_network": payout.payment_network,
-        }
-        form = PayoutDraftForm(initial=initial, environment=environment)
-    return render(request, "payouts/payout_form.html", {"form": form, "payout": payout})
-
-
 def detail_context(request: HttpRequest, payout: Payout, **extra: Any) -> dict[str, Any]:
     user = staff_of(request)
     is_maker = payout.maker_id == user.pk and user.has_perm(PAYOUT_INITIATE)
     can_edit = is_maker and payout.is_draft
-    from payouts.approval_views import live_context
-
     return {
-        # Issue 14's live region (approvals, OTP, deposit, timeline, audit).
+        # The live region (approvals, the release step, deposit, timeline, audit).
         **live_context(request, payout),
         "payout": payout,
         "can_edit": can_edit,
@@ -218,100 +155,104 @@ def detail_context(request: HttpRequest, payout: Payout, **extra: Any) -> dict[s
 @login_required
 def payout_detail(request: HttpRequest, pk: int) -> HttpResponse:
     selectors.require_payout_reader(staff_of(request))
-    payout = _get_payout(request, pk)
+    payout = payout_of_request(request, pk)
     return render(request, "payouts/payout_detail.html", detail_context(request, payout))
 
 
-def _panel(request: HttpRequest, pk: int, partial: str, **extra: Any) -> HttpResponse:
-    payout = _get_payout(request, pk)
+def panel_response(request: HttpRequest, pk: int, partial: str, **extra: Any) -> HttpResponse:
+    payout = payout_of_request(request, pk)
     context = detail_context(request, payout, **extra)
     if is_htmx(request):
         return render(request, f"payouts/payout_detail.html#{partial}", context)
     return render(request, "payouts/payout_detail.html", context)
 
 
-@require_POST
-@login_required
-def payout_delete(request: HttpRequest, pk: int) -> HttpResponse:
-    payout = _get_payout(request, pk)
-    try:
-        payout_draft_delete(by=staff_of(request), payout=payout)
-    except PayoutInvalid as exc:
-        messages.error(request, " ".join(m for ms in exc.errors.values() for m in ms))
-        return redirect("payouts:detail", pk=pk)
-    messages.success(request, f"Draft #{pk} deleted.")
-    return redirect("payouts:list")
+def live_context(request: HttpRequest, payout: Payout, **extra: Any) -> dict[str, Any]:
+    user = staff_of(request)
+    now = timezone.now()
+    decision = approval_decide(
+        approval_facts(payout), approver_id=user.pk, has_permission=user.has_perm(PAYOUT_APPROVE)
+    )
+    is_approver = user.has_perm(PAYOUT_APPROVE)
+    deposit: dict[str, Any] = payout.deposit_instructions or {}
+    deposit_expires = None
+    if deposit.get("expires_at"):
+        deposit_expires = datetime.fromisoformat(str(deposit["expires_at"]))
+    approvals = valid_approvals(payout)
+    return {
+        "payout": payout,
+        "now": now,
+        "approvals": approvals,
+        "approval_count_label": f"{len(approvals)} of {payout.approvals_required}",
+        "approvals_history": approvals_history(payout),
+        "can_approve": decision.allowed,
+        "approve_refusal": decision.message
+        if is_approver and payout.status == S.PENDING_APPROVAL
+        else "",
+        "can_reject": is_approver
+        and payout.status == S.PENDING_APPROVAL
+        and user.pk not in (payout.maker_id, payout.recipient.created_by_id),
+        "can_cancel": payout.status in CANCELLABLE
+        and (is_approver or (user.pk == payout.maker_id and user.has_perm(PAYOUT_INITIATE))),
+        "can_resend": is_approver and payout.status == S.SUBMITTING,
+        "can_requote": user.pk == payout.maker_id
+        and user.has_perm(PAYOUT_INITIATE)
+        and payout.status in (S.PENDING_APPROVAL, S.APPROVED)
+        and bool(payout.preview_quote_id)
+        and not payout.quote_id,
+        "deposit": deposit,
+        "deposit_qr": deposit_qr_svg(deposit["wallet_address"])
+        if deposit.get("wallet_address")
+        else "",
+        "deposit_expires": deposit_expires,
+        "deposit_expired": bool(deposit_expires and deposit_expires <= now),
+        "timeline_rows": timeline(payout),
+        # While the gateway retries (the recovery's wait is said by initiation_error).
+        "upstream_wait": wait_text(payout) if payout.upstream_wait_attempt else "",
+        "audit": AuditEntry.objects.filter(target_type="payouts.payout", target_id=str(payout.pk))
+        .select_related("actor")
+        .order_by("at", "pk"),
+        "reject_form": extra.pop("reject_form", None) or RejectForm(),
+        # The release step (code sent, tries, expiry, any sandbox hint): payouts.release.views.
+        **release_step_context(request, payout),
+        **extra,
+    }
 
 
-@require_POST
-@login_required
-def payout_preview_view(request: HttpRequest, pk: int) -> HttpResponse:
-    payout = _get_payout(request, pk)
-    errors: list[str] = []
-    try:
-        payout_preview(
-            by=staff_of(request), payout=payout, reserve=request.POST.get("reserve") == "1"
-        )
-    except PayoutInvalid as exc:
-        errors = [f"{k}: {m}" if k else m for k, ms in exc.errors.items() for m in ms]
-    return _panel(request, pk, "preview", preview_errors=errors)
-
-
-@require_POST
-@login_required
-def document_add_view(request: HttpRequest, pk: int) -> HttpResponse:
-    payout = _get_payout(request, pk)
-    form = DocumentForm(request.POST, request.FILES)
-    if form.is_valid():
-        try:
-            document_add(
-                by=staff_of(request),
-                payout=payout,
-                upload=form.cleaned_data["file"],
-                kind=form.cleaned_data["kind"],
-            )
-        except PayoutInvalid as exc:
-            for name, messages_ in exc.errors.items():
-                for message in messages_:
-                    form.add_error(name if name in form.fields else None, message)
-        else:
-            form = DocumentForm()
-    return _panel(request, pk, "documents", document_form=form)
-
-
-@require_POST
-@login_required
-def document_remove_view(request: HttpRequest, pk: int, document_pk: int) -> HttpResponse:
-    document = get_object_or_404(PayoutDocument, pk=document_pk, payout_id=pk)
-    _get_payout(request, pk)  # 404 outside the environment
-    errors: list[str] = []
-    try:
-        document_remove(by=staff_of(request), document=document)
-    except PayoutInvalid as exc:
-        errors = [m for ms in exc.errors.values() for m in ms]
-    return _panel(request, pk, "documents", document_errors=errors)
-
-
-@require_POST
-@login_required
-def payout_submit_view(request: HttpRequest, pk: int) -> HttpResponse:
-    payout = _get_payout(request, pk)
-    form = SubmitForm(request.POST)
-    form.is_valid()
-    try:
-        payout_submit(
-            by=staff_of(request),
-            payout=payout,
-            confirm_duplicate=bool(form.cleaned_data.get("confirm_duplicate")),
-        )
-    except DuplicateNeedsConfirmation as exc:
-        return _panel(request, pk, "submit", submit_errors=exc.errors[""], needs_confirm=True)
-    except PayoutInvalid as exc:
-        errors = [f"{k}: {m}" if k else m for k, ms in exc.errors.items() for m in ms]
-        return _panel(request, pk, "submit", submit_errors=errors)
-    messages.success(request, f"Payout #{pk} submitted for approval.")
+def live_region(request: HttpRequest, pk: int, **extra: Any) -> HttpResponse:
+    """The live region after an action (HTMX), or back to the payout page."""
+    payout = payout_of_request(request, pk)
+    context = live_context(request, payout, **extra)
     if is_htmx(request):
-        response = HttpResponse(status=204)
-        response["HX-Redirect"] = request.build_absolute_uri(f"/payouts/{pk}/")
-        return response
+        return render(request, "payouts/payout_live.html", context)
     return redirect("payouts:detail", pk=pk)
+
+
+@login_required
+def payout_live(request: HttpRequest, pk: int) -> HttpResponse:
+    """The live region of the payout page, re-fetched when the payout changes."""
+    require_payout_reader(staff_of(request))
+    payout = payout_of_request(request, pk)
+    return render(request, "payouts/payout_live.html", live_context(request, payout))
+
+
+def live_action(
+    request: HttpRequest,
+    pk: int,
+    act: Callable[[Payout, StaffUser], object],
+    ok: str,
+    **form_errors: Any,
+) -> HttpResponse:
+    """Run a live-region action, `act(payout, person)` (a service call); a refusal is said in
+    the region, and as a message when the page is re-read whole (always for a permission)."""
+    payout = payout_of_request(request, pk)
+    try:
+        act(payout, staff_of(request))
+    except REFUSALS as exc:
+        error = refusal_text(exc)
+        if isinstance(exc, PermissionDenied) or not is_htmx(request):
+            messages.error(request, error)
+        return live_region(request, pk, action_error=error, **form_errors)
+    if not is_htmx(request):
+        messages.success(request, ok)
+    return live_region(request, pk, action_ok=ok)

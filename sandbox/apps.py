@@ -9,7 +9,7 @@ class SandboxConfig(AppConfig):
 
     def ready(self) -> None:
         from console.bootstrap import register_step
-        from payouts.code_hints import register_code_hint
+        from payouts.release.code_hints import register_code_hint
         from sandbox.bootstrap import ensure_emulator_sandbox
         from sandbox.otp_views import emulator_mailbox_hint
 

@@ -18,8 +18,8 @@ from django.urls import reverse
 
 from gateway.models import Environment, EnvironmentKind
 from gateway.selectors import environment_current
-from payouts.code_hints import CodeHint
 from payouts.models import Payout
+from payouts.release.code_hints import CodeHint
 from sandbox.control import EmulatorControl, EmulatorControlError
 from staff.roles import PAYOUT_APPROVE
 
@@ -62,7 +62,7 @@ def mailbox_read(environment: Environment, email: str) -> list[MailedCode]:
 
 
 def emulator_mailbox_hint(payout: Payout) -> CodeHint | None:
-    """The release step's hint (payouts.code_hints): the newest code sent where this one went."""
+    """The release step's hint (payouts.release.code_hints): the newest code sent where it went."""
     environment = payout.environment
     if environment.kind != EnvironmentKind.SANDBOX or not payout.otp_sent_to:
         return None

@@ -11,9 +11,9 @@ from django.utils import timezone
 from playwright.sync_api import Page, expect
 
 from gateway.services.environments import environment_switch
-from payouts import code_hints
-from payouts.code_hints import CodeHint
 from payouts.models import ChangeSource, Payout, PayoutStatus
+from payouts.release import code_hints
+from payouts.release.code_hints import CodeHint
 from payouts.states import payout_transition
 from staff.models import StaffUser
 from staff.services import audit_record

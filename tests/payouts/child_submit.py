@@ -15,7 +15,7 @@ def main() -> None:
     from tests.gateway.child_caller import setup
 
     setup()
-    from payouts import initiation
+    from payouts.release import initiation
 
     def die_after_the_call(**kwargs: object) -> None:
         sys.stdout.write("called upstream, dying before the commit\n")
@@ -23,7 +23,7 @@ def main() -> None:
         os._exit(137)
 
     initiation.initiation_recorded = die_after_the_call  # type: ignore[assignment]
-    initiation.payout_submit(payout_id=int(sys.argv[1]))
+    initiation.initiation_send(payout_id=int(sys.argv[1]))
     sys.exit(0)  # not reached when the call succeeded
 
 

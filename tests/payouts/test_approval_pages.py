@@ -132,7 +132,7 @@ def test_dashboard_shows_waiting_for_me_and_my_returned_drafts(
 ) -> None:
     from django.core import mail
 
-    from payouts.approvals import payout_reject
+    from payouts.approval.services import payout_reject
 
     with django_capture_on_commit_callbacks(execute=True):
         first, second = pending(staff), pending(staff)

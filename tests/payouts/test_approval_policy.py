@@ -7,8 +7,8 @@ from decimal import Decimal
 import pytest
 from django.core.exceptions import PermissionDenied
 
-from payouts.approval_policy import approval_policy_current, approval_policy_publish, required_for
-from payouts.policy import RuleSpec
+from payouts.approval.policy import approval_policy_current, approval_policy_publish, required_for
+from payouts.approval.rules import RuleSpec
 from staff.models import AuditEntry, StaffUser
 
 RULES = [RuleSpec(required_approvals=2, min_amount=Decimal("10000"), currency="usd")]

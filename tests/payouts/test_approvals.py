@@ -7,11 +7,16 @@ from decimal import Decimal
 import pytest
 from django.core.exceptions import PermissionDenied
 
-from payouts.approval_policy import approval_policy_publish
-from payouts.approvals import payout_approve, payout_cancel, payout_reject, payout_requote_apply
+from payouts.approval.policy import approval_policy_publish
+from payouts.approval.rules import RuleSpec
+from payouts.approval.services import (
+    payout_approve,
+    payout_cancel,
+    payout_reject,
+    payout_requote_apply,
+)
 from payouts.errors import PayoutActionRefused
 from payouts.models import ChangeSource, Payout, PayoutStatus
-from payouts.policy import RuleSpec
 from payouts.states import payout_transition
 from staff.models import AuditEntry, StaffUser
 from tests.finance import make_draft, make_environment, make_recipient, make_virtual_account

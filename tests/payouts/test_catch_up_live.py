@@ -10,9 +10,9 @@ import pytest
 from accounts.models import VirtualAccount
 from gateway import idempotency
 from gateway.client import call_sync, upstream
-from payouts.approvals import payout_approve
+from payouts.approval.services import payout_approve
 from payouts.models import ChangeSource, Payout, PayoutStatus
-from payouts.otp import payout_otp_confirm, payout_otp_send
+from payouts.release.code import payout_otp_confirm, payout_otp_send
 from staff.models import AuditEntry, StaffUser
 from tests.payouts.live import World, submitted_payout
 from users.models import EndUser

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from decimal import Decimal as D
 
-from payouts.pricing import Figures, charge_differences
+from payouts.drafts.pricing import Figures, charge_differences
 
 SHOWN = Figures(
     amount=D("539.00"),

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from payouts.approval_policy import approval_policy_publish
-from payouts.approvals import payout_approve
+from payouts.approval.policy import approval_policy_publish
+from payouts.approval.rules import RuleSpec
+from payouts.approval.services import payout_approve
 from payouts.errors import PayoutActionRefused
 from payouts.models import PayoutStatus
-from payouts.otp import payout_otp_confirm, payout_otp_send
-from payouts.policy import RuleSpec
+from payouts.release.code import payout_otp_confirm, payout_otp_send
 from staff.models import StaffUser
 from tests.payouts.live import World, build_world, crypto_payout, submitted_payout
 

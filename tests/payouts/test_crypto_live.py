@@ -9,9 +9,9 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from payouts.approvals import payout_approve
+from payouts.approval.services import payout_approve
 from payouts.models import Payout, PayoutStatus
-from payouts.tracking import payouts_poll
+from payouts.tracking.events import payouts_poll
 from staff.models import StaffUser
 from tests.payouts.live import World, build_world, crypto_payout
 

@@ -14,11 +14,12 @@ from django.test import Client
 
 from gateway.models import UpstreamCall
 from gateway.services.environments import environment_switch
-from payouts.approvals import payout_approve, payout_requote
+from payouts.approval.services import payout_approve, payout_requote
+from payouts.drafts.documents import document_add
+from payouts.drafts.preview import payout_preview
+from payouts.drafts.services import DraftValues, payout_draft_create, payout_send_for_approval
 from payouts.models import NotificationKind, Payout, PayoutNotification, PayoutStatus
-from payouts.services import DraftValues, document_add, payout_draft_create, payout_preview
-from payouts.services import payout_submit as payout_send_for_approval
-from payouts.tracking import payouts_poll
+from payouts.tracking.events import payouts_poll
 from staff.models import AuditEntry, StaffUser
 from tests.emulator.conftest import business_hours_seconds
 from tests.payouts.live import PDF_BYTES, World, build_world

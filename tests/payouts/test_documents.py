@@ -9,9 +9,9 @@ import logging
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from payouts.documents import data_uri, supporting_documents
+from payouts.drafts.documents import data_uri, document_add, document_remove, supporting_documents
+from payouts.errors import PayoutInvalid
 from payouts.models import Payout
-from payouts.services import PayoutInvalid, document_add, document_remove
 from staff.models import AuditEntry, StaffUser
 from tests.finance import make_staff
 
@@ -68,7 +68,7 @@ def test_a_wrong_type_disguised_by_its_extension_is_refused(
 ) -> None:
     with pytest.raises(PayoutInvalid) as refused:
         document_add(by=maker, payout=draft_payout, upload=upload(name, content))
-    assert "whatever its name says" in refused.value.errors["file"][0]
+    assert "whatever its name says" in refused.value.by_field["file"][0]
     assert not draft_payout.documents.exists()
 
 
@@ -80,7 +80,7 @@ def test_a_type_the_settings_do_not_allow_is_refused(
     settings.PAYOUT_DOCUMENT_TYPES = ["application/pdf"]
     with pytest.raises(PayoutInvalid) as refused:
         document_add(by=maker, payout=draft_payout, upload=upload("scan.png", PNG))
-    assert "image/png" in refused.value.errors["file"][0]
+    assert "image/png" in refused.value.by_field["file"][0]
 
 
 def test_an_oversize_document_is_refused(
@@ -91,13 +91,13 @@ def test_an_oversize_document_is_refused(
     settings.PAYOUT_DOCUMENT_MAX_BYTES = 64
     with pytest.raises(PayoutInvalid) as refused:
         document_add(by=maker, payout=draft_payout, upload=upload("big.pdf", PDF + b"x" * 64))
-    assert "limit is 64 bytes" in refused.value.errors["file"][0]
+    assert "limit is 64 bytes" in refused.value.by_field["file"][0]
 
 
 def test_an_empty_document_is_refused(draft_payout: Payout, maker: StaffUser) -> None:
     with pytest.raises(PayoutInvalid) as refused:
         document_add(by=maker, payout=draft_payout, upload=upload("empty.pdf", b""))
-    assert refused.value.errors["file"] == ["empty.pdf is empty."]
+    assert refused.value.by_field["file"] == ["empty.pdf is empty."]
 
 
 def test_documents_become_base64_data_uris_for_the_upstream(

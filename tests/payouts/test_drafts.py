@@ -10,18 +10,17 @@ from django.core.exceptions import PermissionDenied
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
-from payouts.models import ChangeSource, Payout, PayoutStatus, ReservationStatus
-from payouts.services import (
+from payouts.drafts.documents import document_add
+from payouts.drafts.preview import reservations_expire_due
+from payouts.drafts.services import (
     DraftValues,
-    DuplicateNeedsConfirmation,
-    PayoutInvalid,
-    document_add,
     payout_draft_create,
     payout_draft_delete,
     payout_draft_update,
-    payout_submit,
-    reservations_expire_due,
+    payout_send_for_approval,
 )
+from payouts.errors import DuplicateNeedsConfirmation, PayoutInvalid
+from payouts.models import ChangeSource, Payout, PayoutStatus, ReservationStatus
 from quotes.models import Quote, QuoteStatus
 from staff.models import AuditEntry, StaffUser
 from tests.finance import (
@@ -129,7 +128,7 @@ def test_draft_limits_are_enforced_on_their_field(
         setattr(draft, key, value)
     with pytest.raises(PayoutInvalid) as refused:
         payout_draft_create(by=maker, environment=environment, values=draft)
-    assert message in " ".join(refused.value.errors[field])
+    assert message in " ".join(refused.value.by_field[field])
     assert not Payout.objects.exists()
 
 
@@ -140,11 +139,11 @@ def test_crypto_follows_the_account_and_asks_for_stablecoin_and_network(maker: S
     draft = DraftValues(virtual_account=account, recipient=recipient, amount=D("10"))
     with pytest.raises(PayoutInvalid) as refused:
         payout_draft_create(by=maker, environment=environment, values=draft)
-    assert "payment_currency" in refused.value.errors
+    assert "payment_currency" in refused.value.by_field
     draft.payment_currency, draft.payment_network = "USDT", "solana"
     with pytest.raises(PayoutInvalid) as refused:
         payout_draft_create(by=maker, environment=environment, values=draft)
-    assert refused.value.errors["payment_network"] == ["USDT networks: tron, polygon."]
+    assert refused.value.by_field["payment_network"] == ["USDT networks: tron, polygon."]
     draft.payment_network = "tron"
     payout = payout_draft_create(by=maker, environment=environment, values=draft)
     assert payout.mode == "crypto"
@@ -166,7 +165,7 @@ def test_client_markup_only_without_a_quote_and_the_quote_sets_the_amount(
     )
     with pytest.raises(PayoutInvalid) as refused:
         payout_draft_create(by=maker, environment=environment, values=draft)
-    assert "client_markup" in refused.value.errors
+    assert "client_markup" in refused.value.by_field
     draft.client_markup = None
     payout = payout_draft_create(by=maker, environment=environment, values=draft)
     assert payout.amount == D("100.00") and payout.quote == quote
@@ -185,7 +184,7 @@ def test_an_expired_or_mismatched_quote_is_refused(maker: StaffUser) -> None:
                 environment=environment,
                 values=DraftValues(virtual_account=account, recipient=recipient, quote=quote),
             )
-        assert text in " ".join(refused.value.errors["quote"])
+        assert text in " ".join(refused.value.by_field["quote"])
 
 
 def test_only_its_maker_edits_or_deletes_a_draft(draft_payout: Payout, maker: StaffUser) -> None:
@@ -219,12 +218,12 @@ def test_submit_says_exactly_what_is_missing(maker: StaffUser) -> None:
     account = make_virtual_account(environment, available_balance=D("100.00"))
     payout = make_draft(maker=maker, environment=environment, virtual_account=account)
     with pytest.raises(PayoutInvalid) as refused:
-        payout_submit(by=maker, payout=payout)
-    assert refused.value.errors == {"preview": ["Preview the payout so its fees are known."]}
+        payout_send_for_approval(by=maker, payout=payout)
+    assert refused.value.by_field == {"preview": ["Preview the payout so its fees are known."]}
     _previewed(payout, fees="15.10")
     with pytest.raises(PayoutInvalid) as refused:
-        payout_submit(by=maker, payout=payout)
-    [message] = refused.value.errors["virtual_account"]
+        payout_send_for_approval(by=maker, payout=payout)
+    [message] = refused.value.by_field["virtual_account"]
     assert "needs 115.10 USD (amount 100.00 plus fees 15.10)" in message
     payout.refresh_from_db()
     assert payout.status == PayoutStatus.DRAFT
@@ -242,9 +241,9 @@ def test_submit_refuses_an_expired_reservation_and_an_inactive_account(maker: St
     account.status = "frozen"
     account.save()
     with pytest.raises(PayoutInvalid) as refused:
-        payout_submit(by=maker, payout=payout)
-    assert "reserved preview quote has expired" in " ".join(refused.value.errors["preview"])
-    assert "frozen" in " ".join(refused.value.errors["virtual_account"])
+        payout_send_for_approval(by=maker, payout=payout)
+    assert "reserved preview quote has expired" in " ".join(refused.value.by_field["preview"])
+    assert "frozen" in " ".join(refused.value.by_field["virtual_account"])
 
 
 def test_a_crypto_payout_needs_a_document_to_be_submitted(
@@ -266,12 +265,12 @@ def test_a_crypto_payout_needs_a_document_to_be_submitted(
         )
     )
     with pytest.raises(PayoutInvalid) as refused:
-        payout_submit(by=maker, payout=payout)
-    assert refused.value.errors == {
+        payout_send_for_approval(by=maker, payout=payout)
+    assert refused.value.by_field == {
         "documents": ["A crypto payout needs at least one supporting document."]
     }
     document_add(by=maker, payout=payout, upload=SimpleUploadedFile("i.pdf", b"%PDF-1.4 invoice"))
-    assert payout_submit(by=maker, payout=payout).status == PayoutStatus.PENDING_APPROVAL
+    assert payout_send_for_approval(by=maker, payout=payout).status == PayoutStatus.PENDING_APPROVAL
 
 
 def test_submission_moves_to_pending_approval_and_an_identical_one_asks_confirmation(
@@ -279,7 +278,7 @@ def test_submission_moves_to_pending_approval_and_an_identical_one_asks_confirma
 ) -> None:
     environment = make_environment()
     first = _previewed(make_draft(maker=maker, environment=environment))
-    submitted = payout_submit(by=maker, payout=first)
+    submitted = payout_send_for_approval(by=maker, payout=first)
     assert submitted.status == PayoutStatus.PENDING_APPROVAL and submitted.submitted_at
     assert [c.to_status for c in submitted.status_changes.all()] == ["pending_approval"]
     assert AuditEntry.objects.filter(action="payout.submitted").count() == 1
@@ -292,11 +291,11 @@ def test_submission_moves_to_pending_approval_and_an_identical_one_asks_confirma
         )
     )
     with pytest.raises(DuplicateNeedsConfirmation) as refused:
-        payout_submit(by=maker, payout=second)
-    assert f"#{first.pk}" in refused.value.errors[""][0]
+        payout_send_for_approval(by=maker, payout=second)
+    assert f"#{first.pk}" in refused.value.by_field[""][0]
     second.refresh_from_db()
     assert second.status == PayoutStatus.DRAFT
-    assert payout_submit(by=maker, payout=second, confirm_duplicate=True).status == (
+    assert payout_send_for_approval(by=maker, payout=second, confirm_duplicate=True).status == (
         PayoutStatus.PENDING_APPROVAL
     )
     # A submitted payout is no longer editable.

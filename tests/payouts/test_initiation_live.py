@@ -6,11 +6,11 @@ from decimal import Decimal
 
 import pytest
 
-from payouts.approvals import payout_approve
+from payouts.approval.services import payout_approve
 from payouts.errors import PayoutActionRefused
-from payouts.initiation import payouts_recover_submitting
 from payouts.models import Payout, PayoutStatus
-from payouts.otp import payout_otp_confirm, payout_otp_send
+from payouts.release.code import payout_otp_confirm, payout_otp_send
+from payouts.release.initiation import payouts_recover_submitting
 from staff.models import StaffUser
 from tests.payouts.live import World, submitted_payout
 
@@ -141,7 +141,7 @@ def test_crash_between_the_call_and_the_commit_is_recovered_with_the_same_key(
     payout_otp_send(payout=payout, by=staff["approver"])
     code = world.otp_code()
     # Make it `submitting` with the key committed, but let the task run in a process we kill.
-    from payouts import initiation
+    from payouts.release import initiation
 
     original = initiation._queue_submit
     initiation._queue_submit = lambda payout_id: None  # type: ignore[assignment]
@@ -183,7 +183,7 @@ def test_expired_reserved_quote_is_requoted_by_the_maker_within_tolerance_and_se
     world: World, staff: dict[str, StaffUser]
 ) -> None:
     from gateway.client import call_sync, upstream
-    from payouts.approvals import payout_requote
+    from payouts.approval.services import payout_requote
 
     reserved = call_sync(
         upstream(world.environment).payouts.preview,

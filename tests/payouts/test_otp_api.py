@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from payouts.approvals import payout_approve
+from payouts.approval.services import payout_approve
 from payouts.models import ChangeSource, Payout, PayoutStatus
 from payouts.states import payout_transition
 from staff.models import StaffUser

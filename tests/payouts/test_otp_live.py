@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from payouts.approvals import payout_approve
+from payouts.approval.services import payout_approve
 from payouts.errors import PayoutActionRefused
 from payouts.models import Payout, PayoutStatus
-from payouts.otp import payout_otp_confirm, payout_otp_send
-from payouts.otp_step import OtpState, OtpStep, otp_step
+from payouts.release.code import payout_otp_confirm, payout_otp_send
+from payouts.release.step import OtpState, OtpStep, otp_step
 from staff.models import StaffUser
 from tests.payouts.live import World, submitted_payout
 
@@ -179,7 +179,7 @@ def test_no_sandbox_panel_with_production_settings() -> None:
         "try:\n reverse('sandbox:otp_mailbox'); print('present')\n"
         "except NoReverseMatch: print('absent')\n"
         "print(apps.is_installed('sandbox'))\n"
-        "from payouts.code_hints import CODE_HINT_PROVIDERS\n"
+        "from payouts.release.code_hints import CODE_HINT_PROVIDERS\n"
         "print(len(CODE_HINT_PROVIDERS))"
     )
     env = {

@@ -9,7 +9,7 @@ import pytest
 
 from gateway.models import Environment
 from payouts.models import ChangeSource, Payout, PayoutStatus
-from payouts.otp_step import (
+from payouts.release.step import (
     OtpFacts,
     OtpState,
     mask_email,

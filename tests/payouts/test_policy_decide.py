@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from payouts.policy import (
+from payouts.approval.rules import (
     ApprovalFacts,
     Refusal,
     RuleSpec,

@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from payouts.polling.plan import (
+from payouts.tracking.polling.plan import (
     Kind,
     Population,
     Rules,

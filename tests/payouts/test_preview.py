@@ -9,8 +9,10 @@ from django.test import Client
 
 from gateway.models import Environment
 from gateway.services.environments import environment_switch
+from payouts.drafts.preview import payout_preview
+from payouts.drafts.services import payout_send_for_approval
+from payouts.errors import PayoutInvalid
 from payouts.models import Payout, PayoutStatus, ReservationStatus
-from payouts.services import PayoutInvalid, payout_preview, payout_submit
 from staff.models import AuditEntry, StaffUser
 from tests.finance import make_draft, make_staff, upstream_directory
 from tests.gateway.conftest import LiveEmulator, _fresh_shared_state, live_emulator, sandbox
@@ -40,7 +42,9 @@ def test_preview_shows_fees_on_top_and_what_the_recipient_gets(
     assert previewed.preview_recipient_amount == D("100.00")
     assert previewed.preview_quote_status == ReservationStatus.NONE
     assert AuditEntry.objects.filter(action="payout.previewed").count() == 1
-    assert payout_submit(by=maker, payout=previewed).status == PayoutStatus.PENDING_APPROVAL
+    assert (
+        payout_send_for_approval(by=maker, payout=previewed).status == PayoutStatus.PENDING_APPROVAL
+    )
 
 
 def test_reserving_keeps_a_quote_for_fifteen_minutes_by_the_upstream_clock(
@@ -77,7 +81,7 @@ def test_the_upstream_refusal_of_a_preview_lands_on_the_field(
     )
     with pytest.raises(PayoutInvalid) as refused:
         payout_preview(by=maker, payout=payout)
-    assert "recipient" in refused.value.errors or "" in refused.value.errors
+    assert "recipient" in refused.value.by_field or "" in refused.value.by_field
 
 
 def test_api_journey_draft_document_preview_submit(

@@ -8,9 +8,9 @@ import pytest
 from django.utils import timezone
 
 from gateway.models import Environment
-from payouts.health import quiet_payouts, quiet_report
 from payouts.models import Payout, PayoutEvent
-from payouts.quiet import CRYPTO_CREATED, EXPECTED_QUIET, expected_quiet, quiet_verdict
+from payouts.tracking.health import quiet_payouts, quiet_report
+from payouts.tracking.quiet import CRYPTO_CREATED, EXPECTED_QUIET, expected_quiet, quiet_verdict
 from tests.finance import make_draft, make_environment
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
@@ -90,6 +90,6 @@ def test_a_quiet_payout_warns_until_news_arrives(maker, client_for) -> None:
 
 def test_the_quiet_warning_is_a_readiness_check() -> None:
     from console.health import CHECKS
-    from payouts.health import quiet_check
+    from payouts.tracking.health import quiet_check
 
     assert CHECKS["payouts_quiet"].run is quiet_check

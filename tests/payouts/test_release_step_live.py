@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.test import Client
 
-from payouts.approvals import payout_approve
+from payouts.approval.services import payout_approve
 from payouts.models import Payout, PayoutStatus
 from staff.models import AuditEntry, StaffUser
 from tests.payouts.live import World, submitted_payout

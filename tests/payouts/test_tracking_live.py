@@ -9,11 +9,10 @@ from typing import Any
 import pytest
 
 from gateway.client import call_sync, upstream
-from payouts.approvals import payout_approve
+from payouts.approval.services import payout_approve
 from payouts.models import ChangeSource, Payout, PayoutEvent, PayoutStatus
-from payouts.otp import payout_otp_confirm, payout_otp_send
-from payouts.services import payout_apply_event
-from payouts.tracking import payouts_poll
+from payouts.release.code import payout_otp_confirm, payout_otp_send
+from payouts.tracking.events import payout_apply_event, payouts_poll
 from staff.models import AuditEntry, StaffUser
 from tests.payouts.live import World, submitted_payout
 from tests.servers import serve_in_thread

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from payouts.drafts.preview import payout_preview
 from payouts.models import Payout, PayoutStatus, UpstreamWait
-from payouts.otp import payout_otp_confirm, payout_otp_send
-from payouts.services import payout_preview
+from payouts.release.code import payout_otp_confirm, payout_otp_send
 from staff.models import StaffUser
 from tests.finance import make_draft
 from tests.payouts.live import World

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from payouts.upstream_status import UnreadableStatus, upstream_status
+from payouts.tracking.upstream_status import UnreadableStatus, upstream_status
 
 PID = "5b0a4c1e-51c9-4b8a-9a39-2f1b9a4d7a10"
 

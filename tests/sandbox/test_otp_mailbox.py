@@ -6,9 +6,9 @@ from django.test import Client
 
 from gateway.models import Environment, EnvironmentKind
 from gateway.services.environments import environment_switch
-from payouts.approvals import payout_approve
+from payouts.approval.services import payout_approve
 from payouts.models import Payout
-from payouts.otp import payout_otp_send
+from payouts.release.code import payout_otp_send
 from sandbox.otp_views import emulator_mailbox_hint
 from staff.models import StaffUser
 from tests.gateway.conftest import _fresh_shared_state, live_emulator, sandbox  # noqa: F401

@@ -11,7 +11,7 @@ from typing import Any
 
 from gateway.client import call_sync, upstream
 from gateway.schemas import Fees, PayoutCreated, PayoutPreview
-from payouts import notifications
+from payouts.approval import notifications
 from payouts.models import NotificationKind, Payout, PayoutMode
 from staff.services import audit_record
 

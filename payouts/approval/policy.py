@@ -8,8 +8,8 @@ from decimal import Decimal
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 
+from payouts.approval.rules import RuleSpec, approvals_required
 from payouts.models import ApprovalPolicy, ApprovalRule
-from payouts.policy import RuleSpec, approvals_required
 from staff.models import StaffUser
 from staff.roles import APPROVAL_POLICY_MANAGE as POLICY_MANAGE
 from staff.services import audit_record

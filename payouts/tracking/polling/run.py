@@ -23,9 +23,10 @@ from gateway.errors import BudgetExhausted, NotFoundError, PermanentError, Upstr
 from gateway.models import Environment
 from gateway.selectors import calls_since, iso_week_bounds
 from payouts.models import ChangeSource, Payout, PayoutEvent
-from payouts.polling.budget import Budget, allowance
-from payouts.polling.outcome import after_get, resolve
-from payouts.polling.plan import (
+from payouts.tracking.events import payout_apply_report
+from payouts.tracking.polling.budget import Budget, allowance
+from payouts.tracking.polling.outcome import after_get, resolve
+from payouts.tracking.polling.plan import (
     COMPLETED,
     MOVING,
     PAGE_SIZE,
@@ -39,8 +40,7 @@ from payouts.polling.plan import (
     plan,
     timing,
 )
-from payouts.tracking import payout_apply_report
-from payouts.upstream_status import StatusReport, UnreadableStatus, upstream_status
+from payouts.tracking.upstream_status import StatusReport, UnreadableStatus, upstream_status
 
 logger = logging.getLogger("payouts")
 

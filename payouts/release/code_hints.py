@@ -4,7 +4,7 @@ The payout code arrives by email. Where something can read that email for the ap
 emulator's mailbox, in development and tests), an app registers a provider from its
 `AppConfig.ready()`; payouts never imports it (the `sandbox` app is not installed in production):
 
-    from payouts.code_hints import register_code_hint
+    from payouts.release.code_hints import register_code_hint
     register_code_hint("sandbox.mailbox", emulator_mailbox_hint)
 
 A provider takes the payout and returns a `CodeHint`, or None when it has nothing to offer for

@@ -1,8 +1,7 @@
-"""Payout endpoints (/api/v1/payouts): drafts, preview, documents, submission; same services."""
+"""Payout endpoints (/api/v1/payouts): list, read, drafts, preview, documents, send for approval."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -19,22 +18,28 @@ from config.api_support import ERROR_RESPONSES, EnvironmentName, ErrorOut
 from gateway.models import Environment
 from payouts import selectors
 from payouts.api_out import DocumentOut, PayoutOut, document_out, payout_out
-from payouts.api_support import error, find_payout, forbidden, invalid, not_found, payout_action
-from payouts.models import DocumentKind, Payout, PayoutDocument
-from payouts.services import (
+from payouts.api_support import payout_found, payout_fresh
+from payouts.drafts.documents import document_add
+from payouts.drafts.preview import payout_preview
+from payouts.drafts.services import (
     DraftValues,
-    PayoutInvalid,
-    document_add,
     payout_draft_create,
     payout_draft_delete,
     payout_draft_update,
-    payout_preview,
-    payout_submit,
+    payout_send_for_approval,
 )
+from payouts.models import DocumentKind
 from quotes.api import environment_of, staff_of
 from quotes.models import Quote
+from staff.errors import ServiceError
 
 router = Router(tags=["payouts"])
+
+
+def _require_reader(request: HttpRequest) -> None:
+    if not selectors.can_read_payouts(staff_of(request)):
+        raise PermissionDenied("Not allowed.")
+
 
 ERRORS: dict[int, Any] = {**ERROR_RESPONSES, 409: ErrorOut}
 SEARCH_HELP = (
@@ -97,12 +102,6 @@ class SubmitIn(Schema):
     )
 
 
-class _Missing(Exception):
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-
-
 def _lookup[M: Model](model: type[M], environment: Environment | None, value: str, field: str) -> M:
     """A record of the environment by PayOps id (digits) or by upstream id."""
     queryset = model._default_manager.filter(environment=environment)
@@ -112,7 +111,8 @@ def _lookup[M: Model](model: type[M], environment: Environment | None, value: st
         else queryset.filter(upstream_id=value).first()
     )
     if found is None:
-        raise _Missing(field, f"No {field.removesuffix('_id').replace('_', ' ')} {value!r} here.")
+        message = f"No {field.removesuffix('_id').replace('_', ' ')} {value!r} here."
+        raise ServiceError(message, errors=[(field, message)])
     return found
 
 
@@ -142,37 +142,24 @@ def _values(payload: DraftIn | DraftPatch, environment: Environment | None) -> D
     return values
 
 
-def _answer_fresh(
-    request: HttpRequest, payout_id: int, environment: str | None
-) -> Callable[[object, Payout], tuple[int, Any]]:
-    """200 with the payout as it now stands, re-read with its documents and timeline."""
-
-    def respond(_result: object, payout: Payout) -> tuple[int, Any]:
-        return 200, payout_out(find_payout(request, payout_id, environment) or payout)
-
-    return respond
-
-
-@router.post("/payouts", response={201: PayoutOut, **ERRORS})
+@router.post(
+    "/payouts", response={201: PayoutOut, **ERRORS}, operation_id="payouts_api_create_payout"
+)
 def create_payout(
     request: HttpRequest, payload: DraftIn, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
     """Save a payout draft (finance makers). Nothing is sent upstream before approval."""
     user = staff_of(request)
     where = environment_of(request, environment)
-    try:
-        payout = payout_draft_create(by=user, environment=where, values=_values(payload, where))
-    except _Missing as exc:
-        return 400, error("validation_error", str(exc), {exc.field: [str(exc)]})
-    except PermissionDenied as exc:
-        return forbidden(exc)
-    except PayoutInvalid as exc:
-        return invalid(exc)
-    found = find_payout(request, payout.pk, environment)
-    return 201, payout_out(found or payout)
+    payout = payout_draft_create(by=user, environment=where, values=_values(payload, where))
+    return 201, payout_fresh(request, payout.pk, environment)
 
 
-@router.get("/payouts", response={200: list[PayoutOut], **ERROR_RESPONSES})
+@router.get(
+    "/payouts",
+    response={200: list[PayoutOut], **ERROR_RESPONSES},
+    operation_id="payouts_api_list_payouts",
+)
 def list_payouts(
     request: HttpRequest,
     q: str = QueryParam("", max_length=selectors.SEARCH_MAX_LENGTH, description=SEARCH_HELP),
@@ -189,9 +176,7 @@ def list_payouts(
 ) -> tuple[int, Any]:
     """Payouts of the environment, newest first, with their documents and timelines; searched
     and filtered as the Payouts page does (the same selector)."""
-    user = staff_of(request)
-    if not selectors.can_read_payouts(user):
-        return 403, error("permission_denied", "Not allowed.")
+    _require_reader(request)
     payouts = selectors.payout_list(
         environment=environment_of(request, environment),
         q=q,
@@ -206,18 +191,23 @@ def list_payouts(
     return 200, [payout_out(p) for p in payouts[offset : offset + limit]]
 
 
-@router.get("/payouts/{payout_id}", response={200: PayoutOut, **ERROR_RESPONSES})
+@router.get(
+    "/payouts/{payout_id}",
+    response={200: PayoutOut, **ERROR_RESPONSES},
+    operation_id="payouts_api_get_payout",
+)
 def get_payout(
     request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
-    user = staff_of(request)
-    if not selectors.can_read_payouts(user):
-        return 403, error("permission_denied", "Not allowed.")
-    payout = find_payout(request, payout_id, environment)
-    return (200, payout_out(payout)) if payout else not_found()
+    _require_reader(request)
+    return 200, payout_fresh(request, payout_id, environment)
 
 
-@router.patch("/payouts/{payout_id}", response={200: PayoutOut, **ERRORS})
+@router.patch(
+    "/payouts/{payout_id}",
+    response={200: PayoutOut, **ERRORS},
+    operation_id="payouts_api_update_payout",
+)
 def update_payout(
     request: HttpRequest,
     payout_id: int,
@@ -226,36 +216,29 @@ def update_payout(
 ) -> tuple[int, Any]:
     """Edit a draft (its maker only); a priced change drops the stale preview."""
     user = staff_of(request)
-    payout = find_payout(request, payout_id, environment)
-    if payout is None:
-        return not_found()
-    try:
-        payout_draft_update(
-            by=user, payout=payout, values=_values(payload, environment_of(request, environment))
-        )
-    except _Missing as exc:
-        return 400, error("validation_error", str(exc), {exc.field: [str(exc)]})
-    except PermissionDenied as exc:
-        return forbidden(exc)
-    except PayoutInvalid as exc:
-        return invalid(exc)
-    return 200, payout_out(find_payout(request, payout_id, environment) or payout)
+    payout = payout_found(request, payout_id, environment)
+    payout_draft_update(
+        by=user, payout=payout, values=_values(payload, environment_of(request, environment))
+    )
+    return 200, payout_fresh(request, payout_id, environment)
 
 
-@router.delete("/payouts/{payout_id}", response={204: None, **ERRORS})
+@router.delete(
+    "/payouts/{payout_id}", response={204: None, **ERRORS}, operation_id="payouts_api_delete_payout"
+)
 def delete_payout(
     request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
-    return payout_action(
-        request,
-        payout_id,
-        environment,
-        lambda user, payout: payout_draft_delete(by=user, payout=payout),
-        lambda _result, _payout: (204, None),
-    )
+    user = staff_of(request)
+    payout_draft_delete(by=user, payout=payout_found(request, payout_id, environment))
+    return 204, None
 
 
-@router.post("/payouts/{payout_id}/preview", response={200: PayoutOut, **ERRORS})
+@router.post(
+    "/payouts/{payout_id}/preview",
+    response={200: PayoutOut, **ERRORS},
+    operation_id="payouts_api_preview_payout",
+)
 def preview_payout(
     request: HttpRequest,
     payout_id: int,
@@ -263,16 +246,17 @@ def preview_payout(
     environment: str | None = EnvironmentName,
 ) -> tuple[int, Any]:
     """The upstream's payout preview: fees and what the recipient gets; optionally reserved."""
-    return payout_action(
-        request,
-        payout_id,
-        environment,
-        lambda user, payout: payout_preview(by=user, payout=payout, reserve=payload.reserve),
-        _answer_fresh(request, payout_id, environment),
-    )
+    user = staff_of(request)
+    payout = payout_found(request, payout_id, environment)
+    payout_preview(by=user, payout=payout, reserve=payload.reserve)
+    return 200, payout_fresh(request, payout_id, environment)
 
 
-@router.post("/payouts/{payout_id}/documents", response={201: DocumentOut, **ERRORS})
+@router.post(
+    "/payouts/{payout_id}/documents",
+    response={201: DocumentOut, **ERRORS},
+    operation_id="payouts_api_add_document",
+)
 def add_document(
     request: HttpRequest,
     payout_id: int,
@@ -281,20 +265,17 @@ def add_document(
     environment: str | None = EnvironmentName,
 ) -> tuple[int, Any]:
     """Upload a supporting document (multipart `file`, optional `kind`): checked by content."""
-
-    def respond(document: PayoutDocument, _payout: Payout) -> tuple[int, Any]:
-        return 201, document_out(document, uploaded_by=staff_of(request).email)
-
-    return payout_action(
-        request,
-        payout_id,
-        environment,
-        lambda user, payout: document_add(by=user, payout=payout, upload=file, kind=kind),
-        respond,
-    )
+    user = staff_of(request)
+    payout = payout_found(request, payout_id, environment)
+    document = document_add(by=user, payout=payout, upload=file, kind=kind)
+    return 201, document_out(document, uploaded_by=user.email)
 
 
-@router.post("/payouts/{payout_id}/submit", response={200: PayoutOut, **ERRORS})
+@router.post(
+    "/payouts/{payout_id}/submit",
+    response={200: PayoutOut, **ERRORS},
+    operation_id="payouts_api_submit_payout",
+)
 def submit_payout(
     request: HttpRequest,
     payout_id: int,
@@ -302,12 +283,7 @@ def submit_payout(
     environment: str | None = EnvironmentName,
 ) -> tuple[int, Any]:
     """Send a draft for approval after every check again; says exactly what is missing."""
-    return payout_action(
-        request,
-        payout_id,
-        environment,
-        lambda user, payout: payout_submit(
-            by=user, payout=payout, confirm_duplicate=payload.confirm_duplicate
-        ),
-        _answer_fresh(request, payout_id, environment),
-    )
+    user = staff_of(request)
+    payout = payout_found(request, payout_id, environment)
+    payout_send_for_approval(by=user, payout=payout, confirm_duplicate=payload.confirm_duplicate)
+    return 200, payout_fresh(request, payout_id, environment)

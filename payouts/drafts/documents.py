@@ -1,4 +1,5 @@
-"""Supporting documents: content sniffing, limits, and the base64 data URIs the upstream takes.
+"""Supporting documents: content sniffing, limits, adding and removing them on a draft, and the
+base64 data URIs the upstream takes.
 
 A document's content is never logged: only its name, type, size and hash appear anywhere.
 """
@@ -11,9 +12,15 @@ from pathlib import PurePath
 from typing import Any
 
 from django.conf import settings
+from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
 
-from payouts.models import Payout, PayoutDocument
+from payouts.drafts.services import require_own_draft
+from payouts.errors import PayoutInvalid
+from payouts.models import DocumentKind, Payout, PayoutDocument
+from staff.models import StaffUser
+from staff.services import audit_record
 
 # Magic bytes of the types a setting may allow: (type, extension, signature, offset).
 SIGNATURES: tuple[tuple[str, str, bytes, int], ...] = (
@@ -90,3 +97,60 @@ def supporting_documents(payout: Payout) -> list[dict[str, Any]]:
         {"type": document.kind, "file_name": document.file_name, "file": data_uri(document)}
         for document in payout.documents.all()
     ]
+
+
+# What the audit trail keeps of a document (never its content).
+ADDED_FACTS = ("file_name", "content_type", "size", "sha256")
+REMOVED_FACTS = ("file_name", "sha256")
+
+
+def _document_audit(
+    by: StaffUser, payout: Payout, document: PayoutDocument, action: str, facts: tuple[str, ...]
+) -> None:
+    details = {"document": document.pk, **{name: getattr(document, name) for name in facts}}
+    audit_record(actor=by, action=action, target=payout, details=details)
+
+
+def document_add(
+    *, by: StaffUser, payout: Payout, upload: UploadedFile, kind: str = "invoice"
+) -> PayoutDocument:
+    """Check the upload by its content, store it through the storage API, hash it."""
+    require_own_draft(by, payout)
+    try:
+        checked = check_upload(upload)
+    except DocumentRejected as exc:
+        raise PayoutInvalid({"file": [str(exc)]}, code="document_rejected") from exc
+    if kind not in DocumentKind.values:
+        raise PayoutInvalid({"kind": [f"One of: {', '.join(DocumentKind.values)}."]})
+    with transaction.atomic():
+        locked = Payout.objects.select_for_update().get(pk=payout.pk)
+        require_own_draft(by, locked)
+        document = PayoutDocument(
+            payout=locked,
+            kind=kind,
+            file_name=checked.file_name,
+            content_type=checked.content_type,
+            size=len(checked.content),
+            sha256=PayoutDocument.digest(checked.content),
+            uploaded_by=by,
+        )
+        document.file.save(f"document{checked.extension}", ContentFile(checked.content), save=False)
+        stored = str(document.file.name)
+        try:
+            document.save()
+            _document_audit(by, locked, document, "payout.document_added", ADDED_FACTS)
+        except Exception:
+            document.file.storage.delete(stored)  # nothing half done: no orphan file
+            raise
+    return document
+
+
+def document_remove(*, by: StaffUser, document: PayoutDocument) -> None:
+    """Remove a document while its payout is a draft (its maker only)."""
+    with transaction.atomic():
+        payout = Payout.objects.select_for_update().get(pk=document.payout_id)
+        require_own_draft(by, payout)
+        storage, name = document.file.storage, str(document.file.name)
+        _document_audit(by, payout, document, "payout.document_removed", REMOVED_FACTS)
+        document.delete()
+        transaction.on_commit(lambda: storage.delete(name))

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from payouts.polling.plan import Kind, Query, Tracked
+from payouts.tracking.polling.plan import Kind, Query, Tracked
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Models of payouts: the payout itself, its supporting documents and its status timeline."""
+"""Models of payouts: the payout, its documents, its status timeline and the upstream events."""
 
 from __future__ import annotations
 
@@ -8,11 +8,16 @@ from decimal import Decimal
 from pathlib import PurePath
 
 from django.conf import settings
-from django.core.validators import MinValueValidator
 from django.db import models
 from django.utils import timezone
 
-from payouts.policy import RuleSpec
+from payouts.models.approval import (
+    Approval,
+    ApprovalPolicy,
+    ApprovalRule,
+    NotificationKind,
+    PayoutNotification,
+)
 
 # decisions.md 2 "Initiate payout": extra_info.memo ≤ 255, extra_info.internal_notes ≤ 1000.
 MEMO_MAX = 255
@@ -61,6 +66,15 @@ class UpstreamWait(models.TextChoices):
     NO_ANSWER = "no_answer", "an answer from the upstream"
     SERVER_ERROR = "server_error", "the upstream to recover from an error"
     BUDGET = "budget", "room in PayOps's budget of upstream calls"
+
+
+class DocumentKind(models.TextChoices):
+    """The `type` of a supporting document in the payout body (what the document proves)."""
+
+    INVOICE = "invoice", "Invoice"
+    CONTRACT = "contract", "Contract"
+    RECEIPT = "receipt", "Receipt"
+    OTHER = "other", "Other"
 
 
 class Payout(models.Model):
@@ -128,7 +142,7 @@ class Payout(models.Model):
     updated_at = models.DateTimeField(default=timezone.now)
     submitted_at = models.DateTimeField(null=True, blank=True)
 
-    # Maker-checker (issue 14): the policy version and count are stamped at submission, so a
+    # Maker-checker: the policy version and count are stamped at submission, so a
     # later policy change never applies to this payout; approvals belong to a round, which
     # restarts when what was approved changes beyond the re-quote tolerance.
     approval_policy = models.ForeignKey(
@@ -181,7 +195,7 @@ class Payout(models.Model):
     charged_at = models.DateTimeField(null=True, blank=True)
     charge_differs = models.BooleanField(default=False)
     charge_differences = models.JSONField(default=list, blank=True)
-    # Polling's straggler bookkeeping (payouts.polling): reads in a row that did not find the
+    # Polling's straggler bookkeeping (tracking.polling): reads in a row that did not find the
     # payout where it should be, and when the last one missed; a straggler waits longer each time.
     poll_misses = models.PositiveSmallIntegerField(default=0)
     poll_missed_at = models.DateTimeField(null=True, blank=True)
@@ -254,15 +268,6 @@ def document_path(instance: PayoutDocument, filename: str) -> str:
     return f"payouts/{instance.payout_id}/{uuid.uuid4().hex}{suffix}"
 
 
-class DocumentKind(models.TextChoices):
-    """The `type` of a supporting document in the payout body (what the document proves)."""
-
-    INVOICE = "invoice", "Invoice"
-    CONTRACT = "contract", "Contract"
-    RECEIPT = "receipt", "Receipt"
-    OTHER = "other", "Other"
-
-
 class PayoutDocument(models.Model):
     """A supporting document: stored through the storage API, its content type sniffed from the
     bytes (never the name), hashed, and attributed to who uploaded it."""
@@ -323,106 +328,6 @@ class PayoutStatusChange(models.Model):
         return f"{self.from_status or '∅'} → {self.to_status} ({self.source})"
 
 
-class ApprovalPolicy(models.Model):
-    """
-    One published version of the approval policy. Versions are never edited: a change publishes
-    the next version, and a payout keeps the version (and the count) it was submitted under, so
-    a change applies only to payouts submitted after it.
-    """
-
-    version = models.PositiveIntegerField(unique=True)
-    default_required = models.PositiveSmallIntegerField(
-        default=1, validators=[MinValueValidator(1)]
-    )
-    note = models.CharField(max_length=255, blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
-    )
-
-    class Meta:
-        ordering = ("-version",)
-        verbose_name_plural = "approval policies"
-        permissions = [("manage_approval_policy", "Can publish a new approval policy")]
-        constraints = [
-            models.CheckConstraint(
-                condition=models.Q(default_required__gte=1),
-                name="approval_policy_default_at_least_one",
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"approval policy v{self.version}"
-
-    def specs(self) -> list[RuleSpec]:
-        return [rule.spec() for rule in self.rules.all()]
-
-
-class ApprovalRule(models.Model):
-    """A line of a policy: from `min_amount` (in `currency`), on `rail` and `mode`, N approvers."""
-
-    class Mode(models.TextChoices):
-        ANY = "", "Any mode"
-        FIAT = "fiat", "Fiat"
-        CRYPTO = "crypto", "Crypto"
-
-    policy = models.ForeignKey(ApprovalPolicy, on_delete=models.CASCADE, related_name="rules")
-    min_amount = models.DecimalField(
-        max_digits=14, decimal_places=2, default=Decimal("0"), validators=[MinValueValidator(0)]
-    )
-    currency = models.CharField(max_length=8, blank=True, help_text="Empty: any currency.")
-    rail = models.CharField(max_length=16, blank=True, help_text="Empty: any payment rail.")
-    mode = models.CharField(max_length=8, blank=True, choices=Mode.choices)
-    required_approvals = models.PositiveSmallIntegerField(validators=[MinValueValidator(1)])
-
-    class Meta:
-        ordering = ("policy", "min_amount", "id")
-        constraints = [
-            models.CheckConstraint(
-                condition=models.Q(required_approvals__gte=1),
-                name="approval_rule_required_at_least_one",
-            )
-        ]
-
-    def __str__(self) -> str:
-        scope = " ".join(filter(None, [self.currency, self.rail, self.mode])) or "any payout"
-        return f"{scope} from {self.min_amount}: {self.required_approvals} approver(s)"
-
-    def spec(self) -> RuleSpec:
-        return RuleSpec(
-            required_approvals=self.required_approvals,
-            min_amount=self.min_amount,
-            currency=self.currency,
-            rail=self.rail,
-            mode=self.mode,
-        )
-
-
-class Approval(models.Model):
-    """One person's approval of one payout in one round; a voided round no longer counts."""
-
-    payout = models.ForeignKey(Payout, on_delete=models.CASCADE, related_name="approvals")
-    approver = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="payout_approvals"
-    )
-    round = models.PositiveIntegerField()
-    created_at = models.DateTimeField(default=timezone.now)
-    voided_at = models.DateTimeField(null=True, blank=True)
-    void_reason = models.CharField(max_length=200, blank=True)
-
-    class Meta:
-        ordering = ("created_at", "pk")
-        constraints = [
-            # The database's own refusal of a person counting twice in a round.
-            models.UniqueConstraint(
-                fields=["payout", "approver", "round"], name="approval_once_per_person_and_round"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"approval of payout {self.payout_id} by {self.approver_id} (round {self.round})"
-
-
 class PayoutEvent(models.Model):
     """
     Every upstream payout event received (or a change found by polling), once per event id: the
@@ -459,31 +364,10 @@ class PayoutEvent(models.Model):
         return f"{self.event_type} {self.status} for {self.upstream_id}"
 
 
-class NotificationKind(models.TextChoices):
-    WAITING_FOR_APPROVAL = "waiting", "Waiting for your approval"
-    REJECTED = "rejected", "Your payout was rejected"
-    READY_FOR_OTP = "ready_for_otp", "Approved: the code can be sent"
-    FAILED = "failed", "Payout failed"
-    RETURNED = "returned", "Payout returned"
-    CHARGE_DIFFERS = "charge_differs", "Charged differs from what was shown"
-
-
-class PayoutNotification(models.Model):
-    """A message for one staff member about one payout, on the dashboard (and sent by email)."""
-
-    recipient = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="payout_notifications"
-    )
-    payout = models.ForeignKey(Payout, on_delete=models.CASCADE, related_name="notifications")
-    kind = models.CharField(max_length=16, choices=NotificationKind.choices)
-    message = models.CharField(max_length=300)
-    created_at = models.DateTimeField(default=timezone.now)
-    read_at = models.DateTimeField(null=True, blank=True)
-    emailed_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ("-created_at", "-pk")
-        indexes = [models.Index(fields=["recipient", "read_at"])]
-
-    def __str__(self) -> str:
-        return f"{self.get_kind_display()}: payout {self.payout_id}"
+__all__ = [
+    "Approval",
+    "ApprovalPolicy",
+    "ApprovalRule",
+    "NotificationKind",
+    "PayoutNotification",
+]

@@ -1,6 +1,6 @@
 """The approver's release step of a fiat payout: where its code stands, decided from plain facts.
 
-`otp_step_decide` is a pure function of `OtpFacts` and the time (as `payouts.policy` decides
+`otp_step_decide` is a pure function of `OtpFacts` and the time (as `payouts.approval.rules` decides
 approvals): the page, its fragments, the API and the confirm service all read the same answer,
 so the words an approver sees are the words the API returns. `otp_facts` reads those facts from
 the payout, its audit trail (when each code was sent, what the upstream said of it) and the

@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from gateway.models import Environment
-from payouts import live, notifications
+from payouts.approval import notifications
 from payouts.models import (
     ChangeSource,
     NotificationKind,
@@ -18,7 +18,7 @@ from payouts.models import (
     PayoutStatus,
 )
 from payouts.states import FINAL, can_move, payout_transition
-from payouts.upstream_status import StatusReport, UnreadableStatus, upstream_status
+from payouts.tracking.upstream_status import StatusReport, UnreadableStatus, upstream_status
 from staff.services import audit_record
 from webhooks.services import missed_event_record
 
@@ -131,7 +131,6 @@ def _apply(payout: Payout, record: PayoutEvent, report: StatusReport) -> None:
             notifications.notify_maker(payout, kind, f"Payout {payout.pk} {target}{why}")
         if record.source == ChangeSource.POLL:
             _report_missed_event(payout, record, previous)
-        live.payout_changed(payout)
     else:
         record.note = f"not applied: {payout.status} cannot become {target} (late or out of order)"
     payout.save(update_fields=fields)
@@ -184,12 +183,12 @@ def replay_unmatched_events(payout: Payout) -> int:
 def payouts_poll(*, environment: Environment | None = None) -> int:
     """
     The safety net behind webhooks, sized to the upstream's budget: read the open payouts that
-    are due by their state's cadence (`payouts.polling.plan`), with the fewest upstream calls
+    are due by their state's cadence (`tracking.polling.plan`), with the fewest upstream calls
     (status filters, narrow creation windows, single reads for stragglers), within polling's
     share of the background budget; apply what changed (reported as missed events). Returns the
     number of changes applied.
     """
-    from payouts.polling.run import payouts_poll as poll_pass
+    from payouts.tracking.polling.run import payouts_poll as poll_pass
 
     return poll_pass(environment=environment)
 

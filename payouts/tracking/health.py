@@ -1,4 +1,4 @@
-"""Payouts that went quiet past their state's expected time (payouts.quiet): health and dashboard.
+"""Payouts quiet past their state's expected time (tracking.quiet): health check and dashboard.
 
 A warning, not a failure (docs/console.md): the process serves normally, and the payout may
 simply be slow. The readiness check `payouts_quiet` names how many and the oldest; the
@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from console.health import CheckResult
 from payouts.models import Payout
-from payouts.quiet import EXPECTED_QUIET, QuietVerdict, quiet_verdict
+from payouts.tracking.quiet import EXPECTED_QUIET, QuietVerdict, quiet_verdict
 
 # At most this many quiet payouts are examined (oldest first); the count says "or more" beyond.
 SCAN_LIMIT = 500

@@ -22,14 +22,14 @@ from gateway.client import call_sync, upstream
 from gateway.errors import BudgetExhausted, PermanentError, TemporaryError, UpstreamError
 from gateway.retry_policy import RetryNotice
 from gateway.schemas import PayoutCreated
-from payouts import live, notifications
-from payouts.documents import supporting_documents
+from payouts.approval import notifications
+from payouts.drafts.documents import supporting_documents
+from payouts.drafts.pricing import charge_record
 from payouts.errors import PayoutActionRefused
 from payouts.models import ChangeSource, NotificationKind, Payout, PayoutStatus
-from payouts.pricing import charge_record
-from payouts.states import can_move, payout_locked, payout_transition
-from payouts.upstream_status import upstream_status
-from payouts.waiting import gave_up_message, recovery_due, wait_cleared, wait_record
+from payouts.release.waiting import gave_up_message, recovery_due, wait_cleared, wait_record
+from payouts.states import can_move, payout_change_record, payout_locked, payout_transition
+from payouts.tracking.upstream_status import upstream_status
 from staff.models import StaffUser
 from staff.services import audit_record
 
@@ -57,10 +57,12 @@ def _queue_submit(payout_id: int) -> None:
     """Queue the call once the transaction that made the payout `submitting` has committed."""
     from django_q.tasks import async_task
 
-    from payouts.tasks import payout_submit
+    from payouts.tasks import payout_initiation_send
 
     transaction.on_commit(
-        lambda: async_task(payout_submit, payout_id, task_name=f"payout_submit_{payout_id}")
+        lambda: async_task(
+            payout_initiation_send, payout_id, task_name=f"payout_initiation_send_{payout_id}"
+        )
     )
 
 
@@ -84,15 +86,16 @@ def submission_start(*, payout: Payout, by: StaffUser | None, otp: str = "") -> 
     payout.save(
         update_fields=["otp_code_encrypted", "submitting_since", "initiation_error", *cleared]
     )
-    payout_transition(payout, S.SUBMITTING, source=ChangeSource.STAFF, by=by, at=now)
-    audit_record(
-        actor=by,
-        action="payout.submitting",
-        target=payout,
+    payout_transition(
+        payout,
+        S.SUBMITTING,
+        source=ChangeSource.STAFF,
+        by=by,
+        at=now,
+        audit="payout.submitting",
         details={"idempotency_key": str(payout.idempotency_key)},
     )
     _queue_submit(payout.pk)
-    live.payout_changed(payout)
     return payout
 
 
@@ -124,7 +127,7 @@ def initiation_arguments(payout: Payout) -> dict[str, Any]:
     }
 
 
-def payout_submit(*, payout_id: int) -> Payout:
+def initiation_send(*, payout_id: int) -> Payout:
     """
     The task body: send the payout (same key, same body) and record the answer. Safe to run
     twice, late, or after a crash: only a payout still `submitting` is sent, and the upstream
@@ -196,6 +199,11 @@ def initiation_recorded(*, payout_id: int, created: PayoutCreated) -> Payout:
         charge_record(payout=payout, created=created, at=timezone.now())
         wait_cleared(payout)
         payout.save()
+        details = {
+            "upstream_id": report.upstream_id,
+            "idempotency_key": str(payout.idempotency_key),
+            "attempts": payout.submit_attempts,
+        }
         if payout.status == S.SUBMITTING and can_move(payout.status, report.status):
             payout_transition(
                 payout,
@@ -203,22 +211,15 @@ def initiation_recorded(*, payout_id: int, created: PayoutCreated) -> Payout:
                 source=ChangeSource.SYSTEM,
                 reason="initiated upstream",
                 at=timezone.now(),
+                audit="payout.initiated",
+                details=details,
             )
-        audit_record(
-            actor=None,
-            action="payout.initiated",
-            target=payout,
-            details={
-                "upstream_id": report.upstream_id,
-                "idempotency_key": str(payout.idempotency_key),
-                "attempts": payout.submit_attempts,
-            },
-        )
+        else:
+            payout_change_record(payout, by=None, audit="payout.initiated", details=details)
         # Events that came before this answer named an upstream id we did not know yet.
-        from payouts.tracking import replay_unmatched_events
+        from payouts.tracking.events import replay_unmatched_events
 
         replay_unmatched_events(payout)
-        live.payout_changed(payout)
     return payout
 
 
@@ -255,26 +256,22 @@ def initiation_refused(*, payout_id: int, error: UpstreamError) -> Payout:
                 *cleared,
             ]
         )
-        if kind:
-            payout_transition(
-                payout, S.APPROVED, source=ChangeSource.SYSTEM, reason=message, at=timezone.now()
-            )
-        else:
+        if not kind:
             payout.failure_reason = f"{error.code or error.status}: {error.message}"[:200]
             payout.save(update_fields=["failure_reason"])
-            payout_transition(
-                payout, S.FAILED, source=ChangeSource.SYSTEM, reason=message, at=timezone.now()
-            )
+        payout_transition(
+            payout,
+            S.APPROVED if kind else S.FAILED,
+            source=ChangeSource.SYSTEM,
+            reason=message,
+            at=timezone.now(),
+            audit="payout.initiation_refused",
+            details={"code": error.code, "status": error.status, "correctable": bool(kind)},
+        )
+        if not kind:
             notifications.notify_maker(
                 payout, NotificationKind.FAILED, f"Payout {payout.pk} was refused: {message}"
             )
-        audit_record(
-            actor=None,
-            action="payout.initiation_refused",
-            target=payout,
-            details={"code": error.code, "status": error.status, "correctable": bool(kind)},
-        )
-        live.payout_changed(payout)
     return payout
 
 
@@ -293,7 +290,7 @@ def payouts_recover_submitting() -> int:
         .values_list("pk", flat=True)
     )
     for payout_id in ids:
-        payout_submit(payout_id=payout_id)
+        initiation_send(payout_id=payout_id)
     return len(ids)
 
 

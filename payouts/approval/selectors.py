@@ -9,8 +9,8 @@ from typing import Any
 from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 
 from gateway.models import Environment
+from payouts.approval.rules import RuleSpec, approvals_required
 from payouts.models import Approval, Payout, PayoutStatus
-from payouts.policy import RuleSpec, approvals_required
 from staff.models import StaffUser
 from staff.roles import PAYOUT_APPROVE
 

@@ -17,8 +17,8 @@ from django.utils import timezone
 from gateway.client import call_sync, upstream
 from gateway.models import Environment
 from payouts.models import ChangeSource, Payout, PayoutStatus
-from payouts.tracking import payout_apply_report
-from payouts.upstream_status import UnreadableStatus, upstream_status
+from payouts.tracking.events import payout_apply_report
+from payouts.tracking.upstream_status import UnreadableStatus, upstream_status
 from webhooks.mirrors import CatchUpResult, catch_up_each
 
 S = PayoutStatus

@@ -19,12 +19,11 @@ from gateway.errors import (
     UpstreamError,
 )
 from gateway.service_errors import unanswered
-from payouts import live
 from payouts.errors import PayoutActionRefused
-from payouts.initiation import submission_start
 from payouts.models import Payout, PayoutStatus
-from payouts.otp_step import OTP_LIFETIME, otp_facts, otp_step_decide
-from payouts.states import payout_locked
+from payouts.release.initiation import submission_start
+from payouts.release.step import OTP_LIFETIME, otp_facts, otp_step_decide
+from payouts.states import payout_change_record, payout_locked
 from staff.models import StaffUser
 from staff.roles import PAYOUT_APPROVE
 from staff.services import audit_record
@@ -93,8 +92,7 @@ def payout_otp_send(*, payout: Payout | int, by: StaffUser) -> OtpSent:
                 "initiation_error",
             ]
         )
-        audit_record(actor=by, action="payout.otp_sent", target=locked, details={"sent_to": email})
-        live.payout_changed(locked)
+        payout_change_record(locked, by=by, audit="payout.otp_sent", details={"sent_to": email})
     return OtpSent(sent_to=email, expires_at=expires_at)
 
 
@@ -133,7 +131,7 @@ def payout_otp_confirm(*, payout: Payout | int, by: StaffUser, code: str) -> Pay
     """
     Take the 6 digits and send the payout (the upstream checks the code). Refused here, before
     any call, when no code was sent, it has expired, five wrong tries blocked it, or a later
-    code replaced it (payouts.otp_step).
+    code replaced it (payouts.release.step).
     """
     code = (code or "").strip()
     if not OTP_RE.match(code):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -11,14 +12,18 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
 
-from payouts import live, notifications
+from payouts.approval import notifications
+from payouts.approval.rules import (
+    ApprovalFacts,
+    Refusal,
+    approval_decide,
+    approvals_kept_after_requote,
+)
 from payouts.errors import PayoutActionRefused
 from payouts.models import Approval, ChangeSource, NotificationKind, Payout, PayoutStatus
-from payouts.policy import ApprovalFacts, Refusal, approval_decide, approvals_kept_after_requote
-from payouts.states import payout_locked, payout_transition
+from payouts.states import payout_change_record, payout_locked, payout_transition
 from staff.models import StaffUser
 from staff.roles import PAYOUT_APPROVE, PAYOUT_INITIATE
-from staff.services import audit_record
 
 S = PayoutStatus
 REASON_MAX = 500
@@ -77,28 +82,30 @@ def payout_approve(*, payout: Payout | int, by: StaffUser) -> ApprovalOutcome:
                 str(decision.refusal), decision.message, status=_REFUSAL_STATUS[decision.refusal]
             )
         Approval.objects.create(payout=locked, approver=by, round=locked.approval_round)
-        audit_record(
-            actor=by,
-            action="payout.approved",
-            target=locked,
-            details={
-                "round": locked.approval_round,
-                "approvals": decision.count_after,
-                "required": locked.approvals_required,
-            },
-        )
-        if decision.complete:
+        details = {
+            "round": locked.approval_round,
+            "approvals": decision.count_after,
+            "required": locked.approvals_required,
+        }
+        if not decision.complete:
+            payout_change_record(locked, by=by, audit="payout.approved", details=details)
+        else:
             locked.approved_amount = locked.amount
             locked.approved_recipient_amount = locked.preview_recipient_amount
             locked.save(update_fields=["approved_amount", "approved_recipient_amount"])
             payout_transition(
-                locked, S.APPROVED, source=ChangeSource.STAFF, by=by, reason="approvals complete"
+                locked,
+                S.APPROVED,
+                source=ChangeSource.STAFF,
+                by=by,
+                reason="approvals complete",
+                audit="payout.approved",
+                details=details,
             )
             if locked.mode == "crypto":
-                from payouts.initiation import submission_start
+                from payouts.release.initiation import submission_start
 
                 submission_start(payout=locked, by=by)
-        live.payout_changed(locked)
     return ApprovalOutcome(
         payout=locked,
         approvals=decision.count_after,
@@ -147,12 +154,18 @@ def payout_reject(*, payout: Payout | int, by: StaffUser, reason: str) -> Payout
         )
         locked.rejection_reason = reason
         locked.save(update_fields=["rejection_reason"])
-        payout_transition(locked, S.REJECTED, source=ChangeSource.STAFF, by=by, reason=reason)
-        audit_record(actor=by, action="payout.rejected", target=locked, details={"reason": reason})
+        payout_transition(
+            locked,
+            S.REJECTED,
+            source=ChangeSource.STAFF,
+            by=by,
+            reason=reason,
+            audit="payout.rejected",
+            details={"reason": reason},
+        )
         notifications.notify_maker(
             locked, NotificationKind.REJECTED, f"Payout {locked.pk} was rejected: {reason}"
         )
-        live.payout_changed(locked)
     return locked
 
 
@@ -181,31 +194,24 @@ def payout_requote_apply(
             raise PayoutActionRefused(
                 "not_requotable", "Only a payout waiting for approval or approved is re-quoted."
             )
-        approved = locked.approved_recipient_amount or locked.preview_recipient_amount
         kept = _requote_keeps_approvals(locked, recipient_amount, new_fees, tolerance)
-        before = {
-            "quote_id": locked.preview_quote_id,
-            "recipient_amount": approved,
-            "total_fees": locked.preview_total_fees,
-        }
-        locked.preview_quote_id = quote_id
-        locked.preview_recipient_amount = recipient_amount
-        if fees is not None:
-            locked.preview_fees = fees
-            locked.preview_total_fees = new_fees
-        if expires_at is not None:
-            locked.preview_quote_expires_at = expires_at  # type: ignore[assignment]
-        locked.preview_quote_status = "ACTIVE"
-        import uuid
-
-        locked.idempotency_key = uuid.uuid4()
-        locked.save()
+        before = _requote_record(
+            locked,
+            quote_id=quote_id,
+            recipient_amount=recipient_amount,
+            expires_at=expires_at,
+            fees=fees,
+        )
         if not kept:
             _approval_restart(locked, by=by)
-        audit_record(
-            actor=by,
-            action="payout.requoted",
-            target=locked,
+        # No code releases a crypto payout: approved, with a price that fits, it goes now (as
+        # after its last approval), or it would wait in `approved` for nothing.
+        release_now = kept and locked.status == S.APPROVED and locked.mode == "crypto"
+        payout_change_record(
+            locked,
+            by=by,
+            audit="payout.requoted",
+            announce=not release_now,
             details={
                 "before": before,
                 "after": {
@@ -217,14 +223,39 @@ def payout_requote_apply(
                 "approvals_kept": kept,
             },
         )
-        if kept and locked.status == S.APPROVED and locked.mode == "crypto":
-            # No code releases a crypto payout: approved, with a price that fits, it goes now
-            # (as after its last approval), or it would wait in `approved` for nothing.
-            from payouts.initiation import submission_start
+        if release_now:
+            from payouts.release.initiation import submission_start
 
             submission_start(payout=locked, by=by)
-        live.payout_changed(locked)
     return locked
+
+
+def _requote_record(
+    locked: Payout,
+    *,
+    quote_id: str,
+    recipient_amount: Decimal,
+    expires_at: object,
+    fees: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """Put the new reserved quote on the payout, with a new key for the changed body; returns
+    the figures it replaced (the approved ones, for the audit trail)."""
+    before = {
+        "quote_id": locked.preview_quote_id,
+        "recipient_amount": locked.approved_recipient_amount or locked.preview_recipient_amount,
+        "total_fees": locked.preview_total_fees,
+    }
+    locked.preview_quote_id = quote_id
+    locked.preview_recipient_amount = recipient_amount
+    if fees is not None:
+        locked.preview_fees = fees
+        locked.preview_total_fees = _total_fees_of(fees)
+    if expires_at is not None:
+        locked.preview_quote_expires_at = expires_at  # type: ignore[assignment]
+    locked.preview_quote_status = "ACTIVE"
+    locked.idempotency_key = uuid.uuid4()
+    locked.save()
+    return before
 
 
 def payout_requote(*, payout: Payout | int, by: StaffUser) -> Payout:
@@ -233,7 +264,7 @@ def payout_requote(*, payout: Payout | int, by: StaffUser) -> Payout:
     (a new upstream preview with `create_quote`); approvals are kept only within the tolerance.
     """
     from gateway.errors import UpstreamError
-    from payouts.pricing import fees_json, preview_upstream
+    from payouts.drafts.pricing import fees_json, preview_upstream
 
     current = Payout.objects.select_related("environment", "virtual_account", "recipient").get(
         pk=payout.pk if isinstance(payout, Payout) else payout
@@ -326,8 +357,12 @@ def payout_cancel(*, payout: Payout | int, by: StaffUser, reason: str = "") -> P
         locked.otp_code_encrypted = ""
         locked.save(update_fields=["otp_code_encrypted"])
         payout_transition(
-            locked, S.CANCELLED, source=ChangeSource.STAFF, by=by, reason=reason or "cancelled"
+            locked,
+            S.CANCELLED,
+            source=ChangeSource.STAFF,
+            by=by,
+            reason=reason or "cancelled",
+            audit="payout.cancelled",
+            details={"reason": reason},
         )
-        audit_record(actor=by, action="payout.cancelled", target=locked, details={"reason": reason})
-        live.payout_changed(locked)
     return locked

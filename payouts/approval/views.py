@@ -1,0 +1,182 @@
+"""Approval pages: approve, reject, re-quote, cancel; the inbox and bulk approval; the policy."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from gateway.selectors import environment_current
+from payouts.approval.forms import PolicyForm, RejectForm, rule_line
+from payouts.approval.policy import approval_policy_current, approval_policy_publish
+from payouts.approval.selectors import SCOPE_ANYONE, SCOPE_MINE, approval_inbox, policy_impact
+from payouts.approval.services import payout_approve, payout_cancel, payout_reject, payout_requote
+from payouts.errors import REFUSALS, refusal_text
+from payouts.models import ApprovalPolicy
+from payouts.pages import payout_of_request
+from payouts.selectors import require_payout_reader
+from payouts.views import live_action, live_region
+from staff.requests import staff_of
+from staff.roles import APPROVAL_POLICY_MANAGE, PAYOUT_APPROVE
+
+
+@require_POST
+@login_required
+def approve_view(request: HttpRequest, pk: int) -> HttpResponse:
+    return live_action(request, pk, lambda p, by: payout_approve(payout=p, by=by), "Approved.")
+
+
+@require_POST
+@login_required
+def reject_view(request: HttpRequest, pk: int) -> HttpResponse:
+    form = RejectForm(request.POST)
+    if not form.is_valid():
+        payout_of_request(request, pk)  # 404 outside the environment
+        return live_region(request, pk, reject_form=form)
+    reason = form.cleaned_data["reason"]
+    return live_action(
+        request,
+        pk,
+        lambda p, by: payout_reject(payout=p, by=by, reason=reason),
+        "Rejected: the payout went back to its maker.",
+        reject_form=form,
+    )
+
+
+@require_POST
+@login_required
+def requote_view(request: HttpRequest, pk: int) -> HttpResponse:
+    ok = "Re-quoted: approvals are kept only if the figures stayed within the tolerance."
+    return live_action(request, pk, lambda p, by: payout_requote(payout=p, by=by), ok)
+
+
+@require_POST
+@login_required
+def cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
+    return live_action(request, pk, lambda p, by: payout_cancel(payout=p, by=by), "Cancelled.")
+
+
+# --- Notifications (dashboard) ------------------------------------------------------------------
+
+
+def dashboard_panel_context(request: HttpRequest) -> dict[str, Any]:
+    from payouts.approval.notifications import notifications_unread
+    from payouts.approval.selectors import waiting_count
+
+    user = staff_of(request)
+    can_approve = user.has_perm(PAYOUT_APPROVE)
+    return {
+        "can_approve": can_approve,
+        "waiting": waiting_count(user, environment_current(user=user)) if can_approve else 0,
+        "notifications": notifications_unread(user),
+    }
+
+
+@require_POST
+@login_required
+def notifications_read_view(request: HttpRequest) -> HttpResponse:
+    from payouts.models import PayoutNotification
+
+    PayoutNotification.objects.filter(recipient=staff_of(request), read_at__isnull=True).update(
+        read_at=timezone.now()
+    )
+    return redirect("console:dashboard")
+
+
+@dataclass(frozen=True)
+class BulkResult:
+    payout_id: int
+    ok: bool
+    message: str
+
+
+@login_required
+def approval_inbox_view(request: HttpRequest) -> HttpResponse:
+    user = staff_of(request)
+    require_payout_reader(user)
+    scope = request.GET.get("scope") or SCOPE_MINE
+    if scope not in (SCOPE_MINE, SCOPE_ANYONE):
+        scope = SCOPE_MINE
+    rows = list(approval_inbox(user=user, environment=environment_current(user=user), scope=scope))
+    can_approve = user.has_perm(PAYOUT_APPROVE)
+    context = {
+        "rows": rows,
+        "scope": scope,
+        "can_approve": can_approve,
+        "empty_message": f"Nothing is waiting{' for you' if scope == SCOPE_MINE else ''}.",
+    }
+    return render(request, "payouts/approval_inbox.html", context)
+
+
+@require_POST
+@login_required
+def bulk_approve_view(request: HttpRequest) -> HttpResponse:
+    """Approve several at once after one confirmation; each is decided on its own."""
+    user = staff_of(request)
+    ids = [int(value) for value in request.POST.getlist("payout") if value.isdigit()]
+    if request.POST.get("confirm") != "yes":
+        selected = list(
+            approval_inbox(
+                user=user, environment=environment_current(user=user), scope=SCOPE_ANYONE
+            ).filter(pk__in=ids)
+        )
+        return render(request, "payouts/approval_confirm.html", {"selected": selected, "ids": ids})
+    results = []
+    for payout_id in ids:
+        try:
+            payout = payout_of_request(request, payout_id)
+            outcome = payout_approve(payout=payout, by=user)
+        except (*REFUSALS, Http404) as exc:
+            results.append(BulkResult(payout_id, False, refusal_text(exc)))
+            continue
+        done = "approved" if outcome.complete else f"{outcome.approvals} of {outcome.required}"
+        results.append(BulkResult(payout_id, True, done))
+    return render(request, "payouts/approval_results.html", {"results": results})
+
+
+@login_required
+def approval_policy_view(request: HttpRequest) -> HttpResponse:
+    user = staff_of(request)
+    if not user.has_perm(APPROVAL_POLICY_MANAGE):
+        raise PermissionDenied("The approval policy is managed by admins.")
+    current = approval_policy_current()
+    impact = None
+    if request.method == "POST":
+        form = PolicyForm(request.POST)
+        if form.is_valid():
+            rules, default = form.cleaned_data["rules"], form.cleaned_data["default_required"]
+            impact = policy_impact(rules=rules, default=default)
+            if request.POST.get("action") == "publish":
+                policy = approval_policy_publish(
+                    by=user, default_required=default, rules=rules, note=form.cleaned_data["note"]
+                )
+                messages.success(
+                    request,
+                    f"Version {policy.version} published: payouts submitted from now on follow "
+                    f"it; {len(impact)} pending payout(s) keep their earlier count.",
+                )
+                current = policy
+    else:
+        form = PolicyForm(
+            initial={
+                "default_required": current.default_required if current else 1,
+                "rules": "\n".join(rule_line(r) for r in current.rules.all()) if current else "",
+            }
+        )
+    return render(
+        request,
+        "payouts/approval_policy.html",
+        {
+            "form": form,
+            "current": current,
+            "impact": impact,
+            "versions": ApprovalPolicy.objects.select_related("created_by")[:10],
+        },
+    )
