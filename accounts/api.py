@@ -9,7 +9,7 @@ from typing import Literal
 from django.http import Http404, HttpRequest
 from ninja import Field, Header, Query, Router, Schema, Status
 
-from accounts import selectors, services
+from accounts import recipients, selectors, virtual_accounts
 from accounts.models import Recipient, VirtualAccount
 from config.api_support import (
     ERROR_RESPONSES,
@@ -104,7 +104,7 @@ def create_virtual_account(
 ) -> Status[VirtualAccount]:
     """Only for verified end users (400 `end_user_not_verified` on `end_user_id` otherwise)."""
     end_user = _end_user(request, environment, payload.end_user_id)
-    va = services.virtual_account_create(
+    va = virtual_accounts.virtual_account_create(
         end_user=end_user,
         mode=payload.mode,
         by=acting_staff(request),
@@ -155,7 +155,7 @@ def refresh_virtual_account(
 ) -> VirtualAccount:
     require_permission(request, roles.DIRECTORY_VIEW)
     va = selectors.virtual_account_get(environment=api_environment(request, environment), pk=id)
-    return services.virtual_account_refresh(virtual_account=va, by=acting_staff(request))
+    return virtual_accounts.virtual_account_refresh(virtual_account=va, by=acting_staff(request))
 
 
 # --- recipients ------------------------------------------------------------------------------
@@ -287,7 +287,7 @@ def create_recipient(
         **payload.address.dict(),
         **payload.account.dict(),
     }
-    recipient = services.recipient_create(
+    recipient = recipients.recipient_create(
         end_user=end_user,
         by=acting_staff(request),
         values=values,

@@ -9,7 +9,7 @@ class AccountsConfig(AppConfig):
 
     def ready(self) -> None:
         from accounts.catch_up import virtual_accounts_catch_up
-        from accounts.services import virtual_account_apply_event
+        from accounts.events import virtual_account_apply_event
         from accounts.tasks import virtual_accounts_track_activation
         from console.schedules import register_schedule
         from webhooks.contract import VIRTUAL_ACCOUNT

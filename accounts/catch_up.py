@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from accounts.models import VirtualAccount, VirtualAccountStatus
-from accounts.services import virtual_account_refresh
+from accounts.virtual_accounts import virtual_account_refresh
 from gateway.models import Environment
 from webhooks.mirrors import CatchUpResult, catch_up_each
 

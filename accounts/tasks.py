@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from accounts.models import VirtualAccount
-from accounts.services import virtual_account_refresh
+from accounts.virtual_accounts import virtual_account_refresh
 
 
 def virtual_account_refresh_task(virtual_account_id: int) -> None:

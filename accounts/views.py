@@ -10,7 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from accounts import selectors, services
+from accounts import recipients, selectors, virtual_accounts
 from accounts.forms import (
     RECIPIENT_ERROR_FIELDS,
     VIRTUAL_ACCOUNT_ERROR_FIELDS,
@@ -56,7 +56,7 @@ def virtual_account_create(request: HttpRequest) -> HttpResponse:
     )
     if request.method == "POST" and form.is_valid():
         try:
-            va = services.virtual_account_create(
+            va = virtual_accounts.virtual_account_create(
                 end_user=form.cleaned_data["end_user"],
                 mode=form.cleaned_data["mode"],
                 by=staff_of(request),
@@ -93,7 +93,7 @@ def virtual_account_refresh(request: HttpRequest, pk: int) -> HttpResponse:
     va = selectors.virtual_account_get(environment=environment, pk=pk)
     error = None
     try:
-        services.virtual_account_refresh(virtual_account=va, by=staff_of(request))
+        virtual_accounts.virtual_account_refresh(virtual_account=va, by=staff_of(request))
     except ServiceError as exc:
         error = exc.message
     if is_htmx(request):
@@ -140,7 +140,7 @@ def recipient_create(request: HttpRequest) -> HttpResponse:
         end_user = values.pop("end_user")
         request_key = values.pop("request_key")
         try:
-            recipient = services.recipient_create(
+            recipient = recipients.recipient_create(
                 end_user=end_user, by=staff_of(request), values=values, request_key=request_key
             )
         except ServiceError as error:

@@ -192,7 +192,6 @@ def upstream_world(
     from emulator.models import ApiClient
     from emulator.models import Recipient as UpstreamRecipient
     from emulator.models import VirtualAccount as UpstreamAccount
-    from gateway import idempotency
     from gateway.client import call_sync, upstream
     from gateway.models import Environment
     from users.models import EndUser
@@ -206,7 +205,7 @@ def upstream_world(
     email = f"payee-{secrets.token_hex(4)}@example.com"
     user = call_sync(
         client.users.create,
-        idempotency_key=idempotency.key_for(scope=f"bench:{email}", obj=env),
+        idempotency_key=str(uuid.uuid4()),
         email=email,
         phone_number="+15125550100",
         first_name="Ada",

@@ -101,7 +101,6 @@ def run(url: str, token: str) -> None:
     from django_q.conf import Conf
 
     from accounts.models import Recipient, VirtualAccount
-    from gateway import idempotency
     from gateway.client import call_sync, upstream
     from gateway.models import Environment, UpstreamCall
     from payouts.approval.services import payout_approve
@@ -148,7 +147,7 @@ def run(url: str, token: str) -> None:
     email = f"payee-{tag}@example.com"
     user = call_sync(
         client.users.create,
-        idempotency_key=idempotency.key_for(scope=f"bench:{email}", obj=env),
+        idempotency_key=str(uuid.uuid4()),
         email=email,
         phone_number="+15125550100",
         first_name="Ada",

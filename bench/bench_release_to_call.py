@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -286,7 +287,6 @@ class World:
 
     def _accounts(self, tag: str) -> None:
         from accounts.models import Recipient, VirtualAccount
-        from gateway import idempotency
         from gateway.client import call_sync, upstream
         from users.models import EndUser
 
@@ -294,7 +294,7 @@ class World:
         email = f"payee-{tag}@example.com"
         user = call_sync(
             client.users.create,
-            idempotency_key=idempotency.key_for(scope=f"bench:{email}", obj=self.env),
+            idempotency_key=str(uuid.uuid4()),
             email=email,
             phone_number="+15125550100",
             first_name="Ada",

@@ -1,46 +1,35 @@
-"""Idempotency keys persisted with their business object before the first upstream call."""
+"""
+The one way PayOps makes its own upstream mutations idempotent: the key lives on the business row.
+
+A model whose creation (or initiation) upstream must happen once inherits `IdempotentModel`: its
+`idempotency_key` is created with the row, so it is committed before any upstream call, and a
+retry, a double submit or a task re-run after a crash sends the same key (the upstream answers
+with the object it already made). Call the upstream outside `transaction.atomic()` and record the
+answer in a transaction after (the gateway refuses a call inside one: `CalledInTransaction`).
+
+When the upstream refused a request for good and a corrected one (a changed body) is to be sent,
+`renew` gives the row a new key: the old one may only ever be replayed with its first body.
+"""
 
 from __future__ import annotations
 
-from django.db import IntegrityError, models, transaction
+import uuid
 
-from gateway.models import IdempotencyKey
-from gateway.transport import outside_transaction
-
-
-def _identity(obj: models.Model) -> tuple[str, str]:
-    return obj._meta.label_lower, str(obj.pk)
+from django.db import models
 
 
-def key_for(*, scope: str, obj: models.Model) -> str:
-    """
-    The idempotency key of `scope` (e.g. "payout_initiate") for `obj`: created and committed on
-    first use, the same key on every later call (a retry, a re-run task after a crash).
+class IdempotentModel(models.Model):
+    """A business row carrying the idempotency key of its own upstream mutation."""
 
-    Refuses to run inside the caller's `transaction.atomic()` (CalledInTransaction): a key
-    created there would roll back with the caller, and the re-run would send a new key. Ask for
-    the key, and call the upstream, outside the block; record the result in a transaction after.
-    """
-    if obj.pk is None:
-        raise ValueError("save the business object before asking for its idempotency key")
-    outside_transaction()
-    object_type, object_id = _identity(obj)
-    try:
-        # durable: Django itself refuses a nested block, and guarantees the commit at its end.
-        with transaction.atomic(durable=True):
-            record, _ = IdempotencyKey.objects.get_or_create(
-                scope=scope, object_type=object_type, object_id=object_id
-            )
-    except IntegrityError:  # another process created it between our read and write
-        record = IdempotencyKey.objects.get(
-            scope=scope, object_type=object_type, object_id=object_id
-        )
-    return str(record.key)
+    idempotency_key = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+
+    class Meta:
+        abstract = True
 
 
-def forget(*, scope: str, obj: models.Model) -> None:
-    """Drop the key once the upstream refused it for good: a corrected one gets a new key."""
-    object_type, object_id = _identity(obj)
-    IdempotencyKey.objects.filter(
-        scope=scope, object_type=object_type, object_id=object_id
-    ).delete()
+def renew(record: IdempotentModel) -> uuid.UUID:
+    """Give `record` a new idempotency key, saved now: for a corrected request after the upstream
+    refused the old one for good. Call it in the transaction that records the correction."""
+    record.idempotency_key = uuid.uuid4()
+    record.save(update_fields=["idempotency_key"])
+    return record.idempotency_key

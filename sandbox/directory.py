@@ -20,7 +20,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from accounts.selectors import virtual_account_get
-from accounts.services import virtual_account_refresh
+from accounts.virtual_accounts import virtual_account_refresh
 from gateway.models import Environment
 from sandbox.control import EmulatorControl, EmulatorControlError
 from staff import roles

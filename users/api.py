@@ -19,7 +19,7 @@ from config.api_support import (
     require_permission,
 )
 from staff import roles
-from users import selectors, services
+from users import kyc, selectors, services
 from users.models import EndUser, KycReview
 from users.validation import reason_in_words
 
@@ -225,9 +225,7 @@ def add_kyc_note(
 ) -> Status[KycReview]:
     require_permission(request, roles.DIRECTORY_VIEW)
     user = selectors.end_user_get(environment=api_environment(request, environment), pk=id)
-    return Status(
-        201, services.kyc_note_add(end_user=user, by=acting_staff(request), text=payload.text)
-    )
+    return Status(201, kyc.kyc_note_add(end_user=user, by=acting_staff(request), text=payload.text))
 
 
 @router.post(
@@ -242,5 +240,5 @@ def mark_kyc_reviewed(
     user = selectors.end_user_get(environment=api_environment(request, environment), pk=id)
     return Status(
         201,
-        services.kyc_mark_reviewed(end_user=user, by=acting_staff(request), reason=payload.reason),
+        kyc.kyc_mark_reviewed(end_user=user, by=acting_staff(request), reason=payload.reason),
     )

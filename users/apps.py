@@ -9,7 +9,7 @@ class UsersConfig(AppConfig):
 
     def ready(self) -> None:
         from users.catch_up import end_users_catch_up
-        from users.services import end_user_apply_event
+        from users.events import end_user_apply_event
         from webhooks.contract import USER
         from webhooks.handlers import register_event_handler
         from webhooks.mirrors import Mirror, register_mirror

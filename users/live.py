@@ -1,7 +1,7 @@
 """Tell staff browsers that a mirrored record changed (after commit), so its pages re-read it.
 
 Every change of an end user, virtual account or recipient writes a line on its timeline
-(`users.services.timeline_add`), which calls `mirror_changed`: no service can forget it.
+(`users.mirror.timeline_add`), which calls `mirror_changed`: no service can forget it.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from gateway.idempotency import IdempotentModel
+
 
 class EndUserType(models.TextChoices):
     INDIVIDUAL = "individual", "Individual"
@@ -32,8 +34,8 @@ class UpstreamMirror(models.Model):
     environment = models.ForeignKey(
         "gateway.Environment", on_delete=models.PROTECT, related_name="+"
     )
-    # Blank until the upstream confirmed the creation (the row exists first so that its
-    # idempotency key is committed before the call: a retry sends the same key).
+    # Blank until the upstream confirmed the creation (the row is committed first, so a retry
+    # finds it again by its `request_key`, and sends the same idempotency key where it has one).
     upstream_id = models.CharField(max_length=64, blank=True, db_index=True)
     upstream_payload = models.JSONField(default=dict, blank=True)
     refreshed_at = models.DateTimeField(null=True, blank=True)
@@ -70,7 +72,7 @@ def mirror_constraints(prefix: str) -> list[models.BaseConstraint]:
     ]
 
 
-class EndUser(UpstreamMirror):
+class EndUser(IdempotentModel, UpstreamMirror):
     """
     An upstream user (KYC'd person or KYB'd business) as PayOps last knew it. Fields are the
     upstream's own names (interface.md 2.4, decisions.md 2 "Users"); `reasons` are the codes of
@@ -78,7 +80,7 @@ class EndUser(UpstreamMirror):
     """
 
     live_kind = "end_user"
-    # Sent as the `idempotency-key` of POST /v1/users via gateway.idempotency (this row's key);
+    # `idempotency_key` (gateway.idempotency.IdempotentModel) is sent with POST /v1/users;
     # `request_key` is the form's (or API caller's) submission id, so a double submit finds
     # this row again instead of creating a second one.
     request_key = models.UUIDField(default=uuid.uuid4, editable=False)

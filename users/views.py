@@ -18,7 +18,7 @@ from gateway.selectors import environment_current
 from staff import roles
 from staff.errors import ServiceError
 from staff.requests import staff_of
-from users import selectors, services
+from users import kyc, selectors, services
 from users.forms import (
     EndUserEditForm,
     EndUserFilterForm,
@@ -176,11 +176,11 @@ def _kyc_action(request: HttpRequest, pk: int, *, note: bool) -> HttpResponse:
     if form.is_valid():
         try:
             if note:
-                services.kyc_note_add(
+                kyc.kyc_note_add(
                     end_user=user, by=staff_of(request), text=form.cleaned_data["text"]
                 )
             else:
-                services.kyc_mark_reviewed(
+                kyc.kyc_mark_reviewed(
                     end_user=user, by=staff_of(request), reason=form.cleaned_data["reason"]
                 )
         except ServiceError as error:

@@ -2,12 +2,11 @@
 
 from gateway.models.call_log import UpstreamCall
 from gateway.models.environment import Environment, EnvironmentKind, StaffEnvironmentChoice
-from gateway.models.state import IdempotencyKey, LimiterRow
+from gateway.models.state import LimiterRow
 
 __all__ = [
     "Environment",
     "EnvironmentKind",
-    "IdempotencyKey",
     "LimiterRow",
     "StaffEnvironmentChoice",
     "UpstreamCall",

@@ -14,8 +14,8 @@ from gateway.models import Environment
 from staff.models import StaffUser
 from tests.directory.conftest import emulator_events
 from tests.gateway.conftest import live_emulator, sandbox  # noqa: F401  (fixtures)
+from users.events import end_user_apply_event
 from users.models import EndUser
-from users.services import end_user_apply_event
 
 pytestmark = pytest.mark.browser
 

@@ -30,10 +30,10 @@ def environment() -> dict[str, str]:
 
 def _apply_event(action: str, pk: int) -> None:
     """The webhook processing task's work, as the worker does it (event data as the upstream's)."""
+    from accounts.events import virtual_account_apply_event
     from accounts.models import VirtualAccount
-    from accounts.services import virtual_account_apply_event
+    from users.events import end_user_apply_event
     from users.models import EndUser
-    from users.services import end_user_apply_event
 
     event_id = f"evt_{action}_{pk}_{os.getpid()}"
     if action == "activate":

@@ -9,13 +9,10 @@ from typing import Any
 import pytest
 from django.core.exceptions import PermissionDenied
 
+from accounts.events import virtual_account_apply_event
 from accounts.models import Deposit, Recipient, VirtualAccount, VirtualAccountStatus
-from accounts.services import (
-    recipient_create,
-    virtual_account_apply_event,
-    virtual_account_create,
-    virtual_account_refresh,
-)
+from accounts.recipients import recipient_create
+from accounts.virtual_accounts import virtual_account_create, virtual_account_refresh
 from gateway.models import Environment
 from staff.errors import ServiceError
 from staff.models import AuditEntry, StaffUser

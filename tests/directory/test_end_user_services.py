@@ -13,13 +13,9 @@ from gateway.models import Environment
 from staff.errors import ServiceError
 from staff.models import AuditEntry, StaffUser
 from tests.directory.conftest import emulator_events, user_values
+from users.events import end_user_apply_event
 from users.models import EndUser, TimelineKind, VerificationStatus
-from users.services import (
-    end_user_apply_event,
-    end_user_create,
-    end_user_refresh,
-    end_user_update,
-)
+from users.services import end_user_create, end_user_refresh, end_user_update
 
 
 def create(environment: Environment, by: StaffUser, **overrides: Any) -> EndUser:

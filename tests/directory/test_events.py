@@ -9,14 +9,15 @@ from typing import Any
 
 import pytest
 
+from accounts.events import virtual_account_apply_event
 from accounts.models import Deposit, VirtualAccount
 from accounts.ordering import should_move
-from accounts.services import virtual_account_apply_event
 from gateway.models import Environment, EnvironmentKind
 from staff.models import AuditEntry
+from users.events import end_user_apply_event
+from users.mirror import EventDataError
 from users.models import EndUser, EndUserTimelineEntry
 from users.ordering import UserEvent, UserKnown, decide_user_event
-from users.services import EventDataError, end_user_apply_event
 
 T0 = datetime(2026, 11, 21, 10, 0, tzinfo=UTC)
 USER = "3f0c1d2e-1111-4222-8333-444455556666"
@@ -247,7 +248,7 @@ def test_real_emulator_events_give_the_same_state_in_any_order(
     sandbox: Environment, staff: Any, live_emulator: Any
 ) -> None:
     """The emulator's own payloads, applied forwards, backwards and twice: one final state."""
-    from accounts.services import virtual_account_create
+    from accounts.virtual_accounts import virtual_account_create
     from tests.directory.conftest import emulator_events, user_values
     from users.services import end_user_create, end_user_update
 

@@ -22,8 +22,8 @@ from tests.directory.test_events import (
     va_apply,
     va_created,
 )
+from users.events import end_user_apply_event
 from users.models import EndUser
-from users.services import end_user_apply_event
 
 pytestmark = pytest.mark.usefixtures("outbox_layer")
 READERS = {role_group(role.key) for role in ROLES if DIRECTORY_VIEW in role.permissions}

@@ -3,10 +3,11 @@
     child_caller.py <environment id> <action> <seconds> [background] [quote=<id>] [email=<e>]
 
 Actions: `once` (one quotation), `hammer` (create a quote, then GET it until `seconds` pass),
-`read` (GET quote=<id> until `seconds` pass), `user` (create the end user email=<e> with its
-idempotency key, then record it in a transaction; with CHILD_CRASH_IN_TRANSACTION=1 the process
-dies inside that transaction, after the call), `user_in_atomic` (asks for the key inside
-transaction.atomic(), which the gateway refuses). The last line printed is a JSON outcome.
+`read` (GET quote=<id> until `seconds` pass), `user` (create the end user email=<e> with the
+idempotency key of its row, committed first, then record it in a transaction; with
+CHILD_CRASH_IN_TRANSACTION=1 the process dies inside that transaction, after the call),
+`user_in_atomic` (creates the row and calls inside transaction.atomic(), which the gateway
+refuses). The last line printed is a JSON outcome.
 """
 
 from __future__ import annotations
@@ -32,16 +33,16 @@ def setup() -> None:
 def _user(environment: object, email: str, outcome: dict[str, object]) -> None:
     from django.db import transaction
 
-    from gateway import idempotency
     from gateway.client import call_sync, upstream
     from gateway.models import Environment
+    from users.models import EndUser
 
     assert isinstance(environment, Environment)
-    # The business object: anything saved and committed; the environment row stands in for it.
-    key = idempotency.key_for(scope=f"user_create:{email}", obj=environment)
+    # The business row, committed with its key before the call (a re-run finds it again).
+    end_user, _ = EndUser.objects.get_or_create(environment=environment, email=email)
     user = call_sync(
         upstream(environment).users.create,
-        idempotency_key=key,
+        idempotency_key=str(end_user.idempotency_key),
         email=email,
         phone_number="+15555550100",
         first_name="Ada",
@@ -50,7 +51,8 @@ def _user(environment: object, email: str, outcome: dict[str, object]) -> None:
     )
     outcome["user_id"] = str(user.user_id)
     with transaction.atomic():
-        environment.save(update_fields=["updated_at"])  # the follow-up write of the task
+        end_user.upstream_id = str(user.user_id)
+        end_user.save(update_fields=["upstream_id"])  # the follow-up write of the task
         if os.environ.get("CHILD_CRASH_IN_TRANSACTION") == "1":
             os._exit(3)  # killed inside the transaction, after the upstream call
 
@@ -59,10 +61,10 @@ def main() -> None:
     setup()
     from django.db import transaction
 
-    from gateway import idempotency
     from gateway.client import call_sync, upstream
     from gateway.errors import CalledInTransaction, UpstreamError
     from gateway.models import Environment
+    from users.models import EndUser
 
     environment_id, action, seconds = int(sys.argv[1]), sys.argv[2], float(sys.argv[3])
     options = dict(arg.split("=", 1) for arg in sys.argv[4:] if "=" in arg)
@@ -85,7 +87,16 @@ def main() -> None:
     if action == "user_in_atomic":
         try:
             with transaction.atomic():
-                idempotency.key_for(scope="user_create:refused", obj=environment)
+                end_user = EndUser.objects.create(environment=environment, email="refused@x.test")
+                call_sync(
+                    client.users.create,
+                    idempotency_key=str(end_user.idempotency_key),
+                    email=end_user.email,
+                    phone_number="+15555550100",
+                    first_name="Ada",
+                    last_name="Lovelace",
+                    country="US",
+                )
         except CalledInTransaction as exc:
             outcome["refused"] = str(exc)
         print(json.dumps(outcome), flush=True)

@@ -10,10 +10,9 @@ from typing import Any
 import pytest
 from django import forms
 
-from gateway import idempotency
 from gateway.client import Upstream, call_sync, upstream
 from gateway.errors import NotFoundError, ValidationError
-from gateway.models import Environment, IdempotencyKey, UpstreamCall
+from gateway.models import Environment, UpstreamCall
 from gateway.schemas import (
     Balance,
     Message,
@@ -32,6 +31,7 @@ from gateway.schemas import (
 )
 from tests.gateway.conftest import LiveEmulator
 from tests.gateway.test_e2e_surface import OPERATIONS, logged_operations_match
+from users.models import EndUser
 
 
 class RecipientForm(forms.Form):
@@ -64,10 +64,11 @@ def _documented(model: Any, *names: str) -> None:
 
 
 def _user(client: Upstream, environment: Environment, email: str) -> User:
-    key = idempotency.key_for(scope=f"e2e_user_create:{email}", obj=environment)
+    # The business row carries the key, committed with it before the call (found again on retry).
+    end_user, _ = EndUser.objects.get_or_create(environment=environment, email=email)
     return call_sync(
         client.users.create,
-        idempotency_key=key,
+        idempotency_key=str(end_user.idempotency_key),
         email=email,
         phone_number="+15125550100",
         first_name="Ada",
@@ -125,7 +126,7 @@ def test_full_sandbox_walk(live_emulator: LiveEmulator, sandbox: Environment) ->
     # Users: the idempotency key is committed with its object before the first call.
     email = f"ada-{uuid.uuid4().hex[:8]}@example.com"
     user = _user(client, sandbox, email)
-    assert IdempotencyKey.objects.filter(scope=f"e2e_user_create:{email}").count() == 1
+    assert EndUser.objects.filter(environment=sandbox, email=email).count() == 1
     assert isinstance(user, User) and user.email == email
     assert user.status == "verified" and user.verification_status == "verified"
     _documented(user, "user_id", "type", "email", "phone", "status", "verification_status")

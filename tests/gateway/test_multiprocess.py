@@ -18,8 +18,9 @@ from emulator.models import ApiClient, EmulatedUser
 from gateway import limiter
 from gateway.client import call_sync, upstream
 from gateway.errors import CalledInTransaction
-from gateway.models import Environment, IdempotencyKey, UpstreamCall
+from gateway.models import Environment, UpstreamCall
 from tests.gateway.conftest import LiveEmulator, child_environment, make_environment
+from users.models import EndUser
 
 CHILD = Path(__file__).with_name("child_caller.py")
 
@@ -197,11 +198,13 @@ def test_a_killed_process_does_not_hold_its_slot_for_long(live_emulator: LiveEmu
 def test_a_crash_inside_a_transaction_leaves_one_upstream_user(
     live_emulator: LiveEmulator, sandbox: Environment
 ) -> None:
-    # Asking for the key inside transaction.atomic() is refused before anything is sent.
+    # Calling inside transaction.atomic() is refused before anything is sent; the row and its
+    # key roll back with the block.
     refused = _outcome(_start_child(sandbox, "user_in_atomic", 0))
     assert "transaction.atomic()" in refused["refused"]
-    assert not IdempotencyKey.objects.exists()
-    # The task: key (committed), upstream call, then its own write transaction, killed inside.
+    assert not EndUser.objects.exists()
+    # The task: row and key (committed), upstream call, then its own write transaction, killed
+    # inside.
     email = "ada.crash@example.com"
     _outcome(
         _start_child(

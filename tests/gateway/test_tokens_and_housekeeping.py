@@ -11,17 +11,19 @@ from typing import Any
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
 from django.core.management import call_command
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from gateway import idempotency, limiter
 from gateway.client import call_sync, upstream
 from gateway.limiter.backends import DatabaseStore, RedisStore
 from gateway.limiter.policy import Priority
-from gateway.models import Environment, IdempotencyKey, LimiterRow, UpstreamCall
+from gateway.models import Environment, LimiterRow, UpstreamCall
 from gateway.services.token_refresh import refresh_tokens
 from gateway.target import resolve
 from gateway.tasks import refresh_upstream_tokens
 from tests.gateway.conftest import LiveEmulator
+from users.models import EndUser
 
 
 def test_expires_in_is_honoured_minus_margin(
@@ -59,17 +61,19 @@ def test_refresh_schedule_is_registered() -> None:
 
 
 @pytest.mark.django_db
-def test_idempotency_key_is_stable_per_object_and_scope() -> None:
+def test_idempotency_key_is_created_with_its_row_and_stable_until_renewed() -> None:
     environment = Environment.objects.create(name="x", kind="sandbox", base_url="http://up.test")
-    first = idempotency.key_for(scope="payout_initiate", obj=environment)
-    assert idempotency.key_for(scope="payout_initiate", obj=environment) == first
-    other = idempotency.key_for(scope="user_create", obj=environment)
-    assert other != first
-    assert IdempotencyKey.objects.count() == 2
-    idempotency.forget(scope="payout_initiate", obj=environment)
-    assert idempotency.key_for(scope="payout_initiate", obj=environment) != first
-    with pytest.raises(ValueError):
-        idempotency.key_for(scope="x", obj=Environment(name="unsaved"))
+    row = EndUser.objects.create(environment=environment, email="a@example.com")
+    first = row.idempotency_key
+    assert first is not None
+    assert EndUser.objects.get(pk=row.pk).idempotency_key == first
+    other = EndUser.objects.create(environment=environment, email="b@example.com")
+    assert other.idempotency_key != first
+    renewed = idempotency.renew(row)
+    assert renewed != first
+    assert EndUser.objects.get(pk=row.pk).idempotency_key == renewed
+    with pytest.raises(IntegrityError), transaction.atomic():
+        EndUser.objects.filter(pk=other.pk).update(idempotency_key=renewed)
 
 
 @pytest.mark.django_db

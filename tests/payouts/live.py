@@ -11,7 +11,6 @@ from typing import Any
 from django.db import transaction
 
 from accounts.models import Recipient, VirtualAccount
-from gateway import idempotency
 from gateway.client import call_sync, upstream
 from gateway.models import Environment
 from payouts.models import ChangeSource, Payout, PayoutStatus
@@ -59,10 +58,9 @@ def build_world(
     environment.save(update_fields=["verification_email"])
     client = upstream(environment)
     email = f"payee-{uuid.uuid4().hex[:8]}@example.com"
-    key = idempotency.key_for(scope=f"payout_test_user:{email}", obj=environment)
     user = call_sync(
         client.users.create,
-        idempotency_key=key,
+        idempotency_key=str(uuid.uuid4()),
         email=email,
         phone_number="+15125550100",
         first_name="Ada",

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from accounts.models import VirtualAccount
-from gateway import idempotency
 from gateway.client import call_sync, upstream
 from payouts.approval.services import payout_approve
 from payouts.models import ChangeSource, Payout, PayoutStatus
@@ -43,7 +42,7 @@ def _rejected_upstream_user(world: World) -> EndUser:
     email = f"kyc+reject-{uuid.uuid4().hex[:6]}@example.com"
     user = call_sync(
         upstream(world.environment).users.create,
-        idempotency_key=idempotency.key_for(scope=f"catch_up_user:{email}", obj=world.environment),
+        idempotency_key=str(uuid.uuid4()),
         email=email,
         phone_number="+15125550100",
         first_name="Rita",

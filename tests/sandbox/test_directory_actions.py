@@ -8,7 +8,7 @@ from typing import Any
 
 from django.test import Client
 
-from accounts.services import virtual_account_create
+from accounts.virtual_accounts import virtual_account_create
 from gateway.models import Environment
 from staff.models import AuditEntry, StaffUser
 from tests.directory.conftest import live_emulator, sandbox, staff, user_values  # noqa: F401

@@ -135,12 +135,11 @@ def emulated_sandbox(live_emulator: LiveEmulator) -> Environment:  # noqa: F811
 
 
 def create_upstream_user(environment: Environment, email: str) -> Any:
-    from gateway import idempotency
     from gateway.client import call_sync, upstream
 
     return call_sync(
         upstream(environment).users.create,
-        idempotency_key=idempotency.key_for(scope=f"wh_user:{email}", obj=environment),
+        idempotency_key=str(uuid.uuid4()),
         email=email,
         phone_number="+15125550100",
         first_name="Ada",

@@ -1,0 +1,354 @@
+"""
+Keeping a mirror of an upstream record (end user, virtual account, recipient), one way for all.
+
+- `mirror_create`: find or create our row by the submission's `request_key`, commit it, call the
+  upstream outside any transaction, drop the row when the upstream refused it for good, and
+  record the answer, folding in a row that a webhook created before the answer arrived.
+- `mirror_apply_event`: lock the record an event names (creating its mirror when unknown), apply
+  an event once per `event_id`, write the timeline line and the audit entry; each kind brings
+  its own small reading and applying functions.
+- The pieces they share: permissions, timeline lines, refresh records and event-data errors.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.db import IntegrityError, transaction
+from pydantic import TypeAdapter
+from pydantic import ValidationError as PydanticError
+
+from gateway.client import call_sync
+from gateway.errors import UpstreamError
+from gateway.models import Environment
+from gateway.schemas import Timestamp
+from gateway.service_errors import service_error_from_upstream
+from staff.errors import ServiceError
+from staff.models import StaffUser
+from staff.services import audit_record
+from users.live import mirror_changed
+from users.models import TimelineEntryBase, TimelineKind, UpstreamMirror
+
+_TIMESTAMP = TypeAdapter(Timestamp)
+
+
+class EventDataError(ServiceError):
+    """An event whose data cannot be applied (missing id, unknown status, bad time)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, code="event_data_invalid")
+
+
+def require(user: StaffUser | None, permission: str) -> None:
+    """Services check permissions themselves: views and the API are not the only callers."""
+    if user is not None and not user.has_perm(permission):
+        raise PermissionDenied(f"You do not have the permission {permission}.")
+
+
+def parse_time(value: Any, *, field: str) -> datetime | None:
+    """An upstream timestamp (None when absent), or EventDataError naming the field."""
+    if value in (None, ""):
+        return None
+    try:
+        return _TIMESTAMP.validate_python(value)
+    except PydanticError:
+        raise EventDataError(f"{field} is not a timestamp: {value!r}") from None
+
+
+def timeline_add(
+    record: UpstreamMirror,
+    *,
+    summary: str,
+    kind: str = TimelineKind.STAFF,
+    actor: StaffUser | None = None,
+    event_type: str = "",
+    event_id: str = "",
+    applied: bool = True,
+    data: dict[str, Any] | None = None,
+) -> TimelineEntryBase:
+    """One line on a mirrored record's timeline (end user, virtual account or recipient); open
+    pages of the record hear of it once the transaction commits."""
+    entry: TimelineEntryBase = record.timeline.create(
+        kind=kind,
+        actor=actor,
+        summary=summary[:300],
+        event_type=event_type,
+        event_id=event_id,
+        applied=applied,
+        data=data or {},
+    )
+    mirror_changed(record)
+    return entry
+
+
+def record_refresh(
+    target: UpstreamMirror,
+    *,
+    before: dict[str, Any],
+    after: dict[str, Any],
+    by: StaffUser | None,
+    action: str,
+    timeline_keeps_before: bool = False,
+) -> None:
+    """
+    After a record was re-read from the upstream (inside its transaction): when anything changed,
+    one timeline line naming the fields (a system line when `by` is None: a background task) and
+    one audit entry with before and after. `timeline_keeps_before` also keeps the changed fields'
+    old values in the timeline line.
+    """
+    if before == after:
+        return
+    changed = sorted(k for k in after if before.get(k) != after.get(k))
+    timeline_add(
+        target,
+        kind=TimelineKind.SYSTEM if by is None else TimelineKind.STAFF,
+        actor=by,
+        summary="Refreshed from the upstream: " + ", ".join(changed),
+        data={"before": {k: before[k] for k in changed}} if timeline_keeps_before else None,
+    )
+    audit_record(actor=by, action=action, target=target, details={"before": before, "after": after})
+
+
+@dataclass(frozen=True)
+class MirrorKind[M: UpstreamMirror, R]:
+    """
+    What the shared steps need to know of one kind of mirrored record: its model, the audit name
+    (`<audit>.created`, `<audit>.event.<type>`), its audit snapshot, and how an upstream answer
+    (`R`) is taken in. `fold_early`, when the kind has webhooks, takes what a row created early
+    by an event knew (before that row is deleted) and returns what to do after the answer is
+    applied (or None).
+    """
+
+    model: type[M]
+    audit: str
+    snapshot: Callable[[M], dict[str, Any]]
+    upstream_id_of: Callable[[R], str]
+    apply_answer: Callable[[M, R], None]
+    fold_early: Callable[[M, M], Callable[[M], None] | None] | None = None
+
+
+# --- create ----------------------------------------------------------------------------------
+
+
+def mirror_create[M: UpstreamMirror, R](
+    kind: MirrorKind[M, R],
+    *,
+    environment_id: int,
+    request_key: uuid.UUID | None,
+    defaults: dict[str, Any],
+    by: StaffUser,
+    send: Callable[[M], R],
+    resume: Callable[[M], R | None],
+    refused_for_good: Collection[int],
+    what: str,
+    created_summary: Callable[[M], str],
+    rename: Mapping[str, str] | None = None,
+) -> M:
+    """
+    Create the record upstream once. Our row is committed first (with its keys), so a retry or a
+    double submit with the same `request_key` finds it: a synced one is returned as it is, an
+    unsynced one is `resume`d first (which may refuse, or return the upstream's record found
+    another way). Then `send` (outside any transaction); an answer whose status is in
+    `refused_for_good` deletes the row (nothing half-created), no answer keeps it for the retry.
+    """
+    row, created = _submission_row(
+        kind.model, environment_id=environment_id, request_key=request_key, defaults=defaults
+    )
+    if not created:
+        if row.is_synced:
+            return row  # a double submit: the first one already did it
+        found = resume(row)
+        if found is not None:
+            return mirror_store_created(kind, row, found, by=by, summary=created_summary)
+    try:
+        answer = send(row)
+    except UpstreamError as exc:
+        error = service_error_from_upstream(exc, rename=rename, what=what)
+        if error.status in refused_for_good:
+            row.delete()
+        raise error from exc
+    return mirror_store_created(kind, row, answer, by=by, summary=created_summary)
+
+
+def _submission_row[M: UpstreamMirror](
+    model: type[M], *, environment_id: int, request_key: uuid.UUID | None, defaults: dict[str, Any]
+) -> tuple[M, bool]:
+    """Our row of one submission (committed now), and whether this call created it."""
+    request_key = request_key or uuid.uuid4()
+    try:
+        with transaction.atomic():
+            return model._default_manager.get_or_create(
+                environment_id=environment_id, request_key=request_key, defaults=defaults
+            )
+    except IntegrityError:  # the same submission, created between our read and write
+        return model._default_manager.get(
+            environment_id=environment_id, request_key=request_key
+        ), False
+
+
+def mirror_store_created[M: UpstreamMirror, R](
+    kind: MirrorKind[M, R], row: M, answer: R, *, by: StaffUser, summary: Callable[[M], str]
+) -> M:
+    """Record the upstream's answer to our create on our row, once, with timeline and audit."""
+    with transaction.atomic():
+        row = kind.model._default_manager.select_for_update().get(pk=row.pk)
+        if row.is_synced:
+            return row
+        upstream_id = kind.upstream_id_of(answer)
+        after_answer = _fold_early_row(kind, row, upstream_id)
+        row.upstream_id = upstream_id
+        kind.apply_answer(row, answer)
+        if after_answer is not None:
+            after_answer(row)
+        row.save()
+        timeline_add(row, summary=summary(row), actor=by)
+        audit_record(
+            actor=by,
+            action=f"{kind.audit}.created",
+            target=row,
+            details={"before": None, "after": kind.snapshot(row)},
+        )
+    return row
+
+
+def _fold_early_row[M: UpstreamMirror, R](
+    kind: MirrorKind[M, R], row: M, upstream_id: str
+) -> Callable[[M], None] | None:
+    """A webhook may have mirrored the record before the create call returned: fold it in."""
+    if kind.fold_early is None:
+        return None
+    early = (
+        kind.model._default_manager.select_for_update()
+        .filter(environment_id=row.environment_id, upstream_id=upstream_id)
+        .exclude(pk=row.pk)
+        .first()
+    )
+    if early is None:
+        return None
+    early.timeline.update(**{early.timeline.field.name: row})
+    after_answer = kind.fold_early(row, early)
+    early.delete()
+    return after_answer
+
+
+def mirror_adopt_unknown[M: UpstreamMirror, R](
+    kind: MirrorKind[M, R], row: M, *, listed: Callable[[], list[R]], matches: Callable[[R], bool]
+) -> R | None:
+    """
+    After no answer: the one record the upstream lists (`listed`) that no row of ours holds yet
+    and that `matches` ours: the upstream made it anyway. None when the list fails or is unclear.
+    """
+    try:
+        records = listed()
+    except UpstreamError:
+        return None
+    known = set(
+        kind.model._default_manager.filter(environment_id=row.environment_id)
+        .exclude(upstream_id="")
+        .values_list("upstream_id", flat=True)
+    )
+    unknown = [r for r in records if kind.upstream_id_of(r) not in known and matches(r)]
+    return unknown[0] if len(unknown) == 1 else None
+
+
+def upstream_answer(call: Callable[..., Any], *args: Any, what: str, **kwargs: Any) -> Any:
+    """A read or change of a synced record, its failure as a ServiceError about `what`."""
+    try:
+        return call_sync(call, *args, **kwargs)
+    except UpstreamError as exc:
+        raise service_error_from_upstream(exc, what=what) from exc
+
+
+# --- events ----------------------------------------------------------------------------------
+
+
+@dataclass
+class EventOutcome:
+    """What applying an event did: whether it changed the record, the timeline's words, and
+    what to do once the line is written (a refresh to queue)."""
+
+    applied: bool
+    summary: str
+    then: Callable[[], None] | None = None
+
+
+def mirror_apply_event[M: UpstreamMirror](
+    kind: MirrorKind[M, Any],
+    *,
+    environment: Environment,
+    upstream_id: str,
+    event_type: str,
+    data: dict[str, Any],
+    new_row: Callable[[], M],
+    apply: Callable[[M, bool], EventOutcome],
+) -> M:
+    """
+    Apply one event to the record it names, in one transaction: the row locked (or `new_row`
+    saved, when unknown; a concurrent first event may save it too), an `event_id` applied once
+    per record, `apply(row, is_new)`, then one timeline line and, when it changed the record,
+    one audit entry.
+    """
+    event_id = str(data.get("event_id") or "")
+    with transaction.atomic():
+        row, is_new = _event_row(kind.model, environment, upstream_id, new_row)
+        if not is_new and event_id and row.timeline.filter(event_id=event_id).exists():
+            return row  # delivered twice: applied the first time
+        before = kind.snapshot(row)
+        outcome = apply(row, is_new)
+        row.save()
+        timeline_add(
+            row,
+            kind=TimelineKind.EVENT,
+            event_type=event_type,
+            event_id=event_id,
+            applied=outcome.applied,
+            summary=outcome.summary,
+            data=data,
+        )
+        if outcome.applied:
+            audit_record(
+                actor=None,
+                action=f"{kind.audit}.event.{event_type}",
+                target=row,
+                details={"before": before, "after": kind.snapshot(row), "event_id": event_id},
+            )
+        if outcome.then is not None:
+            outcome.then()
+    return row
+
+
+def _event_row[M: UpstreamMirror](
+    model: type[M], environment: Environment, upstream_id: str, new_row: Callable[[], M]
+) -> tuple[M, bool]:
+    """The locked row of `upstream_id`, or a new one; and whether this event created it."""
+    row = (
+        model._default_manager.select_for_update()
+        .filter(environment=environment, upstream_id=upstream_id)
+        .first()
+    )
+    if row is not None:
+        return row, False
+    row = new_row()
+    try:
+        with transaction.atomic():  # a concurrent first event may create it too
+            row.save()
+    except IntegrityError:
+        return model._default_manager.select_for_update().get(
+            environment=environment, upstream_id=upstream_id
+        ), False
+    return row, True
+
+
+def event_record_id(data: Any, *, id_field: str, event_type: str) -> str:
+    """The record id an event's data names; EventDataError when data or id is missing."""
+    if not isinstance(data, dict):
+        raise EventDataError("event data must be an object")
+    upstream_id = str(data.get(id_field) or "").strip()
+    if not upstream_id:
+        raise EventDataError(f"{event_type} without {id_field}")
+    return upstream_id
