@@ -7,7 +7,7 @@ from decimal import Decimal
 from typing import Literal
 
 from django.http import Http404, HttpRequest
-from ninja import Field, Header, Query, Router, Schema, Status
+from ninja import Field, Query, Router, Schema, Status
 
 from accounts import recipients, selectors, virtual_accounts
 from accounts.models import Recipient, VirtualAccount
@@ -23,16 +23,11 @@ from config.api_support import (
 )
 from staff import roles
 from staff.errors import ServiceError
+from users.api import readable, submission_key
 from users.models import EndUser
 from users.selectors import end_user_get
 
 router = Router(tags=["accounts"])
-
-IdempotencyKey = Header(
-    None,
-    alias="Idempotency-Key",
-    description="A UUID of your choosing: the same key again returns the same record.",
-)
 
 
 def _end_user(request: HttpRequest, environment: str | None, end_user_id: int) -> EndUser:
@@ -100,7 +95,7 @@ def create_virtual_account(
     request: HttpRequest,
     payload: VirtualAccountIn,
     environment: str | None = EnvironmentName,
-    idempotency_key: str | None = IdempotencyKey,
+    idempotency_key: str | None = submission_key("account"),
 ) -> Status[VirtualAccount]:
     """Only for verified end users (400 `end_user_not_verified` on `end_user_id` otherwise)."""
     end_user = _end_user(request, environment, payload.end_user_id)
@@ -141,8 +136,7 @@ def list_virtual_accounts(
 def get_virtual_account(
     request: HttpRequest, id: int, environment: str | None = EnvironmentName
 ) -> VirtualAccount:
-    require_permission(request, roles.DIRECTORY_VIEW)
-    return selectors.virtual_account_get(environment=api_environment(request, environment), pk=id)
+    return readable(request, environment, selectors.virtual_account_get, id)
 
 
 @router.post(
@@ -153,8 +147,7 @@ def get_virtual_account(
 def refresh_virtual_account(
     request: HttpRequest, id: int, environment: str | None = EnvironmentName
 ) -> VirtualAccount:
-    require_permission(request, roles.DIRECTORY_VIEW)
-    va = selectors.virtual_account_get(environment=api_environment(request, environment), pk=id)
+    va = readable(request, environment, selectors.virtual_account_get, id)
     return virtual_accounts.virtual_account_refresh(virtual_account=va, by=acting_staff(request))
 
 
@@ -273,7 +266,7 @@ def create_recipient(
     request: HttpRequest,
     payload: RecipientIn,
     environment: str | None = EnvironmentName,
-    idempotency_key: str | None = IdempotencyKey,
+    idempotency_key: str | None = submission_key("recipient"),
 ) -> Status[Recipient]:
     """Checked before sending (ABA checksum, BIC, IBAN); the upstream's field errors come back
     on the same field names (`account.routing_number`, `end_user_id`, ...)."""
@@ -322,5 +315,4 @@ def list_recipients(
 def get_recipient(
     request: HttpRequest, id: int, environment: str | None = EnvironmentName
 ) -> Recipient:
-    require_permission(request, roles.DIRECTORY_VIEW)
-    return selectors.recipient_get(environment=api_environment(request, environment), pk=id)
+    return readable(request, environment, selectors.recipient_get, id)

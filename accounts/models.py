@@ -13,6 +13,7 @@ from users.models import (
     UpstreamMirror,
     event_once,
     mirror_constraints,
+    staff_link,
 )
 
 
@@ -53,13 +54,7 @@ class VirtualAccount(UpstreamMirror):
     balance_as_of = models.DateTimeField(null=True, blank=True)
     activated_at = models.DateTimeField(null=True, blank=True)
     upstream_updated_at = models.DateTimeField(null=True, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.PROTECT,
-        related_name="+",
-    )
+    created_by = staff_link()
 
     class Meta:
         ordering = ("-created_at", "-id")

@@ -29,26 +29,30 @@ from users.mirror import (
     mirror_adopt_unknown,
     mirror_create,
     require,
+    snapshot_of,
     upstream_answer,
 )
 from users.models import EndUser
 from users.validation import country_name, normalise_country, normalise_email, normalise_name
 
+# The audit snapshot: key -> attribute (the account number masked).
+SNAPSHOT_FIELDS = {
+    "upstream_id": "upstream_id",
+    "end_user": "end_user_id",
+    "kind": "kind",
+    "name": "display_name",
+    "email": "email",
+    "country": "country",
+    "account_type": "account_type",
+    "account_number": "masked_account_number",
+    "routing_number": "routing_number",
+    "swift_code": "swift_code",
+}
+
 
 def snapshot(recipient: Recipient) -> dict[str, Any]:
     """What the audit trail keeps as 'before' and 'after'."""
-    return {
-        "upstream_id": recipient.upstream_id,
-        "end_user": recipient.end_user_id,
-        "kind": recipient.kind,
-        "name": recipient.display_name,
-        "email": recipient.email,
-        "country": recipient.country,
-        "account_type": recipient.account_type,
-        "account_number": recipient.masked_account_number,
-        "routing_number": recipient.routing_number,
-        "swift_code": recipient.swift_code,
-    }
+    return snapshot_of(recipient, SNAPSHOT_FIELDS)
 
 
 # --- checking --------------------------------------------------------------------------------

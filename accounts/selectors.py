@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import Count, Prefetch, QuerySet
-from django.shortcuts import get_object_or_404
 
 from accounts.models import (
     Deposit,
@@ -19,6 +18,7 @@ from console.lists import filter_given
 from console.lists import search as matching
 from gateway.models import Environment
 from users.models import EndUser, VerificationStatus
+from users.selectors import one_of_environment
 
 
 def virtual_account_list(
@@ -46,9 +46,7 @@ def virtual_account_list(
 
 def virtual_account_get(*, environment: Environment | None, pk: int) -> VirtualAccount:
     rows = VirtualAccount.objects.select_related("environment", "end_user", "created_by")
-    if environment is not None:
-        rows = rows.filter(environment=environment)
-    return get_object_or_404(rows, pk=pk)
+    return one_of_environment(rows, environment=environment, pk=pk)
 
 
 def crypto_funding(virtual_account: VirtualAccount) -> list[dict[str, Any]]:
@@ -87,9 +85,7 @@ def virtual_account_detail(*, environment: Environment | None, pk: int) -> Virtu
         ),
         Prefetch("deposits", queryset=Deposit.objects.order_by("-received_at", "-id")),
     )
-    if environment is not None:
-        rows = rows.filter(environment=environment)
-    return get_object_or_404(rows, pk=pk)
+    return one_of_environment(rows, environment=environment, pk=pk)
 
 
 def recipient_list(
@@ -117,9 +113,7 @@ def recipient_list(
 
 def recipient_get(*, environment: Environment | None, pk: int) -> Recipient:
     rows = Recipient.objects.select_related("environment", "end_user", "created_by")
-    if environment is not None:
-        rows = rows.filter(environment=environment)
-    return get_object_or_404(rows, pk=pk)
+    return one_of_environment(rows, environment=environment, pk=pk)
 
 
 def recipient_detail(*, environment: Environment | None, pk: int) -> Recipient:
@@ -131,9 +125,7 @@ def recipient_detail(*, environment: Environment | None, pk: int) -> Recipient:
             queryset=RecipientTimelineEntry.objects.select_related("actor").order_by("-at", "-id"),
         )
     )
-    if environment is not None:
-        rows = rows.filter(environment=environment)
-    return get_object_or_404(rows, pk=pk)
+    return one_of_environment(rows, environment=environment, pk=pk)
 
 
 def recipient_payouts(recipient: Recipient) -> QuerySet[Any] | None:
@@ -145,16 +137,13 @@ def recipient_payouts(recipient: Recipient) -> QuerySet[Any] | None:
 
 def verified_end_users(*, environment: Environment) -> QuerySet[EndUser]:
     """Who may get a virtual account or a recipient (the create forms' choices)."""
-    return (
-        EndUser.objects.filter(
-            environment=environment, verification_status=VerificationStatus.VERIFIED
-        )
-        .exclude(upstream_id="")
-        .order_by("last_name", "first_name", "email")
+    return synced_end_users(environment=environment).filter(
+        verification_status=VerificationStatus.VERIFIED
     )
 
 
 def synced_end_users(*, environment: Environment) -> QuerySet[EndUser]:
+    """Who exists upstream (by name)."""
     return (
         EndUser.objects.filter(environment=environment)
         .exclude(upstream_id="")

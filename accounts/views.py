@@ -19,10 +19,10 @@ from accounts.forms import (
     VirtualAccountFilterForm,
     VirtualAccountForm,
 )
-from console.lists import is_htmx, list_template, page_of
+from console.lists import is_htmx
 from staff import roles
 from staff.errors import ServiceError
-from users.views import current_environment, sandbox_installed, staff_of
+from users.views import current_environment, filtered_list_page, sandbox_installed, staff_of
 
 
 def _initial_end_user(request: HttpRequest) -> dict[str, Any]:
@@ -34,16 +34,12 @@ def _initial_end_user(request: HttpRequest) -> dict[str, Any]:
 @login_required
 @permission_required(roles.DIRECTORY_VIEW, raise_exception=True)
 def virtual_account_list(request: HttpRequest) -> HttpResponse:
-    environment = current_environment(request)
-    form = VirtualAccountFilterForm(request.GET or None)
-    filters: dict[str, Any] = {}
-    if form.is_valid():
-        data = form.cleaned_data
-        filters = {"status": data["status"], "mode": data["mode"], "search": data["q"]}
-    rows = selectors.virtual_account_list(environment=environment, **filters)
-    page, query = page_of(request, rows)
-    context = {"form": form, "page": page, "query": query, "environment": environment}
-    return render(request, list_template(request, "accounts/list.html"), context)
+    return filtered_list_page(
+        request,
+        filter_form=VirtualAccountFilterForm,
+        rows=selectors.virtual_account_list,
+        template="accounts/list.html",
+    )
 
 
 @login_required
@@ -113,18 +109,12 @@ def virtual_account_refresh(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @permission_required(roles.DIRECTORY_VIEW, raise_exception=True)
 def recipient_list(request: HttpRequest) -> HttpResponse:
-    environment = current_environment(request)
-    form = RecipientFilterForm(request.GET or None)
-    filters: dict[str, Any] = {}
-    if form.is_valid():
-        filters = {
-            "account_type": form.cleaned_data["account_type"],
-            "search": form.cleaned_data["q"],
-        }
-    rows = selectors.recipient_list(environment=environment, **filters)
-    page, query = page_of(request, rows)
-    context = {"form": form, "page": page, "query": query, "environment": environment}
-    return render(request, list_template(request, "accounts/recipient_list.html"), context)
+    return filtered_list_page(
+        request,
+        filter_form=RecipientFilterForm,
+        rows=selectors.recipient_list,
+        template="accounts/recipient_list.html",
+    )
 
 
 @login_required

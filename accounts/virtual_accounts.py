@@ -31,6 +31,7 @@ from users.mirror import (
     parse_time,
     record_refresh,
     require,
+    snapshot_of,
 )
 from users.models import EndUser
 
@@ -39,17 +40,21 @@ CENTS = Decimal("0.01")
 RENAME = {"user_id": "end_user_id"}
 
 
+# The audit snapshot: key -> attribute.
+SNAPSHOT_FIELDS = {
+    "upstream_id": "upstream_id",
+    "end_user": "end_user_id",
+    "mode": "mode",
+    "status": "status",
+    "available_balance": "available_balance",
+    "currency": "currency",
+    "balance_as_of": "balance_as_of",
+}
+
+
 def snapshot(va: VirtualAccount) -> dict[str, Any]:
     """What the audit trail keeps as 'before' and 'after'."""
-    return {
-        "upstream_id": va.upstream_id,
-        "end_user": va.end_user_id,
-        "mode": va.mode,
-        "status": va.status,
-        "available_balance": va.available_balance,
-        "currency": va.currency,
-        "balance_as_of": va.balance_as_of,
-    }
+    return snapshot_of(va, SNAPSHOT_FIELDS)
 
 
 def apply_record(va: VirtualAccount, data: dict[str, Any]) -> None:

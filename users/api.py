@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, datetime
-from typing import Literal
+from typing import Any, Literal
 
 from django.http import HttpRequest
 from ninja import Field, Header, Query, Router, Schema, Status
@@ -24,6 +25,23 @@ from users.models import EndUser, KycReview
 from users.validation import reason_in_words
 
 router = Router(tags=["end users"])
+
+
+def submission_key(what: str) -> Any:
+    """The `Idempotency-Key` header of a create: a double submit finds the first record."""
+    return Header(
+        None,
+        alias="Idempotency-Key",
+        description=f"A UUID of your choosing: the same key again returns the same {what} "
+        "instead of creating another (safe retries).",
+    )
+
+
+def readable[T](request: HttpRequest, environment: str | None, get: Callable[..., T], pk: int) -> T:
+    """A directory record of the caller's environment that the caller may read (404 if none)."""
+    require_permission(request, roles.DIRECTORY_VIEW)
+    return get(environment=api_environment(request, environment), pk=pk)
+
 
 CreatedFrom = Query(None, description="Created on or after (YYYY-MM-DD).")
 CreatedTo = Query(None, description="Created on or before (YYYY-MM-DD).")
@@ -132,12 +150,7 @@ def create_end_user(
     request: HttpRequest,
     payload: EndUserIn,
     environment: str | None = EnvironmentName,
-    idempotency_key: str | None = Header(
-        None,
-        alias="Idempotency-Key",
-        description="A UUID of your choosing: the same key again returns the same user instead "
-        "of creating another (safe retries).",
-    ),
+    idempotency_key: str | None = submission_key("user"),
 ) -> Status[EndUser]:
     """Created upstream at once; in sandbox the answer already carries the KYC outcome."""
     user = services.end_user_create(
@@ -177,8 +190,7 @@ def list_end_users(
 def get_end_user(
     request: HttpRequest, id: int, environment: str | None = EnvironmentName
 ) -> EndUser:
-    require_permission(request, roles.DIRECTORY_VIEW)
-    return selectors.end_user_get(environment=api_environment(request, environment), pk=id)
+    return readable(request, environment, selectors.end_user_get, id)
 
 
 @router.patch(
@@ -190,8 +202,7 @@ def update_end_user(
     request: HttpRequest, id: int, payload: EndUserPatch, environment: str | None = EnvironmentName
 ) -> EndUser:
     """Sends only the fields that differ; identity changes need `confirm_reverification`."""
-    require_permission(request, roles.DIRECTORY_VIEW)
-    user = selectors.end_user_get(environment=api_environment(request, environment), pk=id)
+    user = readable(request, environment, selectors.end_user_get, id)
     values = payload.dict(exclude_unset=True)
     confirm = bool(values.pop("confirm_reverification", False))
     return services.end_user_update(
@@ -210,8 +221,7 @@ def update_end_user(
 def refresh_end_user(
     request: HttpRequest, id: int, environment: str | None = EnvironmentName
 ) -> EndUser:
-    require_permission(request, roles.DIRECTORY_VIEW)
-    user = selectors.end_user_get(environment=api_environment(request, environment), pk=id)
+    user = readable(request, environment, selectors.end_user_get, id)
     return services.end_user_refresh(end_user=user, by=acting_staff(request))
 
 
@@ -223,8 +233,7 @@ def refresh_end_user(
 def add_kyc_note(
     request: HttpRequest, id: int, payload: NoteIn, environment: str | None = EnvironmentName
 ) -> Status[KycReview]:
-    require_permission(request, roles.DIRECTORY_VIEW)
-    user = selectors.end_user_get(environment=api_environment(request, environment), pk=id)
+    user = readable(request, environment, selectors.end_user_get, id)
     return Status(201, kyc.kyc_note_add(end_user=user, by=acting_staff(request), text=payload.text))
 
 
@@ -236,9 +245,6 @@ def add_kyc_note(
 def mark_kyc_reviewed(
     request: HttpRequest, id: int, payload: ReviewIn, environment: str | None = EnvironmentName
 ) -> Status[KycReview]:
-    require_permission(request, roles.DIRECTORY_VIEW)
-    user = selectors.end_user_get(environment=api_environment(request, environment), pk=id)
-    return Status(
-        201,
-        kyc.kyc_mark_reviewed(end_user=user, by=acting_staff(request), reason=payload.reason),
-    )
+    user = readable(request, environment, selectors.end_user_get, id)
+    review = kyc.kyc_mark_reviewed(end_user=user, by=acting_staff(request), reason=payload.reason)
+    return Status(201, review)

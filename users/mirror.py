@@ -50,6 +50,13 @@ def require(user: StaffUser | None, permission: str) -> None:
         raise PermissionDenied(f"You do not have the permission {permission}.")
 
 
+def snapshot_of(record: UpstreamMirror, fields: Mapping[str, str]) -> dict[str, Any]:
+    """What the audit trail keeps as 'before' and 'after': each key read from the attribute it
+    names (lists copied, so a later change of the record does not change the snapshot)."""
+    values = {key: getattr(record, attribute) for key, attribute in fields.items()}
+    return {key: list(v) if isinstance(v, list) else v for key, v in values.items()}
+
+
 def parse_time(value: Any, *, field: str) -> datetime | None:
     """An upstream timestamp (None when absent), or EventDataError naming the field."""
     if value in (None, ""):

@@ -28,6 +28,17 @@ class VerificationStatus(models.TextChoices):
     REJECTED = "rejected", "Rejected"
 
 
+def staff_link() -> models.ForeignKey[Any, Any]:
+    """A link to the staff member who did something to a record (none for the system)."""
+    return models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="+",
+    )
+
+
 class UpstreamMirror(models.Model):
     """What every mirrored upstream record carries: where, its upstream id, its last body."""
 
@@ -108,22 +119,10 @@ class EndUser(IdempotentModel, UpstreamMirror):
     upstream_created_at = models.DateTimeField(null=True, blank=True)
     upstream_updated_at = models.DateTimeField(null=True, blank=True)
     verified_at = models.DateTimeField(null=True, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.PROTECT,
-        related_name="+",
-    )
+    created_by = staff_link()
     # Last compliance review, kept on the row so the review queue costs one query.
     reviewed_at = models.DateTimeField(null=True, blank=True)
-    reviewed_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.PROTECT,
-        related_name="+",
-    )
+    reviewed_by = staff_link()
 
     class Meta:
         ordering = ("-created_at", "-id")
@@ -163,13 +162,7 @@ class TimelineEntryBase(models.Model):
     event_type = models.CharField(max_length=60, blank=True)
     # The upstream's event_id: an event is recorded (and applied) once per record.
     event_id = models.CharField(max_length=80, blank=True)
-    actor = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.PROTECT,
-        related_name="+",
-    )
+    actor = staff_link()
     summary = models.CharField(max_length=300)
     # Whether the event changed the record (False: older than what we had, kept for the record).
     applied = models.BooleanField(default=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import Model, Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
 
 from console.lists import filter_given
@@ -64,11 +64,18 @@ def kyc_queue(
     return rows.order_by("created_at", "id")
 
 
-def end_user_get(*, environment: Environment | None, pk: int) -> EndUser:
-    rows = EndUser.objects.select_related("environment", "created_by", "reviewed_by")
+def one_of_environment[M: Model](
+    rows: QuerySet[M], *, environment: Environment | None, pk: int
+) -> M:
+    """One record by id, of `environment` when given (404 when not there)."""
     if environment is not None:
         rows = rows.filter(environment=environment)
     return get_object_or_404(rows, pk=pk)
+
+
+def end_user_get(*, environment: Environment | None, pk: int) -> EndUser:
+    rows = EndUser.objects.select_related("environment", "created_by", "reviewed_by")
+    return one_of_environment(rows, environment=environment, pk=pk)
 
 
 def end_user_detail(*, environment: Environment | None, pk: int) -> EndUser:
@@ -85,6 +92,4 @@ def end_user_detail(*, environment: Environment | None, pk: int) -> EndUser:
         "virtual_accounts",
         "recipients",
     )
-    if environment is not None:
-        rows = rows.filter(environment=environment)
-    return get_object_or_404(rows, pk=pk)
+    return one_of_environment(rows, environment=environment, pk=pk)

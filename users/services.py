@@ -21,6 +21,7 @@ from users.mirror import (
     parse_time,
     record_refresh,
     require,
+    snapshot_of,
     timeline_add,
     upstream_answer,
 )
@@ -38,20 +39,27 @@ EDITABLE_FIELDS = ("email", "phone_number", "first_name", "last_name", "country"
 # The upstream names the phone `phone_number` in requests and `phone` in records and events.
 
 
+# The audit snapshot: key -> attribute.
+SNAPSHOT_FIELDS = {
+    name: name
+    for name in (
+        "upstream_id",
+        "type",
+        "email",
+        "phone_number",
+        "first_name",
+        "last_name",
+        "country",
+        "status",
+        "verification_status",
+        "reasons",
+    )
+}
+
+
 def snapshot(end_user: EndUser) -> dict[str, Any]:
     """What the audit trail keeps as 'before' and 'after'."""
-    return {
-        "upstream_id": end_user.upstream_id,
-        "type": end_user.type,
-        "email": end_user.email,
-        "phone_number": end_user.phone_number,
-        "first_name": end_user.first_name,
-        "last_name": end_user.last_name,
-        "country": end_user.country,
-        "status": end_user.status,
-        "verification_status": end_user.verification_status,
-        "reasons": list(end_user.reasons),
-    }
+    return snapshot_of(end_user, SNAPSHOT_FIELDS)
 
 
 def validate_fields(values: dict[str, Any], *, partial: bool = False) -> dict[str, str]:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
 from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -45,24 +48,34 @@ def sandbox_installed() -> bool:
     return apps.is_installed("sandbox")
 
 
+def filtered_list_page(
+    request: HttpRequest,
+    *,
+    filter_form: type[forms.Form],
+    rows: Callable[..., QuerySet[Any]],
+    template: str,
+) -> HttpResponse:
+    """A list page of the current environment: the filter form's valid choices go to `rows` by
+    name (`q` is the search), one page of the result is shown (only the results for HTMX)."""
+    environment = current_environment(request)
+    form = filter_form(request.GET or None)
+    filters: dict[str, Any] = {}
+    if form.is_valid():
+        filters = {("search" if k == "q" else k): v for k, v in form.cleaned_data.items()}
+    page, query = page_of(request, rows(environment=environment, **filters))
+    context = {"form": form, "page": page, "query": query, "environment": environment}
+    return render(request, list_template(request, template), context)
+
+
 @login_required
 @permission_required(roles.DIRECTORY_VIEW, raise_exception=True)
 def end_user_list(request: HttpRequest) -> HttpResponse:
-    environment = current_environment(request)
-    form = EndUserFilterForm(request.GET or None)
-    filters: dict[str, Any] = {}
-    if form.is_valid():
-        data = form.cleaned_data
-        filters = {
-            "status": data["status"],
-            "verification_status": data["verification_status"],
-            "created_from": data["created_from"],
-            "created_to": data["created_to"],
-            "search": data["q"],
-        }
-    page, query = page_of(request, selectors.end_user_list(environment=environment, **filters))
-    context = {"form": form, "page": page, "query": query, "environment": environment}
-    return render(request, list_template(request, "users/list.html"), context)
+    return filtered_list_page(
+        request,
+        filter_form=EndUserFilterForm,
+        rows=selectors.end_user_list,
+        template="users/list.html",
+    )
 
 
 @login_required
