@@ -26,7 +26,6 @@ from staff.errors import ServiceError
 from staff.models import StaffUser
 from users.mirror import (
     MirrorKind,
-    mirror_adopt_unknown,
     mirror_create,
     require,
     snapshot_of,
@@ -211,6 +210,15 @@ RECIPIENT: MirrorKind[Recipient, UpstreamRecipient] = MirrorKind(
     snapshot=snapshot,
     upstream_id_of=lambda record: record.recipient_id,
     apply_answer=_apply_answer,
+    # After no answer: the recipient the upstream may have made anyway (same account number).
+    listed=lambda recipient: (
+        call_sync(
+            upstream(recipient.environment).recipients.list, user_id=recipient.end_user.upstream_id
+        ).recipients
+    ),
+    matches=lambda recipient, r: (
+        (r.account or {}).get("account_number") == recipient.account_number
+    ),
 )
 
 
@@ -241,26 +249,10 @@ def recipient_create(
         defaults={**clean, "end_user": end_user, "created_by": by},
         by=by,
         send=lambda recipient: call_sync(upstream(end_user.environment).recipients.create, **body),
-        resume=_adopt_unknown_recipient,
         refused_for_good=(400, 404),
         what="the new recipient",
         rename=RENAME,
         created_summary=lambda recipient: f"Registered by {by.email}",
-    )
-
-
-def _adopt_unknown_recipient(recipient: Recipient) -> UpstreamRecipient | None:
-    """After no answer: the recipient the upstream may have made anyway (same account)."""
-    return mirror_adopt_unknown(
-        RECIPIENT,
-        recipient,
-        listed=lambda: (
-            call_sync(
-                upstream(recipient.environment).recipients.list,
-                user_id=recipient.end_user.upstream_id,
-            ).recipients
-        ),
-        matches=lambda r: (r.account or {}).get("account_number") == recipient.account_number,
     )
 
 

@@ -22,7 +22,7 @@ from accounts.forms import (
 from console.lists import is_htmx
 from staff import roles
 from staff.errors import ServiceError
-from users.views import current_environment, filtered_list_page, sandbox_installed, staff_of
+from users.views import current_environment, directory_list_view, sandbox_installed, staff_of
 
 
 def _initial_end_user(request: HttpRequest) -> dict[str, Any]:
@@ -31,15 +31,11 @@ def _initial_end_user(request: HttpRequest) -> dict[str, Any]:
     )
 
 
-@login_required
-@permission_required(roles.DIRECTORY_VIEW, raise_exception=True)
-def virtual_account_list(request: HttpRequest) -> HttpResponse:
-    return filtered_list_page(
-        request,
-        filter_form=VirtualAccountFilterForm,
-        rows=selectors.virtual_account_list,
-        template="accounts/list.html",
-    )
+virtual_account_list = directory_list_view(
+    filter_form=VirtualAccountFilterForm,
+    rows=selectors.virtual_account_list,
+    template="accounts/list.html",
+)
 
 
 @login_required
@@ -106,15 +102,11 @@ def virtual_account_refresh(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("accounts:virtual_account_detail", pk=pk)
 
 
-@login_required
-@permission_required(roles.DIRECTORY_VIEW, raise_exception=True)
-def recipient_list(request: HttpRequest) -> HttpResponse:
-    return filtered_list_page(
-        request,
-        filter_form=RecipientFilterForm,
-        rows=selectors.recipient_list,
-        template="accounts/recipient_list.html",
-    )
+recipient_list = directory_list_view(
+    filter_form=RecipientFilterForm,
+    rows=selectors.recipient_list,
+    template="accounts/recipient_list.html",
+)
 
 
 @login_required

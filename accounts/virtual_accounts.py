@@ -26,10 +26,10 @@ from staff.errors import ServiceError
 from staff.models import StaffUser
 from users.mirror import (
     MirrorKind,
-    mirror_adopt_unknown,
     mirror_create,
     parse_time,
     record_refresh,
+    refresh_after_commit,
     require,
     snapshot_of,
 )
@@ -100,6 +100,11 @@ VIRTUAL_ACCOUNT: MirrorKind[VirtualAccount, UpstreamVirtualAccount] = MirrorKind
     upstream_id_of=lambda record: record.id,
     apply_answer=lambda va, record: apply_record(va, record.model_dump(mode="json")),
     fold_early=_fold_early,
+    # After no answer: the account the upstream may have made anyway (same user and mode).
+    listed=lambda va: call_sync(
+        upstream(va.environment).virtual_accounts.list, user_id=va.end_user.upstream_id
+    ),
+    matches=lambda va, account: (account.mode or "fiat") == va.mode,
 )
 
 
@@ -137,23 +142,10 @@ def virtual_account_create(
             user_id=end_user.upstream_id,
             mode=mode,
         ),
-        resume=_adopt_unknown_account,
         refused_for_good=(400,),
         what="the new virtual account",
         rename=RENAME,
         created_summary=lambda va: f"Opened by {by.email} ({va.get_mode_display()})",
-    )
-
-
-def _adopt_unknown_account(va: VirtualAccount) -> UpstreamVirtualAccount | None:
-    """After no answer: the account the upstream may have made anyway (same user and mode)."""
-    return mirror_adopt_unknown(
-        VIRTUAL_ACCOUNT,
-        va,
-        listed=lambda: call_sync(
-            upstream(va.environment).virtual_accounts.list, user_id=va.end_user.upstream_id
-        ),
-        matches=lambda account: (account.mode or "fiat") == va.mode,
     )
 
 
@@ -198,9 +190,6 @@ def virtual_account_refresh(
 
 def queue_refresh(va: VirtualAccount) -> None:
     """Refresh the account in the background once the transaction commits."""
-    from django_q.tasks import async_task
-
     from accounts.tasks import virtual_account_refresh_task
 
-    pk = va.pk
-    transaction.on_commit(lambda: async_task(virtual_account_refresh_task, pk))
+    refresh_after_commit(virtual_account_refresh_task, va)

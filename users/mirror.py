@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
@@ -93,6 +94,14 @@ def timeline_add(
     return entry
 
 
+def refresh_after_commit(task: Callable[[int], None], record: UpstreamMirror) -> None:
+    """Queue `task(record.pk)` (a background refresh) once the transaction commits."""
+    from django_q.tasks import async_task
+
+    pk = record.pk
+    transaction.on_commit(lambda: async_task(task, pk))
+
+
 def record_refresh(
     target: UpstreamMirror,
     *,
@@ -137,6 +146,10 @@ class MirrorKind[M: UpstreamMirror, R]:
     upstream_id_of: Callable[[R], str]
     apply_answer: Callable[[M, R], None]
     fold_early: Callable[[M, M], Callable[[M], None] | None] | None = None
+    # Kinds whose create takes no idempotency key: the upstream's records of the row's end user,
+    # and whether one of them is the row's (for the adoption after no answer).
+    listed: Callable[[M], list[R]] | None = None
+    matches: Callable[[M, R], bool] | None = None
 
 
 # --- create ----------------------------------------------------------------------------------
@@ -150,7 +163,7 @@ def mirror_create[M: UpstreamMirror, R](
     defaults: dict[str, Any],
     by: StaffUser,
     send: Callable[[M], R],
-    resume: Callable[[M], R | None],
+    resume: Callable[[M], R | None] | None = None,
     refused_for_good: Collection[int],
     what: str,
     created_summary: Callable[[M], str],
@@ -160,8 +173,9 @@ def mirror_create[M: UpstreamMirror, R](
     Create the record upstream once. Our row is committed first (with its keys), so a retry or a
     double submit with the same `request_key` finds it: a synced one is returned as it is, an
     unsynced one is `resume`d first (which may refuse, or return the upstream's record found
-    another way). Then `send` (outside any transaction); an answer whose status is in
-    `refused_for_good` deletes the row (nothing half-created), no answer keeps it for the retry.
+    another way; by default `mirror_adopt_unknown`). Then `send` (outside any transaction): an
+    answer whose status is in `refused_for_good` deletes the row (nothing half-created), no
+    answer keeps it for the retry.
     """
     row, created = _submission_row(
         kind.model, environment_id=environment_id, request_key=request_key, defaults=defaults
@@ -169,7 +183,7 @@ def mirror_create[M: UpstreamMirror, R](
     if not created:
         if row.is_synced:
             return row  # a double submit: the first one already did it
-        found = resume(row)
+        found = (resume or partial(mirror_adopt_unknown, kind))(row)
         if found is not None:
             return mirror_store_created(kind, row, found, by=by, summary=created_summary)
     try:
@@ -243,15 +257,16 @@ def _fold_early_row[M: UpstreamMirror, R](
     return after_answer
 
 
-def mirror_adopt_unknown[M: UpstreamMirror, R](
-    kind: MirrorKind[M, R], row: M, *, listed: Callable[[], list[R]], matches: Callable[[R], bool]
-) -> R | None:
+def mirror_adopt_unknown[M: UpstreamMirror, R](kind: MirrorKind[M, R], row: M) -> R | None:
     """
-    After no answer: the one record the upstream lists (`listed`) that no row of ours holds yet
-    and that `matches` ours: the upstream made it anyway. None when the list fails or is unclear.
+    After no answer: the one record the upstream lists for the row (`kind.listed`) that no row
+    of ours holds yet and that `kind.matches` it: the upstream made it anyway. None when the
+    kind lists nothing, the list fails or is unclear.
     """
+    if kind.listed is None or kind.matches is None:
+        return None
     try:
-        records = listed()
+        records = kind.listed(row)
     except UpstreamError:
         return None
     known = set(
@@ -259,7 +274,7 @@ def mirror_adopt_unknown[M: UpstreamMirror, R](
         .exclude(upstream_id="")
         .values_list("upstream_id", flat=True)
     )
-    unknown = [r for r in records if kind.upstream_id_of(r) not in known and matches(r)]
+    unknown = [r for r in records if kind.upstream_id_of(r) not in known and kind.matches(row, r)]
     return unknown[0] if len(unknown) == 1 else None
 
 

@@ -20,6 +20,7 @@ from users.mirror import (
     mirror_create,
     parse_time,
     record_refresh,
+    refresh_after_commit,
     require,
     snapshot_of,
     timeline_add,
@@ -317,9 +318,6 @@ def end_user_refresh(*, end_user: EndUser, by: StaffUser | None) -> EndUser:
 
 def queue_refresh(end_user: EndUser) -> None:
     """Refresh the end user in the background once the transaction commits."""
-    from django_q.tasks import async_task
-
     from users.tasks import end_user_refresh_task
 
-    pk = end_user.pk
-    transaction.on_commit(lambda: async_task(end_user_refresh_task, pk))
+    refresh_after_commit(end_user_refresh_task, end_user)

@@ -48,34 +48,31 @@ def sandbox_installed() -> bool:
     return apps.is_installed("sandbox")
 
 
-def filtered_list_page(
-    request: HttpRequest,
-    *,
-    filter_form: type[forms.Form],
-    rows: Callable[..., QuerySet[Any]],
-    template: str,
-) -> HttpResponse:
-    """A list page of the current environment: the filter form's valid choices go to `rows` by
-    name (`q` is the search), one page of the result is shown (only the results for HTMX)."""
-    environment = current_environment(request)
-    form = filter_form(request.GET or None)
-    filters: dict[str, Any] = {}
-    if form.is_valid():
-        filters = {("search" if k == "q" else k): v for k, v in form.cleaned_data.items()}
-    page, query = page_of(request, rows(environment=environment, **filters))
-    context = {"form": form, "page": page, "query": query, "environment": environment}
-    return render(request, list_template(request, template), context)
+def directory_list_view(
+    *, filter_form: type[forms.Form], rows: Callable[..., QuerySet[Any]], template: str
+) -> Callable[[HttpRequest], HttpResponse]:
+    """A list page of the current environment for directory readers: the filter form's valid
+    choices go to `rows` by name (`q` is the search), one page of the result is shown (only the
+    results for HTMX)."""
+
+    @login_required
+    @permission_required(roles.DIRECTORY_VIEW, raise_exception=True)
+    def view(request: HttpRequest) -> HttpResponse:
+        environment = current_environment(request)
+        form = filter_form(request.GET or None)
+        filters: dict[str, Any] = {}
+        if form.is_valid():
+            filters = {("search" if k == "q" else k): v for k, v in form.cleaned_data.items()}
+        page, query = page_of(request, rows(environment=environment, **filters))
+        context = {"form": form, "page": page, "query": query, "environment": environment}
+        return render(request, list_template(request, template), context)
+
+    return view
 
 
-@login_required
-@permission_required(roles.DIRECTORY_VIEW, raise_exception=True)
-def end_user_list(request: HttpRequest) -> HttpResponse:
-    return filtered_list_page(
-        request,
-        filter_form=EndUserFilterForm,
-        rows=selectors.end_user_list,
-        template="users/list.html",
-    )
+end_user_list = directory_list_view(
+    filter_form=EndUserFilterForm, rows=selectors.end_user_list, template="users/list.html"
+)
 
 
 @login_required
