@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
+from django.db.models import Model
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
@@ -19,6 +21,7 @@ from accounts.forms import (
     VirtualAccountFilterForm,
     VirtualAccountForm,
 )
+from accounts.models import Recipient
 from console.lists import is_htmx
 from staff import roles
 from staff.errors import ServiceError
@@ -38,28 +41,48 @@ virtual_account_list = directory_list_view(
 )
 
 
+def _create_page[T: Model](
+    request: HttpRequest,
+    *,
+    form_class: type[VirtualAccountForm | RecipientForm],
+    create: Callable[[dict[str, Any]], T],
+    rename: dict[str, str],
+    done: Callable[[T], str],
+    detail: str,
+    template: str,
+) -> HttpResponse:
+    """A page that makes a record for an end user: the form, `create` with its checked values
+    (a refusal lands on the form), then the new record's `detail` page."""
+    end_users = selectors.synced_end_users(environment=current_environment(request))
+    form = form_class(request.POST or None, end_users=end_users, initial=_initial_end_user(request))
+    if request.method == "POST" and form.is_valid():
+        try:
+            record = create(dict(form.cleaned_data))
+        except ServiceError as error:
+            error.add_to_form(form, rename=rename)
+        else:
+            messages.success(request, done(record))
+            return redirect(detail, pk=record.pk)
+    return render(request, template, {"form": form})
+
+
 @login_required
 @permission_required(roles.ACCOUNTS_MANAGE, raise_exception=True)
 def virtual_account_create(request: HttpRequest) -> HttpResponse:
-    environment = current_environment(request)
-    end_users = selectors.synced_end_users(environment=environment)
-    form = VirtualAccountForm(
-        request.POST or None, end_users=end_users, initial=_initial_end_user(request)
+    return _create_page(
+        request,
+        form_class=VirtualAccountForm,
+        create=lambda values: virtual_accounts.virtual_account_create(
+            end_user=values["end_user"],
+            mode=values["mode"],
+            by=staff_of(request),
+            request_key=values["request_key"],
+        ),
+        rename=VIRTUAL_ACCOUNT_ERROR_FIELDS,
+        done=lambda va: "The virtual account was opened; it activates shortly.",
+        detail="accounts:virtual_account_detail",
+        template="accounts/virtual_account_form.html",
     )
-    if request.method == "POST" and form.is_valid():
-        try:
-            va = virtual_accounts.virtual_account_create(
-                end_user=form.cleaned_data["end_user"],
-                mode=form.cleaned_data["mode"],
-                by=staff_of(request),
-                request_key=form.cleaned_data["request_key"],
-            )
-        except ServiceError as error:
-            error.add_to_form(form, rename=VIRTUAL_ACCOUNT_ERROR_FIELDS)
-        else:
-            messages.success(request, "The virtual account was opened; it activates shortly.")
-            return redirect("accounts:virtual_account_detail", pk=va.pk)
-    return render(request, "accounts/virtual_account_form.html", {"form": form})
 
 
 @login_required
@@ -112,25 +135,21 @@ recipient_list = directory_list_view(
 @login_required
 @permission_required(roles.ACCOUNTS_MANAGE, raise_exception=True)
 def recipient_create(request: HttpRequest) -> HttpResponse:
-    environment = current_environment(request)
-    end_users = selectors.synced_end_users(environment=environment)
-    form = RecipientForm(
-        request.POST or None, end_users=end_users, initial=_initial_end_user(request)
+    def register(values: dict[str, Any]) -> Recipient:
+        end_user, request_key = values.pop("end_user"), values.pop("request_key")
+        return recipients.recipient_create(
+            end_user=end_user, by=staff_of(request), values=values, request_key=request_key
+        )
+
+    return _create_page(
+        request,
+        form_class=RecipientForm,
+        create=register,
+        rename=RECIPIENT_ERROR_FIELDS,
+        done=lambda recipient: f"{recipient.display_name} was registered upstream.",
+        detail="accounts:recipient_detail",
+        template="accounts/recipient_form.html",
     )
-    if request.method == "POST" and form.is_valid():
-        values = dict(form.cleaned_data)
-        end_user = values.pop("end_user")
-        request_key = values.pop("request_key")
-        try:
-            recipient = recipients.recipient_create(
-                end_user=end_user, by=staff_of(request), values=values, request_key=request_key
-            )
-        except ServiceError as error:
-            error.add_to_form(form, rename=RECIPIENT_ERROR_FIELDS)
-        else:
-            messages.success(request, f"{recipient.display_name} was registered upstream.")
-            return redirect("accounts:recipient_detail", pk=recipient.pk)
-    return render(request, "accounts/recipient_form.html", {"form": form})
 
 
 @login_required
