@@ -17,13 +17,10 @@ from config.api_support import (
     ErrorOut,
     acting_staff,
     api_environment,
-    paginate,
     request_key,
-    require_permission,
 )
-from staff import roles
 from staff.errors import ServiceError
-from users.api import readable, submission_key
+from users.api import readable, readable_page, submission_key
 from users.models import EndUser
 from users.selectors import end_user_get
 
@@ -122,14 +119,16 @@ def list_virtual_accounts(
     page: int = Query(1, ge=1),
     page_size: int = Query(50, ge=1, le=200),
 ) -> dict[str, object]:
-    require_permission(request, roles.DIRECTORY_VIEW)
-    rows = selectors.virtual_account_list(
-        environment=api_environment(request, environment),
+    return readable_page(
+        request,
+        environment,
+        selectors.virtual_account_list,
+        page=page,
+        page_size=page_size,
         status=status or "",
         mode=mode or "",
         end_user_id=end_user_id,
     )
-    return paginate(rows, page=page, page_size=page_size)
 
 
 @router.get("/virtual-accounts/{id}", response={200: VirtualAccountOut, **ERROR_RESPONSES})
@@ -301,14 +300,16 @@ def list_recipients(
     page: int = Query(1, ge=1),
     page_size: int = Query(50, ge=1, le=200),
 ) -> dict[str, object]:
-    require_permission(request, roles.DIRECTORY_VIEW)
-    rows = selectors.recipient_list(
-        environment=api_environment(request, environment),
+    return readable_page(
+        request,
+        environment,
+        selectors.recipient_list,
+        page=page,
+        page_size=page_size,
         end_user_id=end_user_id,
         account_type=account_type or "",
         search=search,
     )
-    return paginate(rows, page=page, page_size=page_size)
 
 
 @router.get("/recipients/{id}", response={200: RecipientOut, **ERROR_RESPONSES})

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from datetime import date, datetime
 from typing import Any, Literal
 
+from django.db.models import QuerySet
 from django.http import HttpRequest
 from ninja import Field, Header, Query, Router, Schema, Status
 
@@ -41,6 +42,21 @@ def readable[T](request: HttpRequest, environment: str | None, get: Callable[...
     """A directory record of the caller's environment that the caller may read (404 if none)."""
     require_permission(request, roles.DIRECTORY_VIEW)
     return get(environment=api_environment(request, environment), pk=pk)
+
+
+def readable_page(
+    request: HttpRequest,
+    environment: str | None,
+    rows: Callable[..., QuerySet[Any]],
+    *,
+    page: int,
+    page_size: int,
+    **filters: Any,
+) -> dict[str, object]:
+    """One page of a directory list of the caller's environment (directory readers only)."""
+    require_permission(request, roles.DIRECTORY_VIEW)
+    found = rows(environment=api_environment(request, environment), **filters)
+    return paginate(found, page=page, page_size=page_size)
 
 
 CreatedFrom = Query(None, description="Created on or after (YYYY-MM-DD).")
@@ -174,16 +190,18 @@ def list_end_users(
     page: int = Query(1, ge=1),
     page_size: int = Query(50, ge=1, le=200),
 ) -> dict[str, object]:
-    require_permission(request, roles.DIRECTORY_VIEW)
-    rows = selectors.end_user_list(
-        environment=api_environment(request, environment),
+    return readable_page(
+        request,
+        environment,
+        selectors.end_user_list,
+        page=page,
+        page_size=page_size,
         status=status or "",
         verification_status=verification_status or "",
         created_from=created_from,
         created_to=created_to,
         search=search,
     )
-    return paginate(rows, page=page, page_size=page_size)
 
 
 @router.get("/end-users/{id}", response={200: EndUserOut, **ERROR_RESPONSES})
