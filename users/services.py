@@ -37,8 +37,6 @@ from users.validation import (
 # Changing one of these restarts verification upstream (decisions.md 3 "User").
 IDENTITY_FIELDS = ("first_name", "last_name", "country")
 EDITABLE_FIELDS = ("email", "phone_number", "first_name", "last_name", "country")
-# The upstream names the phone `phone_number` in requests and `phone` in records and events.
-
 
 # The audit snapshot: key -> attribute.
 SNAPSHOT_FIELDS = {
@@ -177,6 +175,7 @@ def end_user_create(
 
 def _apply_record(end_user: EndUser, data: dict[str, Any]) -> None:
     """Set the fields of a full upstream record (a create/update/get answer): it is current."""
+    # The upstream names the phone `phone_number` in requests and `phone` in records and events.
     mapping = {"phone": "phone_number", "phone_number": "phone_number"}
     for name in ("type", "email", "first_name", "last_name", "country", "phone", "phone_number"):
         if data.get(name):
