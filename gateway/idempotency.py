@@ -27,9 +27,13 @@ class IdempotentModel(models.Model):
         abstract = True
 
 
-def renew(record: IdempotentModel) -> uuid.UUID:
-    """Give `record` a new idempotency key, saved now: for a corrected request after the upstream
-    refused the old one for good. Call it in the transaction that records the correction."""
+def renew(record: IdempotentModel, *, save: bool = True) -> uuid.UUID:
+    """
+    Give `record` a new idempotency key: for a corrected request after the upstream refused the
+    old one for good. Saved at once, or with the caller's own save of the correction
+    (`save=False`); either way inside the transaction that records the correction.
+    """
     record.idempotency_key = uuid.uuid4()
-    record.save(update_fields=["idempotency_key"])
+    if save:
+        record.save(update_fields=["idempotency_key"])
     return record.idempotency_key
