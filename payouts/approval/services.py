@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -12,6 +11,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
 
+from gateway import idempotency
 from payouts.approval import notifications
 from payouts.approval.rules import (
     ApprovalFacts,
@@ -253,7 +253,7 @@ def _requote_record(
     if expires_at is not None:
         locked.preview_quote_expires_at = expires_at  # type: ignore[assignment]
     locked.preview_quote_status = "ACTIVE"
-    locked.idempotency_key = uuid.uuid4()
+    idempotency.renew(locked, save=False)
     locked.save()
     return before
 

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from gateway.idempotency import IdempotentModel
 from payouts.models.approval import (
     Approval,
     ApprovalPolicy,
@@ -77,10 +78,11 @@ class DocumentKind(models.TextChoices):
     OTHER = "other", "Other"
 
 
-class Payout(models.Model):
+class Payout(IdempotentModel):
     """
     A payout from a virtual account to a recipient, from its draft to its final upstream state.
-    `idempotency_key` is created with the row, so it is committed before any upstream call.
+    `idempotency_key` (gateway.idempotency) is created with the row, so it is committed before any
+    upstream call.
     The `preview_*` fields keep the last payout preview (fees, what the recipient gets) and the
     quote it reserved, if any.
     """
@@ -134,7 +136,6 @@ class Payout(models.Model):
     )
     # NULL (not "") until the upstream answers, so the per-environment unique constraint holds.
     upstream_id = models.CharField(max_length=64, null=True, blank=True)  # noqa: DJ001
-    idempotency_key = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     status = models.CharField(
         max_length=20, choices=PayoutStatus.choices, default=PayoutStatus.DRAFT, db_index=True
     )
