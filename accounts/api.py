@@ -11,7 +11,7 @@ from ninja import Field, Query, Router, Schema, Status
 
 from accounts import recipients, selectors, virtual_accounts
 from accounts.models import Recipient, VirtualAccount
-from config.api_support import (
+from gateway.api_support import (
     ERROR_RESPONSES,
     EnvironmentName,
     ErrorOut,

@@ -2,7 +2,7 @@
 
 Authentication: a personal API token (`Authorization: Bearer <token>`, see staff.api_tokens)
 acts as its staff member with exactly their permissions; the browser's session works too (the
-docs page). Every error, whatever raised it, answers the one shape of `config.api_support.ErrorOut`
+docs page). Every error, whatever raised it, answers the one shape of `gateway.api_support.ErrorOut`
 `{"code", "message", "errors": [{"field", "message"}]}`:
 
 - bad input is **400** `validation_error` (schema errors from ninja, service rules and the
@@ -25,10 +25,17 @@ from ninja import NinjaAPI, Schema
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer, django_auth
 
-from config.api_support import ERROR_RESPONSES
+from accounts.api import router as accounts_router
+from gateway.api_support import ERROR_RESPONSES
+from payouts.approval.api import router as approval_router
+from payouts.drafts.api import router as payouts_router
+from payouts.release.api import router as release_router
+from quotes.api import router as quotes_router
 from staff.api_tokens import api_token_authenticate
 from staff.errors import ServiceError
 from staff.roles import has_staff_role, user_roles
+from users.api import router as users_router
+from webhooks.api import router as webhooks_router
 
 logger = logging.getLogger(__name__)
 
@@ -157,21 +164,11 @@ def me(request: HttpRequest) -> MeOut:
     )
 
 
-# Each app's Router, added once the handlers above exist (imports kept here, not at the top, so
-# an app's api module may import config.api_support without a cycle).
-from accounts.api import router as accounts_router  # noqa: E402
-from payouts.approval.api import router as approval_router  # noqa: E402
-from payouts.drafts.api import router as payouts_router  # noqa: E402
-from payouts.release.api import router as release_router  # noqa: E402
-from quotes.api import router as quotes_router  # noqa: E402
-from users.api import router as users_router  # noqa: E402
-
+# Each app's Router (their shared pieces live in gateway.api_support, so nothing here is a cycle).
 api.add_router("", users_router)
 api.add_router("", accounts_router)
 api.add_router("", quotes_router)
 api.add_router("", payouts_router)
 api.add_router("", approval_router)
 api.add_router("", release_router)
-from webhooks.api import router as webhooks_router  # noqa: E402
-
 api.add_router("/webhooks", webhooks_router)

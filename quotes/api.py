@@ -11,7 +11,7 @@ from django.http import Http404, HttpRequest
 from ninja import Field, Router, Schema
 from ninja.params.functions import Query as QueryParam
 
-from config.api_support import (
+from gateway.api_support import (
     ERROR_RESPONSES,
     EnvironmentName,
     ErrorOut,

@@ -10,7 +10,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from ninja import Field, Header, Query, Router, Schema, Status
 
-from config.api_support import (
+from gateway.api_support import (
     ERROR_RESPONSES,
     EnvironmentName,
     ErrorOut,

@@ -10,7 +10,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest
 from ninja import Field, Query, Router, Schema
 
-from config.api_support import ERROR_RESPONSES
+from gateway.api_support import ERROR_RESPONSES
 from gateway.models import Environment
 from staff.errors import ServiceError
 from staff.redaction import mask

@@ -10,7 +10,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from ninja import Field, Router, Schema
 
-from config.api_support import ERROR_RESPONSES, EnvironmentName
+from gateway.api_support import ERROR_RESPONSES, EnvironmentName
 from payouts.api_support import ERRORS, PayoutStateOut, payout_found, state_out
 from payouts.approval.selectors import SCOPE_ANYONE, SCOPE_MINE, approval_inbox, valid_approvals
 from payouts.approval.services import payout_approve, payout_cancel, payout_reject

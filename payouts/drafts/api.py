@@ -14,7 +14,7 @@ from ninja.files import UploadedFile
 from ninja.params.functions import Query as QueryParam
 
 from accounts.models import Recipient, VirtualAccount
-from config.api_support import ERROR_RESPONSES, EnvironmentName, ErrorOut
+from gateway.api_support import ERROR_RESPONSES, EnvironmentName, ErrorOut
 from gateway.models import Environment
 from payouts import selectors
 from payouts.api_out import DocumentOut, PayoutOut, document_out, payout_out

@@ -8,7 +8,7 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Field, Router, Schema
 
-from config.api_support import EnvironmentName
+from gateway.api_support import EnvironmentName
 from payouts.api_support import (
     ERRORS,
     OtpStepOut,

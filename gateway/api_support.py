@@ -1,4 +1,8 @@
-"""Shared pieces of every API router: the error schema, `?environment=`, permission checks."""
+"""
+Shared pieces of every API router: the one error schema, `?environment=` (the environment a
+request acts in, which is the gateway's), permission checks. Each app's router imports them from
+here; `config/api.py` mounts the routers.
+"""
 
 from __future__ import annotations
 
