@@ -53,10 +53,10 @@ EXPECTED_NAV = {
 }
 # A page of another role that each role must be refused.
 FORBIDDEN_PAGE = {
-    # Makers read end users since issue 11 (they pay out to them): refused environments instead.
+    # Makers read end users (they pay out to them): refused environments instead.
     "finance_maker": "environments",
     "finance_approver": "system-health",
-    "compliance": "quotes",  # compliance reads payouts (issue 13), not quotes
+    "compliance": "quotes",  # compliance reads payouts, not quotes
 }
 
 

@@ -1,4 +1,4 @@
-"""Admin pages of the emulator tables (issue 5 item 12): every model opens, no secrets shown."""
+"""Admin pages of the emulator tables: every model opens, no secrets shown."""
 
 import pytest
 from django.contrib import admin

@@ -127,7 +127,7 @@ def build_world(
 def submitted_payout(
     world: World, *, maker: StaffUser, amount: str = "100.00", **fields: Any
 ) -> Payout:
-    """A payout its maker has submitted for approval (issue 13's submission, as the table moves)."""
+    """A payout its maker has sent for approval (the drafts' submission, as the table moves)."""
     with transaction.atomic():
         payout = Payout.objects.create(
             environment=world.environment,
@@ -149,7 +149,7 @@ PDF_BYTES = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n"
 
 
 def attach_pdf(payout: Payout, *, by: StaffUser, name: str = "invoice.pdf") -> None:
-    """A supporting document stored through the storage API, as issue 13's upload stores it."""
+    """A supporting document stored through the storage API, as the drafts' upload stores it."""
     import hashlib
 
     from django.core.files.base import ContentFile
