@@ -133,7 +133,7 @@ def run(url: str, token: str) -> None:
     from django.conf import settings
     from django.core.cache import cache
 
-    from payouts.tracking.events import payouts_poll
+    from payouts.tracking.polling.run import payouts_poll
     from staff.models import StaffUser
     from staff.roles import roles_sync
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from payouts.drafts.preview import reservations_expire_due
 from payouts.release.initiation import initiation_send, payouts_recover_submitting
-from payouts.tracking.events import payouts_poll
+from payouts.tracking.polling.run import payouts_poll
 
 
 def expire_due_reservations() -> int:

@@ -180,18 +180,5 @@ def replay_unmatched_events(payout: Payout) -> int:
     return len(waiting)
 
 
-def payouts_poll(*, environment: Environment | None = None) -> int:
-    """
-    The safety net behind webhooks, sized to the upstream's budget: read the open payouts that
-    are due by their state's cadence (`tracking.polling.plan`), with the fewest upstream calls
-    (status filters, narrow creation windows, single reads for stragglers), within polling's
-    share of the background budget; apply what changed (reported as missed events). Returns the
-    number of changes applied.
-    """
-    from payouts.tracking.polling.run import payouts_poll as poll_pass
-
-    return poll_pass(environment=environment)
-
-
 def is_final(payout: Payout) -> bool:
     return payout.status in FINAL

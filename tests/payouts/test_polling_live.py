@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from gateway.models import UpstreamCall
 from payouts.models import ChangeSource, Payout, PayoutEvent, PayoutStatus
-from payouts.tracking.events import payouts_poll
+from payouts.tracking.polling.run import payouts_poll
 from staff.models import StaffUser
 from tests.payouts.live import World
 from tests.payouts.test_tracking_live import initiated

@@ -12,7 +12,8 @@ from gateway.client import call_sync, upstream
 from payouts.approval.services import payout_approve
 from payouts.models import ChangeSource, Payout, PayoutEvent, PayoutStatus
 from payouts.release.code import payout_otp_confirm, payout_otp_send
-from payouts.tracking.events import payout_apply_event, payouts_poll
+from payouts.tracking.events import payout_apply_event
+from payouts.tracking.polling.run import payouts_poll
 from staff.models import AuditEntry, StaffUser
 from tests.payouts.live import World, submitted_payout
 from tests.servers import serve_in_thread

@@ -373,7 +373,13 @@ def _read_due(
 
 
 def payouts_poll(*, environment: Environment | None = None) -> int:
-    """Every environment with open payouts (or `environment`); the number of changes applied."""
+    """
+    The safety net behind webhooks, sized to the upstream's budget: in every environment with open
+    payouts (or `environment`), read the payouts due by their state's cadence
+    (`tracking.polling.plan`), with the fewest upstream calls (status filters, narrow creation
+    windows, single reads for stragglers), within polling's share of the background budget; apply
+    what changed (reported as missed events). Returns the number of changes applied.
+    """
     now = timezone.now()
     open_ids = Payout.objects.filter(status__in=TRACKED).exclude(upstream_id=None)
     environments = Environment.objects.filter(pk__in=open_ids.values("environment_id"))
