@@ -7,14 +7,10 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from staff.errors import FieldProblem
+
 if TYPE_CHECKING:
     from django.forms import BaseForm
-
-
-@dataclass(frozen=True)
-class FieldError:
-    field: str
-    message: str
 
 
 class UpstreamError(Exception):
@@ -34,7 +30,7 @@ class UpstreamError(Exception):
         *,
         status: int | None = None,
         code: str = "",
-        field_errors: list[FieldError] | None = None,
+        field_errors: list[FieldProblem] | None = None,
         details: dict[str, Any] | None = None,
         retry_after: float | None = None,
     ) -> None:
@@ -128,7 +124,7 @@ class CalledInTransaction(RuntimeError):
 class _Parsed:
     code: str = ""
     message: str = ""
-    field_errors: list[FieldError] = field(default_factory=list)
+    field_errors: list[FieldProblem] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
 
 
@@ -160,7 +156,7 @@ def _parse_body(text: str) -> _Parsed:
             for item in errors:
                 if isinstance(item, dict):
                     parsed.field_errors.append(
-                        FieldError(str(item.get("field") or ""), str(item.get("message") or ""))
+                        FieldProblem(str(item.get("field") or ""), str(item.get("message") or ""))
                     )
         parsed.details = {k: v for k, v in body.items() if k not in ("code", "message", "errors")}
     if not parsed.message:

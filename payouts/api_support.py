@@ -68,19 +68,8 @@ class OtpStepOut(Schema):
 
 
 def otp_step_out(step: OtpStep) -> OtpStepOut:
-    return OtpStepOut(
-        state=step.state,
-        sent_to=step.sent_to,
-        sent_at=step.sent_at,
-        expires_at=step.expires_at,
-        tries_left=step.tries_left,
-        max_tries=step.max_tries,
-        codes_sent=step.codes_sent,
-        error_code=step.error_code,
-        message=step.message,
-        can_send=step.can_send,
-        can_confirm=step.can_confirm,
-    )
+    """The step as answered: each field of the schema is the step's attribute of that name."""
+    return OtpStepOut.model_validate(step)
 
 
 class PayoutStateOut(Schema):

@@ -8,8 +8,8 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from emulator.domain.formats import CENTS
-from emulator.domain.pricing import ClientMarkup, Pricing, price
-from emulator.domain.quotations import client_markup_of
+from emulator.domain.pricing import ClientMarkup, Pricing
+from emulator.domain.quotations import QuoteRequest, client_markup_of, price_request
 from emulator.errors import EmulatorError, resource_error
 from emulator.models import ApiClient, Quote, Recipient
 
@@ -68,6 +68,21 @@ def as_resource_error(exc: EmulatorError) -> EmulatorError:
     return exc
 
 
+def payout_quote_request(
+    recipient: Recipient, amount: Decimal, *, stablecoin: str | None, network: str | None
+) -> QuoteRequest:
+    """A payout priced as a quotation: from its funding currency (USD, or the stablecoin of a
+    crypto payout) to the recipient's, fees on the amount sent."""
+    return QuoteRequest(
+        base_currency=stablecoin or "USD",
+        quote_currency=recipient.currency,
+        amount=amount,
+        amount_in_destination=False,
+        account_type=recipient.account_type,
+        network=network,
+    )
+
+
 def price_payout(
     *,
     client: ApiClient,
@@ -79,13 +94,8 @@ def price_payout(
     at: datetime,
 ) -> PayoutPricing:
     try:
-        pricing = price(
-            base_currency=stablecoin or "USD",
-            quote_currency=recipient.currency,
-            account_type=recipient.account_type,
-            network=network,
-            amount=amount,
-            amount_in_destination=False,
+        pricing = price_request(
+            payout_quote_request(recipient, amount, stablecoin=stablecoin, network=network),
             at=at,
             client_markup=markup or client_markup_of(client),
             fees_on_top=True,

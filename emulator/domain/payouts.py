@@ -20,6 +20,7 @@ from emulator.domain.otp import otp_consume
 from emulator.domain.payout_pricing import (
     PayoutPricing,
     as_resource_error,
+    payout_quote_request,
     price_payout,
     pricing_from_quote,
 )
@@ -28,7 +29,7 @@ from emulator.domain.payout_requests import (
     check_instructions,
     parse_payment_instructions,
 )
-from emulator.domain.quotations import PREVIEW_SOURCE, QuoteRequest, quote_create, quote_use
+from emulator.domain.quotations import PREVIEW_SOURCE, quote_create, quote_use
 from emulator.domain.recipients import PAYOUT_ACCOUNT_TYPES, recipient_get
 from emulator.errors import EmulatorError, resource_error
 from emulator.models import ApiClient, OtpCode, Payout, Quote, Recipient, VirtualAccount
@@ -132,14 +133,7 @@ def _reserve_preview_quote(
         return quote_create(
             client=client,
             environment=environment,
-            request=QuoteRequest(
-                base_currency=stablecoin or "USD",
-                quote_currency=recipient.currency,
-                amount=amount,
-                amount_in_destination=False,
-                account_type=recipient.account_type,
-                network=network,
-            ),
+            request=payout_quote_request(recipient, amount, stablecoin=stablecoin, network=network),
             lifetime_seconds=PREVIEW_QUOTE_LIFETIME_SECONDS,
             source=PREVIEW_SOURCE,
         )

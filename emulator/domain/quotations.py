@@ -32,6 +32,23 @@ class QuoteRequest:
     network: str | None
 
 
+def price_request(
+    request: QuoteRequest, *, at: datetime, client_markup: ClientMarkup, fees_on_top: bool = False
+) -> Pricing:
+    """`price` for a validated request (a quotation's, or the one a payout is priced as)."""
+    return price(
+        base_currency=request.base_currency,
+        quote_currency=request.quote_currency,
+        account_type=request.account_type,
+        network=request.network,
+        amount=request.amount,
+        amount_in_destination=request.amount_in_destination,
+        at=at,
+        client_markup=client_markup,
+        fees_on_top=fees_on_top,
+    )
+
+
 def invalid_quote_request(message: str) -> Exception:
     return quote_validation_error(message, valid_quote_currencies=list(QUOTE_CURRENCIES))
 
@@ -137,13 +154,8 @@ def quote_create(
     """Prices and stores an ACTIVE quote expiring `lifetime_seconds` (default 600) from now."""
     lifetime = int(lifetime_seconds or settings.EMULATOR_QUOTE_LIFETIME_SECONDS)
     now = clock.now()
-    pricing = price(
-        base_currency=request.base_currency,
-        quote_currency=request.quote_currency,
-        account_type=request.account_type,
-        network=request.network,
-        amount=request.amount,
-        amount_in_destination=request.amount_in_destination,
+    pricing = price_request(
+        request,
         at=now,
         client_markup=client_markup or client_markup_of(client),
         # A quote reserved by a payout preview prices a payout: fees on top of the amount.

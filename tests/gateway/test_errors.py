@@ -8,7 +8,7 @@ import pytest
 
 from gateway.errors import (
     AuthenticationError,
-    FieldError,
+    FieldProblem,
     NotFoundError,
     PermanentError,
     RateLimited,
@@ -73,7 +73,7 @@ def test_resource_errors_become_field_errors() -> None:
         ],
     }
     error = error_from_response(400, json.dumps(body))
-    assert error.field_errors[0] == FieldError("amount", "must be greater than 0")
+    assert error.field_errors[0] == FieldProblem("amount", "must be greater than 0")
     assert error.form_errors() == {
         "amount": ["must be greater than 0", "at most 2 decimals"],
         "recipient_id": ["required"],
