@@ -1,14 +1,16 @@
-"""What the payout endpoints share: the payout of the request (or 404), its state as answered."""
+"""What the payout endpoints share: the payout of the request (or 404), a service acting on it,
+its state as answered."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 from django.http import Http404, HttpRequest
 from ninja import Field, Schema
 
-from gateway.api_support import ERROR_RESPONSES, ErrorOut
+from gateway.api_support import ERROR_RESPONSES, ErrorOut, acting_staff
 from payouts import selectors
 from payouts.api_out import UpstreamWaitOut, payout_out, upstream_wait_out
 from payouts.approval.selectors import valid_approvals
@@ -29,6 +31,19 @@ def payout_found(request: HttpRequest, payout_id: int, environment: str | None) 
         )
     except Payout.DoesNotExist:
         raise Http404("No such payout in this environment.") from None
+
+
+def payout_action[R](
+    request: HttpRequest,
+    payout_id: int,
+    environment: str | None,
+    action: Callable[..., R],
+    **values: Any,
+) -> R:
+    """`action`, a payout service, on the request's payout (404 when it is not in the request's
+    environment), by the caller, with `values`; its answer."""
+    payout = payout_found(request, payout_id, environment)
+    return action(payout=payout, by=acting_staff(request), **values)
 
 
 def payout_fresh(request: HttpRequest, payout_id: int, environment: str | None) -> dict[str, Any]:

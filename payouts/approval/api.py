@@ -11,7 +11,7 @@ from django.http import HttpRequest
 from ninja import Field, Router, Schema
 
 from gateway.api_support import ERROR_RESPONSES, EnvironmentName
-from payouts.api_support import ERRORS, PayoutStateOut, payout_found, state_out
+from payouts.api_support import ERRORS, PayoutStateOut, payout_action, state_out
 from payouts.approval.selectors import SCOPE_ANYONE, SCOPE_MINE, approval_inbox, valid_approvals
 from payouts.approval.services import payout_approve, payout_cancel, payout_reject
 from payouts.models import Payout
@@ -43,8 +43,7 @@ def approve(
     request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
     """Approve (approvers; never the maker nor the recipient's creator; once per person)."""
-    user = staff_of(request)
-    outcome = payout_approve(payout=payout_found(request, payout_id, environment), by=user)
+    outcome = payout_action(request, payout_id, environment, payout_approve)
     fresh = Payout.objects.select_related("recipient").get(pk=payout_id)
     return 200, ApprovalOut(**state_out(fresh).dict(), complete=outcome.complete)
 
@@ -61,8 +60,8 @@ def reject(
     environment: str | None = EnvironmentName,
 ) -> tuple[int, Any]:
     """Reject with a reason: the payout goes back to its maker."""
-    payout = payout_found(request, payout_id, environment)
-    return 200, state_out(payout_reject(payout=payout, by=staff_of(request), reason=payload.reason))
+    payout = payout_action(request, payout_id, environment, payout_reject, reason=payload.reason)
+    return 200, state_out(payout)
 
 
 @router.post(
@@ -78,8 +77,8 @@ def cancel(
 ) -> tuple[int, Any]:
     """Withdraw a payout not yet sent upstream (its maker or an approver)."""
     reason = payload.reason if payload else ""
-    payout = payout_found(request, payout_id, environment)
-    return 200, state_out(payout_cancel(payout=payout, by=staff_of(request), reason=reason))
+    payout = payout_action(request, payout_id, environment, payout_cancel, reason=reason)
+    return 200, state_out(payout)
 
 
 class InboxItemOut(Schema):

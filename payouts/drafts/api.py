@@ -18,7 +18,7 @@ from gateway.api_support import ERROR_RESPONSES, EnvironmentName, ErrorOut
 from gateway.models import Environment
 from payouts import selectors
 from payouts.api_out import DocumentOut, PayoutOut, document_out, payout_out
-from payouts.api_support import payout_found, payout_fresh
+from payouts.api_support import payout_action, payout_found, payout_fresh
 from payouts.drafts.documents import document_add
 from payouts.drafts.preview import payout_preview
 from payouts.drafts.services import (
@@ -229,8 +229,7 @@ def update_payout(
 def delete_payout(
     request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
-    user = staff_of(request)
-    payout_draft_delete(by=user, payout=payout_found(request, payout_id, environment))
+    payout_action(request, payout_id, environment, payout_draft_delete)
     return 204, None
 
 
@@ -246,9 +245,7 @@ def preview_payout(
     environment: str | None = EnvironmentName,
 ) -> tuple[int, Any]:
     """The upstream's payout preview: fees and what the recipient gets; optionally reserved."""
-    user = staff_of(request)
-    payout = payout_found(request, payout_id, environment)
-    payout_preview(by=user, payout=payout, reserve=payload.reserve)
+    payout_action(request, payout_id, environment, payout_preview, reserve=payload.reserve)
     return 200, payout_fresh(request, payout_id, environment)
 
 
@@ -283,7 +280,11 @@ def submit_payout(
     environment: str | None = EnvironmentName,
 ) -> tuple[int, Any]:
     """Send a draft for approval after every check again; says exactly what is missing."""
-    user = staff_of(request)
-    payout = payout_found(request, payout_id, environment)
-    payout_send_for_approval(by=user, payout=payout, confirm_duplicate=payload.confirm_duplicate)
+    payout_action(
+        request,
+        payout_id,
+        environment,
+        payout_send_for_approval,
+        confirm_duplicate=payload.confirm_duplicate,
+    )
     return 200, payout_fresh(request, payout_id, environment)

@@ -14,6 +14,7 @@ from payouts.api_support import (
     OtpStepOut,
     PayoutStateOut,
     otp_step_out,
+    payout_action,
     payout_found,
     state_out,
 )
@@ -79,8 +80,7 @@ def otp_send(
     again sends a new code that replaces the previous one (which stops working) and resets the
     tries.
     """
-    payout = payout_found(request, payout_id, environment)
-    sent = payout_otp_send(payout=payout, by=staff_of(request))
+    sent = payout_action(request, payout_id, environment, payout_otp_send)
     step = otp_step(Payout.objects.select_related("environment").get(pk=payout_id))
     return 200, OtpSentOut(
         sent_to=sent.sent_to,
@@ -107,10 +107,8 @@ def otp_confirm(
     `wrong_code` with the tries left. A code that cannot work (never sent, blocked, expired,
     replaced) is refused at once: 400 on `code`, before any upstream call.
     """
-    payout = payout_found(request, payout_id, environment)
-    return 202, state_out(
-        payout_otp_confirm(payout=payout, by=staff_of(request), code=payload.code)
-    )
+    payout = payout_action(request, payout_id, environment, payout_otp_confirm, code=payload.code)
+    return 202, state_out(payout)
 
 
 @router.post(
@@ -122,5 +120,4 @@ def resend(
     request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
     """Re-send a payout stuck in `submitting` now, with the same idempotency key (approvers)."""
-    payout = payout_found(request, payout_id, environment)
-    return 202, state_out(payout_retry(payout=payout, by=staff_of(request)))
+    return 202, state_out(payout_action(request, payout_id, environment, payout_retry))
