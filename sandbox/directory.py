@@ -8,13 +8,16 @@ environment of the production kind.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.db.models import Model
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
@@ -40,6 +43,38 @@ def _control(environment: Environment) -> EmulatorControl:
     return EmulatorControl(environment.base_url, settings.EMULATOR_CONTROL_TOKEN)
 
 
+def _drive_then_refresh(
+    request: HttpRequest,
+    environment: Environment,
+    *,
+    drive: Callable[[EmulatorControl], object],
+    what: str,
+    action: str,
+    target: Model,
+    details: dict[str, Any],
+    refresh: Callable[[], object],
+    done: str,
+    success: str,
+) -> None:
+    """Drive the emulator (`drive` with its control client); once it agreed, audit `action` on
+    `target` and read the outcome back with `refresh`. Each outcome is a message for the next page:
+    the emulator refused the `what`, `done` but the refresh failed, or `success`."""
+    try:
+        with _control(environment) as control:
+            drive(control)
+    except EmulatorControlError as exc:
+        messages.error(request, f"The emulator refused the {what}: {exc}")
+        return
+    with transaction.atomic():
+        audit_record(actor=staff_of(request), action=action, target=target, details=details)
+    try:
+        refresh()
+    except ServiceError as exc:
+        messages.warning(request, f"{done}, but the refresh failed: {exc.message}")
+    else:
+        messages.success(request, success)
+
+
 @login_required
 @require_POST
 @permission_required(roles.KYC_REVIEW, raise_exception=True)
@@ -50,27 +85,20 @@ def decide_end_user(request: HttpRequest, pk: int) -> HttpResponse:
     accept = request.POST.get("decision") == "accept"
     reason = request.POST.get("reason", "")
     reasons = [] if accept else [reason if reason in REASONS else REASONS[0]]
-    try:
-        with _control(environment) as control:
-            control.decide_user(user_id=user.upstream_id, accept=accept, reasons=reasons)
-    except EmulatorControlError as exc:
-        messages.error(request, f"The emulator refused the decision: {exc}")
-        return redirect("users:detail", pk=pk)
-    with transaction.atomic():
-        audit_record(
-            actor=staff_of(request),
-            action="sandbox.end_user_decided",
-            target=user,
-            details={"accept": accept, "reasons": reasons},
-        )
-    try:
-        end_user_refresh(end_user=user, by=staff_of(request))
-    except ServiceError as exc:
-        messages.warning(request, f"Decided, but the refresh failed: {exc.message}")
-    else:
-        messages.success(
-            request, "Sandbox: verification " + ("accepted." if accept else "rejected.")
-        )
+    _drive_then_refresh(
+        request,
+        environment,
+        drive=lambda control: control.decide_user(
+            user_id=user.upstream_id, accept=accept, reasons=reasons
+        ),
+        what="decision",
+        action="sandbox.end_user_decided",
+        target=user,
+        details={"accept": accept, "reasons": reasons},
+        refresh=lambda: end_user_refresh(end_user=user, by=staff_of(request)),
+        done="Decided",
+        success="Sandbox: verification " + ("accepted." if accept else "rejected."),
+    )
     return redirect("users:detail", pk=pk)
 
 
@@ -88,23 +116,16 @@ def simulate_deposit(request: HttpRequest, pk: int) -> HttpResponse:
     if not amount.is_finite() or amount <= 0 or amount != amount.quantize(Decimal("0.01")):
         messages.error(request, "Enter a positive amount in dollars and cents, e.g. 1500.00.")
         return redirect("accounts:virtual_account_detail", pk=pk)
-    try:
-        with _control(environment) as control:
-            control.deposit(virtual_account_id=va.upstream_id, amount=amount)
-    except EmulatorControlError as exc:
-        messages.error(request, f"The emulator refused the deposit: {exc}")
-        return redirect("accounts:virtual_account_detail", pk=pk)
-    with transaction.atomic():
-        audit_record(
-            actor=staff_of(request),
-            action="sandbox.deposit_simulated",
-            target=va,
-            details={"amount": amount, "currency": va.currency},
-        )
-    try:
-        virtual_account_refresh(virtual_account=va, by=staff_of(request))
-    except ServiceError as exc:
-        messages.warning(request, f"Deposited, but the refresh failed: {exc.message}")
-    else:
-        messages.success(request, f"Sandbox: {amount:,.2f} {va.currency} deposited.")
+    _drive_then_refresh(
+        request,
+        environment,
+        drive=lambda control: control.deposit(virtual_account_id=va.upstream_id, amount=amount),
+        what="deposit",
+        action="sandbox.deposit_simulated",
+        target=va,
+        details={"amount": amount, "currency": va.currency},
+        refresh=lambda: virtual_account_refresh(virtual_account=va, by=staff_of(request)),
+        done="Deposited",
+        success=f"Sandbox: {amount:,.2f} {va.currency} deposited.",
+    )
     return redirect("accounts:virtual_account_detail", pk=pk)
