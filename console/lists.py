@@ -1,17 +1,21 @@
-"""List pages, shared by every app: filters applied only when given, a search over several fields
-(word by word, or an amount), one page of rows with the other query parameters kept, and the HTMX
-results partial (or any page's fragment)."""
+"""List pages, shared by every app: filters applied only when given, a filter bar's menu of makers,
+a search over several fields (word by word, or an amount), one page of rows with the other query
+parameters kept, and the HTMX results partial (or any page's fragment)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from django import forms
 from django.core.paginator import Page, Paginator
 from django.db.models import Model, Q, QuerySet
 from django.http import HttpRequest
+
+from staff.models import StaffUser
 
 PAGE_SIZE = 25
 
@@ -76,6 +80,18 @@ def page_of(request: HttpRequest, rows: Any, per_page: int = PAGE_SIZE) -> tuple
     query = request.GET.copy()
     query.pop("page", None)
     return page, query.urlencode()
+
+
+def filters_by_maker[F: forms.Form](
+    request: HttpRequest, form_class: Callable[..., F], makers: Iterable[StaffUser], **choices: Any
+) -> tuple[F, dict[str, Any], StaffUser | None]:
+    """A filter bar with a menu of `makers`: the bound form, its values (none when invalid) and
+    the maker chosen (None: any). `choices` are the form's other menus."""
+    makers = list(makers)
+    form = form_class(request.GET or None, makers=[(str(m.pk), m.email) for m in makers], **choices)
+    filters = form.cleaned_data if form.is_valid() else {}
+    maker = next((m for m in makers if str(m.pk) == filters.get("maker")), None)
+    return form, filters, maker
 
 
 def is_htmx(request: HttpRequest) -> bool:

@@ -14,7 +14,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 
-from console.lists import is_htmx, list_template, page_of
+from console.lists import filters_by_maker, is_htmx, list_template, page_of
 from gateway.models import Environment
 from gateway.selectors import environment_current
 from payouts import selectors
@@ -54,10 +54,8 @@ def _environment(request: HttpRequest) -> Environment | None:
 
 def _filtered(request: HttpRequest) -> tuple[PayoutFilterForm, Any]:
     environment = _environment(request)
-    makers = list(selectors.payout_makers(environment))
-    form = PayoutFilterForm(request.GET or None, makers=[(str(m.pk), m.email) for m in makers])
-    filters = form.cleaned_data if form.is_valid() else {}
-    maker = next((m for m in makers if str(m.pk) == filters.get("maker")), None)
+    makers = selectors.payout_makers(environment)
+    form, filters, maker = filters_by_maker(request, PayoutFilterForm, makers)
     payouts = selectors.payout_list(
         environment=environment,
         q=filters.get("q") or "",

@@ -10,7 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from console.lists import list_template, page_of
+from console.lists import filters_by_maker, list_template, page_of
 from gateway.models import Environment
 from gateway.selectors import environment_current
 from quotes import selectors
@@ -68,14 +68,12 @@ def quote_list(request: HttpRequest) -> HttpResponse:
     user = staff_of(request)
     selectors.require_quote_reader(user)
     environment = _environment(request)
-    makers = selectors.makers(environment)
-    form = QuoteFilterForm(
-        request.GET or None,
+    form, filters, maker = filters_by_maker(
+        request,
+        QuoteFilterForm,
+        selectors.makers(environment),
         corridors=selectors.corridors(environment),
-        makers=[(str(m.pk), m.email) for m in makers],
     )
-    filters = form.cleaned_data if form.is_valid() else {}
-    maker = next((m for m in makers if str(m.pk) == filters.get("maker")), None)
     quotes = selectors.quote_list(
         environment=environment,
         status=filters.get("status") or "",
