@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
-from typing import Literal
+from typing import Any, Literal
 
 from django.http import Http404, HttpRequest
 from ninja import Field, Query, Router, Schema, Status
@@ -15,6 +16,7 @@ from gateway.api_support import (
     ERROR_RESPONSES,
     EnvironmentName,
     ErrorOut,
+    PageOut,
     acting_staff,
     api_environment,
     request_key,
@@ -35,6 +37,27 @@ def _end_user(request: HttpRequest, environment: str | None, end_user_id: int) -
             "No end user with this id in this environment.",
             errors=[("end_user_id", "no such end user in this environment")],
         ) from None
+
+
+def _created_for_end_user[T](
+    request: HttpRequest,
+    environment: str | None,
+    end_user_id: int,
+    idempotency_key: str | None,
+    create: Callable[..., T],
+    **values: Any,
+) -> Status[T]:
+    """201 with what `create`, a service, made for the end user `end_user_id` names (400 on that
+    field when there is none in the request's environment), by the caller, with `values` and the
+    request's Idempotency-Key."""
+    end_user = _end_user(request, environment, end_user_id)
+    made = create(
+        end_user=end_user,
+        by=acting_staff(request),
+        request_key=request_key(idempotency_key),
+        **values,
+    )
+    return Status(201, made)
 
 
 # --- virtual accounts ------------------------------------------------------------------------
@@ -76,11 +99,8 @@ class VirtualAccountOut(Schema):
         return obj.end_user.upstream_id
 
 
-class VirtualAccountPage(Schema):
-    items: list[VirtualAccountOut]
-    count: int
-    page: int
-    pages: int
+class VirtualAccountPage(PageOut[VirtualAccountOut]):
+    pass
 
 
 @router.post(
@@ -95,14 +115,14 @@ def create_virtual_account(
     idempotency_key: str | None = submission_key("account"),
 ) -> Status[VirtualAccount]:
     """Only for verified end users (400 `end_user_not_verified` on `end_user_id` otherwise)."""
-    end_user = _end_user(request, environment, payload.end_user_id)
-    va = virtual_accounts.virtual_account_create(
-        end_user=end_user,
+    return _created_for_end_user(
+        request,
+        environment,
+        payload.end_user_id,
+        idempotency_key,
+        virtual_accounts.virtual_account_create,
         mode=payload.mode,
-        by=acting_staff(request),
-        request_key=request_key(idempotency_key),
     )
-    return Status(201, va)
 
 
 @router.get(
@@ -249,11 +269,8 @@ class RecipientOut(Schema):
         return obj.created_by.email
 
 
-class RecipientPage(Schema):
-    items: list[RecipientOut]
-    count: int
-    page: int
-    pages: int
+class RecipientPage(PageOut[RecipientOut]):
+    pass
 
 
 @router.post(
@@ -269,7 +286,6 @@ def create_recipient(
 ) -> Status[Recipient]:
     """Checked before sending (ABA checksum, BIC, IBAN); the upstream's field errors come back
     on the same field names (`account.routing_number`, `end_user_id`, ...)."""
-    end_user = _end_user(request, environment, payload.end_user_id)
     values = {
         "kind": "company" if payload.company_name.strip() else "individual",
         "first_name": payload.first_name,
@@ -279,13 +295,14 @@ def create_recipient(
         **payload.address.dict(),
         **payload.account.dict(),
     }
-    recipient = recipients.recipient_create(
-        end_user=end_user,
-        by=acting_staff(request),
+    return _created_for_end_user(
+        request,
+        environment,
+        payload.end_user_id,
+        idempotency_key,
+        recipients.recipient_create,
         values=values,
-        request_key=request_key(idempotency_key),
     )
-    return Status(201, recipient)
 
 
 @router.get(

@@ -1,7 +1,7 @@
 """
 Shared pieces of every API router: the one error schema, `?environment=` (the environment a
-request acts in, which is the gateway's), permission checks. Each app's router imports them from
-here; `config/api.py` mounts the routers.
+request acts in, which is the gateway's), permission checks, pages of a list. Each app's router
+imports them from here; `config/api.py` mounts the routers.
 """
 
 from __future__ import annotations
@@ -92,6 +92,15 @@ def require_permission(request: HttpRequest, permission: str) -> None:
     """403 unless the caller (session or token) holds `permission`."""
     if not request.user.has_perm(permission):
         raise PermissionDenied(f"You do not have the permission {permission}.")
+
+
+class PageOut[T](Schema):
+    # What `paginate` answers. A list endpoint's page names its rows, `class XPage(PageOut[XOut])`
+    # (no docstring: the schema's OpenAPI description would change).
+    items: list[T]
+    count: int
+    page: int
+    pages: int
 
 
 def paginate(rows: QuerySet[Any], *, page: int, page_size: int) -> dict[str, Any]:

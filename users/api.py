@@ -14,6 +14,7 @@ from gateway.api_support import (
     ERROR_RESPONSES,
     EnvironmentName,
     ErrorOut,
+    PageOut,
     acting_staff,
     api_environment,
     paginate,
@@ -129,11 +130,8 @@ class EndUserOut(Schema):
         return obj.reviewed_by.email if obj.reviewed_by else None
 
 
-class EndUserPage(Schema):
-    items: list[EndUserOut]
+class EndUserPage(PageOut[EndUserOut]):
     count: int = Field(description="Rows matching the filters.")
-    page: int
-    pages: int
 
 
 class NoteIn(Schema):
