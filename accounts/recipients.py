@@ -28,7 +28,6 @@ from users.mirror import (
     MirrorKind,
     mirror_create,
     require,
-    snapshot_of,
     upstream_answer,
 )
 from users.models import EndUser
@@ -47,11 +46,6 @@ SNAPSHOT_FIELDS = {
     "routing_number": "routing_number",
     "swift_code": "swift_code",
 }
-
-
-def snapshot(recipient: Recipient) -> dict[str, Any]:
-    """What the audit trail keeps as 'before' and 'after'."""
-    return snapshot_of(recipient, SNAPSHOT_FIELDS)
 
 
 # --- checking --------------------------------------------------------------------------------
@@ -207,7 +201,7 @@ def _apply_answer(recipient: Recipient, record: UpstreamRecipient) -> None:
 RECIPIENT: MirrorKind[Recipient, UpstreamRecipient] = MirrorKind(
     model=Recipient,
     audit="recipient",
-    snapshot=snapshot,
+    snapshot_fields=SNAPSHOT_FIELDS,
     upstream_id_of=lambda record: record.recipient_id,
     apply_answer=_apply_answer,
     # After no answer: the recipient the upstream may have made anyway (same account number).

@@ -31,7 +31,6 @@ from users.mirror import (
     record_refresh,
     refresh_after_commit,
     require,
-    snapshot_of,
 )
 from users.models import EndUser
 
@@ -50,11 +49,6 @@ SNAPSHOT_FIELDS = {
     "currency": "currency",
     "balance_as_of": "balance_as_of",
 }
-
-
-def snapshot(va: VirtualAccount) -> dict[str, Any]:
-    """What the audit trail keeps as 'before' and 'after'."""
-    return snapshot_of(va, SNAPSHOT_FIELDS)
 
 
 def apply_record(va: VirtualAccount, data: dict[str, Any]) -> None:
@@ -96,7 +90,7 @@ def _fold_early(
 VIRTUAL_ACCOUNT: MirrorKind[VirtualAccount, UpstreamVirtualAccount] = MirrorKind(
     model=VirtualAccount,
     audit="virtual_account",
-    snapshot=snapshot,
+    snapshot_fields=SNAPSHOT_FIELDS,
     upstream_id_of=lambda record: record.id,
     apply_answer=lambda va, record: apply_record(va, record.model_dump(mode="json")),
     fold_early=_fold_early,
@@ -169,7 +163,7 @@ def virtual_account_refresh(
         raise service_error_from_upstream(exc, what="the refresh") from exc
     with transaction.atomic():
         va = VirtualAccount.objects.select_for_update().get(pk=va.pk)
-        before = snapshot(va)
+        before = VIRTUAL_ACCOUNT.snapshot(va)
         apply_record(va, record.model_dump(mode="json"))
         if balance is not None:
             as_of = balance.updated_at or timezone.now()
@@ -178,13 +172,7 @@ def virtual_account_refresh(
                 va.currency = balance.currency
                 va.balance_as_of = as_of
         va.save()
-        record_refresh(
-            va,
-            before=before,
-            after=snapshot(va),
-            by=by,
-            action="virtual_account.refreshed",
-        )
+        record_refresh(VIRTUAL_ACCOUNT, va, before=before, by=by)
     return va
 
 

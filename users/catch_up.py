@@ -9,7 +9,7 @@ from django.db.models import QuerySet
 
 from gateway.models import Environment
 from users.models import EndUser, UpstreamMirror, VerificationStatus
-from users.services import end_user_refresh, snapshot
+from users.services import END_USER, end_user_refresh
 from webhooks.mirrors import CatchUpResult, catch_up_each
 
 
@@ -44,5 +44,5 @@ def end_users_catch_up(*, environment: Environment, limit: int) -> CatchUpResult
         order=("-updated_at", "-pk"),
         limit=limit,
         refresh=lambda end_user: end_user_refresh(end_user=end_user, by=None),
-        state=snapshot,
+        state=END_USER.snapshot,
     )

@@ -102,21 +102,21 @@ def refresh_after_commit(task: Callable[[int], None], record: UpstreamMirror) ->
     transaction.on_commit(lambda: async_task(task, pk))
 
 
-def record_refresh(
-    target: UpstreamMirror,
+def record_refresh[M: UpstreamMirror](
+    kind: MirrorKind[M, Any],
+    target: M,
     *,
     before: dict[str, Any],
-    after: dict[str, Any],
     by: StaffUser | None,
-    action: str,
     timeline_keeps_before: bool = False,
 ) -> None:
     """
-    After a record was re-read from the upstream (inside its transaction): when anything changed,
-    one timeline line naming the fields (a system line when `by` is None: a background task) and
-    one audit entry with before and after. `timeline_keeps_before` also keeps the changed fields'
-    old values in the timeline line.
+    After a record was re-read from the upstream and saved (inside its transaction): when its
+    snapshot moved from `before`, one timeline line naming the fields (a system line when `by`
+    is None: a background task) and one audit entry `<audit>.refreshed` with before and after.
+    `timeline_keeps_before` also keeps the changed fields' old values in the timeline line.
     """
+    after = kind.snapshot(target)
     if before == after:
         return
     changed = sorted(k for k in after if before.get(k) != after.get(k))
@@ -127,7 +127,12 @@ def record_refresh(
         summary="Refreshed from the upstream: " + ", ".join(changed),
         data={"before": {k: before[k] for k in changed}} if timeline_keeps_before else None,
     )
-    audit_record(actor=by, action=action, target=target, details={"before": before, "after": after})
+    audit_record(
+        actor=by,
+        action=f"{kind.audit}.refreshed",
+        target=target,
+        details={"before": before, "after": after},
+    )
 
 
 @dataclass(frozen=True)
@@ -142,7 +147,7 @@ class MirrorKind[M: UpstreamMirror, R]:
 
     model: type[M]
     audit: str
-    snapshot: Callable[[M], dict[str, Any]]
+    snapshot_fields: Mapping[str, str]  # the audit snapshot: key -> attribute (see snapshot_of)
     upstream_id_of: Callable[[R], str]
     apply_answer: Callable[[M, R], None]
     fold_early: Callable[[M, M], Callable[[M], None] | None] | None = None
@@ -150,6 +155,10 @@ class MirrorKind[M: UpstreamMirror, R]:
     # and whether one of them is the row's (for the adoption after no answer).
     listed: Callable[[M], list[R]] | None = None
     matches: Callable[[M, R], bool] | None = None
+
+    def snapshot(self, row: M) -> dict[str, Any]:
+        """What the audit trail keeps of `row` as 'before' and 'after'."""
+        return snapshot_of(row, self.snapshot_fields)
 
 
 # --- create ----------------------------------------------------------------------------------

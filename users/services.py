@@ -22,7 +22,6 @@ from users.mirror import (
     record_refresh,
     refresh_after_commit,
     require,
-    snapshot_of,
     timeline_add,
     upstream_answer,
 )
@@ -54,11 +53,6 @@ SNAPSHOT_FIELDS = {
         "reasons",
     )
 }
-
-
-def snapshot(end_user: EndUser) -> dict[str, Any]:
-    """What the audit trail keeps as 'before' and 'after'."""
-    return snapshot_of(end_user, SNAPSHOT_FIELDS)
 
 
 def validate_fields(values: dict[str, Any], *, partial: bool = False) -> dict[str, str]:
@@ -110,7 +104,7 @@ def _fold_early(end_user: EndUser, early: EndUser) -> None:
 END_USER: MirrorKind[EndUser, UpstreamUser] = MirrorKind(
     model=EndUser,
     audit="end_user",
-    snapshot=snapshot,
+    snapshot_fields=SNAPSHOT_FIELDS,
     upstream_id_of=lambda record: record.user_id,
     apply_answer=_apply_answer,
     fold_early=_fold_early,
@@ -255,7 +249,7 @@ def end_user_update(
             status=409,
             errors=[(name, "changing this restarts verification") for name in identity],
         )
-    before = snapshot(end_user)
+    before = END_USER.snapshot(end_user)
     record = upstream_answer(
         upstream(end_user.environment).users.update,
         end_user.upstream_id,
@@ -281,7 +275,7 @@ def end_user_update(
             actor=by,
             action="end_user.updated",
             target=end_user,
-            details={"before": before, "after": snapshot(end_user), "sent": changes},
+            details={"before": before, "after": END_USER.snapshot(end_user), "sent": changes},
         )
     return end_user
 
@@ -301,17 +295,10 @@ def end_user_refresh(*, end_user: EndUser, by: StaffUser | None) -> EndUser:
     )
     with transaction.atomic():
         end_user = EndUser.objects.select_for_update().get(pk=end_user.pk)
-        before = snapshot(end_user)
+        before = END_USER.snapshot(end_user)
         _apply_record(end_user, record.model_dump(mode="json"))
         end_user.save()
-        record_refresh(
-            end_user,
-            before=before,
-            after=snapshot(end_user),
-            by=by,
-            action="end_user.refreshed",
-            timeline_keeps_before=True,
-        )
+        record_refresh(END_USER, end_user, before=before, by=by, timeline_keeps_before=True)
     return end_user
 
 
