@@ -16,7 +16,9 @@ from gateway.api_support import (
     ERROR_RESPONSES,
     EnvironmentName,
     ErrorOut,
+    PageNumber,
     PageOut,
+    PageSize,
     acting_staff,
     api_environment,
     request_key,
@@ -136,8 +138,8 @@ def list_virtual_accounts(
     status: Literal["activating", "active", "failed", "frozen", "deactivated"] | None = None,
     mode: Literal["fiat", "crypto"] | None = None,
     end_user_id: int | None = None,
-    page: int = Query(1, ge=1),
-    page_size: int = Query(50, ge=1, le=200),
+    page: int = PageNumber,
+    page_size: int = PageSize,
 ) -> dict[str, object]:
     return readable_page(
         request,
@@ -314,8 +316,8 @@ def list_recipients(
     end_user_id: int | None = None,
     account_type: Literal["WIRE", "SWIFT"] | None = None,
     search: str = Query("", description="Name, company, email or upstream id."),
-    page: int = Query(1, ge=1),
-    page_size: int = Query(50, ge=1, le=200),
+    page: int = PageNumber,
+    page_size: int = PageSize,
 ) -> dict[str, object]:
     return readable_page(
         request,

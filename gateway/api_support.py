@@ -53,6 +53,11 @@ ENVIRONMENT_QUERY_DESCRIPTION = (
 )
 # The `?environment=NAME` parameter of every endpoint that works in one environment.
 EnvironmentName = Query(None, description=ENVIRONMENT_QUERY_DESCRIPTION)
+# A list's paging: `?page=&page_size=` (answered by `paginate`), or `?limit=&offset=`.
+PageNumber = Query(1, ge=1)
+PageSize = Query(50, ge=1, le=200)
+Limit = Query(50, ge=1, le=200)
+Offset = Query(0, ge=0)
 
 
 def request_key(value: str | None) -> uuid.UUID | None:

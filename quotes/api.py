@@ -15,6 +15,8 @@ from gateway.api_support import (
     ERROR_RESPONSES,
     EnvironmentName,
     ErrorOut,
+    Limit,
+    Offset,
     api_environment,
 )
 from gateway.models import Environment
@@ -182,8 +184,8 @@ def list_quotes(
     request: HttpRequest,
     status: str = "",
     corridor: str = QueryParam("", description="BASE-DEST, e.g. USD-MXN."),
-    limit: int = QueryParam(50, ge=1, le=200),
-    offset: int = QueryParam(0, ge=0),
+    limit: int = Limit,
+    offset: int = Offset,
     environment: str | None = EnvironmentName,
 ) -> tuple[int, Any]:
     """The environment's quotes, newest first."""

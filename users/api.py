@@ -14,7 +14,9 @@ from gateway.api_support import (
     ERROR_RESPONSES,
     EnvironmentName,
     ErrorOut,
+    PageNumber,
     PageOut,
+    PageSize,
     acting_staff,
     api_environment,
     paginate,
@@ -185,8 +187,8 @@ def list_end_users(
     created_from: date | None = CreatedFrom,
     created_to: date | None = CreatedTo,
     search: str = Query("", description="Email, name, phone or upstream id."),
-    page: int = Query(1, ge=1),
-    page_size: int = Query(50, ge=1, le=200),
+    page: int = PageNumber,
+    page_size: int = PageSize,
 ) -> dict[str, object]:
     return readable_page(
         request,

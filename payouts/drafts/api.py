@@ -14,7 +14,7 @@ from ninja.files import UploadedFile
 from ninja.params.functions import Query as QueryParam
 
 from accounts.models import Recipient, VirtualAccount
-from gateway.api_support import ERROR_RESPONSES, EnvironmentName, ErrorOut
+from gateway.api_support import ERROR_RESPONSES, EnvironmentName, ErrorOut, Limit, Offset
 from gateway.models import Environment
 from payouts import selectors
 from payouts.api_out import DocumentOut, PayoutOut, document_out, payout_out
@@ -170,8 +170,8 @@ def list_payouts(
     amount_max: Decimal | None = None,
     date_from: date | None = None,
     date_to: date | None = None,
-    limit: int = QueryParam(50, ge=1, le=200),
-    offset: int = QueryParam(0, ge=0),
+    limit: int = Limit,
+    offset: int = Offset,
     environment: str | None = EnvironmentName,
 ) -> tuple[int, Any]:
     """Payouts of the environment, newest first, with their documents and timelines; searched
