@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from payouts.approval.services import payout_approve
 from payouts.models import Payout, PayoutStatus
-from payouts.tracking.events import payouts_poll
+from payouts.tracking.polling.run import payouts_poll
 from staff.models import StaffUser
 from tests.payouts.live import World, build_world, crypto_payout
 

@@ -19,7 +19,7 @@ from payouts.drafts.documents import document_add
 from payouts.drafts.preview import payout_preview
 from payouts.drafts.services import DraftValues, payout_draft_create, payout_send_for_approval
 from payouts.models import NotificationKind, Payout, PayoutNotification, PayoutStatus
-from payouts.tracking.events import payouts_poll
+from payouts.tracking.polling.run import payouts_poll
 from staff.models import AuditEntry, StaffUser
 from tests.emulator.conftest import business_hours_seconds
 from tests.payouts.live import PDF_BYTES, World, build_world
