@@ -6,7 +6,6 @@ pages put them on the form at fault (`add_to_form`) or in words (`refusal_texts`
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from django.core.exceptions import PermissionDenied
@@ -14,8 +13,6 @@ from django.core.exceptions import PermissionDenied
 from staff.errors import ServiceError
 
 if TYPE_CHECKING:
-    from django.forms import BaseForm
-
     from payouts.models import Payout
 
 # A state the request conflicts with (409); any other invalid draft is bad input (400).
@@ -27,19 +24,13 @@ class PayoutRefusal(ServiceError):
     """What payout pages show of a refusal: each message on its form field when the form has
     it, else on the form as a whole, in the service's own words (no field name prefixed)."""
 
+    names_fields_off_the_form = False
+
     def texts(self, *, named: bool = False) -> list[str]:
         """Every message in order; `named` prefixes each field's name ("amount: ...")."""
         if not self.errors:
             return [self.message]
         return [f"{e.field}: {e.message}" if named and e.field else e.message for e in self.errors]
-
-    def add_to_form(self, form: BaseForm, *, rename: Mapping[str, str] | None = None) -> None:
-        rename = rename or {}
-        if not self.errors:
-            form.add_error(None, self.message)
-        for item in self.errors:
-            field = rename.get(item.field, item.field)
-            form.add_error(field if field in form.fields else None, item.message)
 
 
 def refusal_texts(exc: Exception, *, named: bool = False) -> list[str]:

@@ -25,6 +25,9 @@ class ServiceError(Exception):
     """
 
     status = 400
+    # An error on a field the form does not have goes above the form, prefixed with the field's
+    # name; a family whose messages already say what they concern turns the prefix off.
+    names_fields_off_the_form = True
 
     def __init__(
         self,
@@ -67,7 +70,8 @@ class ServiceError(Exception):
             target = next((n for n in candidates if n and n in form.fields), None)
             if target is not None and target in form.errors and item.message in form.errors[target]:
                 continue
-            named = target or not item.field  # an empty field is the request as a whole
+            # An empty field is the request as a whole.
+            named = target or not item.field or not self.names_fields_off_the_form
             form.add_error(target, item.message if named else f"{item.field}: {item.message}")
         if not self.errors:
             form.add_error(None, self.message)
