@@ -50,6 +50,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # request.user carries its Proof (session or token, second factor): staff.step_up.
+    "staff.middleware.proof_middleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
@@ -236,6 +238,9 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_USERNAME_FORM_FIELD = "username"
 AXES_LOCKOUT_TEMPLATE = "staff/locked_out.html"
 AXES_RESET_ON_SUCCESS = True
+
+# Step-up (staff.step_up): minutes a verified second factor stays fresh for sensitive actions.
+PAYOPS_STEP_UP_MINUTES = env.int("PAYOPS_STEP_UP_MINUTES", default=5)
 
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
