@@ -7,7 +7,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import PasswordChangeForm
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import reverse_lazy
 
 from staff.bootstrap import DEMO_PASSWORD, demo_logins
@@ -47,3 +47,8 @@ class PasswordChangeView(auth_views.PasswordChangeView):
         audit_record(actor=form.user, action="staff.password_changed", target=form.user)
         messages.success(self.request, "Your password has been changed.")
         return response
+
+
+def step_up(request: HttpRequest) -> HttpResponse:
+    """The step-up prompt: placeholder until the second-factor pages land (same session)."""
+    raise Http404("Step-up is not built yet.")
