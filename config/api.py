@@ -1,29 +1,43 @@
 """The back office's NinjaAPI at /api/v1; each app adds its Router here. Docs are staff-only.
 
 Authentication: a personal API token (`Authorization: Bearer <token>`, see staff.api_tokens)
-acts as its staff member with exactly their permissions; the browser's session works too (the
-docs page). Every error, whatever raised it, answers the one shape of `gateway.api_support.ErrorOut`
+acts as its staff member, narrowed to the token's scopes (StaffUser.has_perm reads the Proof the
+auth attaches) until it expires; the browser's session works too (the docs page).
+
+Permission before body: every operation's permission is stated once, in OPERATION_PERMISSIONS
+below, and checked by the auth step, which ninja runs before it parses anything: a caller without
+it gets 403 whatever they sent (the services check again; they are not the only callers).
+
+Every error, whatever raised it, answers the one shape of `gateway.api_support.ErrorOut`
 `{"code", "message", "errors": [{"field", "message"}]}`:
 
 - bad input is **400** `validation_error` (schema errors from ninja, service rules and the
   upstream's own field errors alike: a caller handles one status for "fix your request"; the
   upstream answers 400 for these too, decisions.md 1 "Error shapes");
 - 401 `unauthorized` (no or bad credentials), 403 `permission_denied`, 404 `not_found`;
+- 413 `payload_too_large` for a body over DATA_UPLOAD_MAX_MEMORY_SIZE (read before parsing);
 - 409 for conflicts a service names; 503 `upstream_unavailable` when the upstream did not answer
   (nothing is half-created: retry the same request).
 """
 
 import logging
 from collections.abc import Callable
+from datetime import datetime
 from functools import wraps
 from typing import Any
 
 from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import (
+    ImproperlyConfigured,
+    PermissionDenied,
+    RequestDataTooBig,
+    SuspiciousOperation,
+)
 from django.http import Http404, HttpRequest, HttpResponse
-from ninja import NinjaAPI, Schema
+from django.http.multipartparser import MultiPartParserError
+from ninja import Field, NinjaAPI, Router, Schema
 from ninja.errors import AuthenticationError, HttpError, ValidationError
-from ninja.security import HttpBearer, django_auth
+from ninja.security import HttpBearer, SessionAuth
 
 from accounts.api import router as accounts_router
 from gateway.api_support import ERROR_RESPONSES
@@ -31,20 +45,151 @@ from payouts.approval.api import router as approval_router
 from payouts.drafts.api import router as payouts_router
 from payouts.release.api import router as release_router
 from quotes.api import router as quotes_router
-from staff.api_tokens import api_token_authenticate
+from staff import roles
+from staff.api_tokens import SAFE_METHODS, api_token_authenticate, read_only, token_proof
 from staff.errors import ServiceError
+from staff.models import ApiToken, StaffUser
 from staff.roles import has_staff_role, user_roles
+from staff.step_up import proof_attach, proof_of
 from users.api import router as users_router
 from webhooks.api import router as webhooks_router
 
 logger = logging.getLogger(__name__)
 
 
+# What an operation needs: any one of these permissions; () is any staff member.
+Need = tuple[str, ...]
+ANY_STAFF: Need = ()
+PAYOUT_READERS: Need = (roles.FINANCE_VIEW, roles.COMPLIANCE_VIEW)
+
+# The permission of every operation, "METHOD /path" as in openapi.json, stated once: the auth
+# step refuses (403) before the body is parsed, and tests/config/test_api_permissions.py checks
+# every operation of the schema against it. An operation missing here stops the start-up.
+OPERATION_PERMISSIONS: dict[str, Need] = {
+    "GET /me": ANY_STAFF,
+    # end users
+    "POST /end-users": (roles.END_USERS_MANAGE,),
+    "GET /end-users": (roles.DIRECTORY_VIEW,),
+    "GET /end-users/{id}": (roles.DIRECTORY_VIEW,),
+    "PATCH /end-users/{id}": (roles.END_USERS_MANAGE,),
+    "POST /end-users/{id}/refresh": (roles.DIRECTORY_VIEW,),
+    "POST /end-users/{id}/kyc-notes": (roles.KYC_REVIEW,),
+    "POST /end-users/{id}/kyc-review": (roles.KYC_REVIEW,),
+    # virtual accounts and recipients
+    "POST /virtual-accounts": (roles.ACCOUNTS_MANAGE,),
+    "GET /virtual-accounts": (roles.DIRECTORY_VIEW,),
+    "GET /virtual-accounts/{id}": (roles.DIRECTORY_VIEW,),
+    "POST /virtual-accounts/{id}/refresh": (roles.DIRECTORY_VIEW,),
+    "POST /recipients": (roles.ACCOUNTS_MANAGE,),
+    "GET /recipients": (roles.DIRECTORY_VIEW,),
+    "GET /recipients/{id}": (roles.DIRECTORY_VIEW,),
+    # quotes
+    "POST /quotes": (roles.PAYOUT_INITIATE,),
+    "GET /quotes": (roles.FINANCE_VIEW,),
+    "GET /quotes/{quote_id}": (roles.FINANCE_VIEW,),
+    "PATCH /quotes/{quote_id}": (roles.PAYOUT_INITIATE,),
+    # payouts: drafts
+    "POST /payouts": (roles.PAYOUT_INITIATE,),
+    "GET /payouts": PAYOUT_READERS,
+    "GET /payouts/{payout_id}": PAYOUT_READERS,
+    "PATCH /payouts/{payout_id}": (roles.PAYOUT_INITIATE,),
+    "DELETE /payouts/{payout_id}": (roles.PAYOUT_INITIATE,),
+    "POST /payouts/{payout_id}/preview": (roles.PAYOUT_INITIATE,),
+    "POST /payouts/{payout_id}/documents": (roles.PAYOUT_INITIATE,),
+    "POST /payouts/{payout_id}/submit": (roles.PAYOUT_INITIATE,),
+    # payouts: approval and release
+    "POST /payouts/{payout_id}/approve": (roles.PAYOUT_APPROVE,),
+    "POST /payouts/{payout_id}/reject": (roles.PAYOUT_APPROVE,),
+    "POST /payouts/{payout_id}/cancel": (roles.PAYOUT_INITIATE, roles.PAYOUT_APPROVE),
+    "GET /approvals": PAYOUT_READERS,
+    "GET /payouts/{payout_id}/otp": PAYOUT_READERS,
+    "POST /payouts/{payout_id}/otp/send": (roles.PAYOUT_APPROVE,),
+    "POST /payouts/{payout_id}/otp/confirm": (roles.PAYOUT_APPROVE,),
+    "POST /payouts/{payout_id}/resend": (roles.PAYOUT_APPROVE,),
+    # webhooks
+    "GET /webhooks/endpoints": (roles.WEBHOOKS_MANAGE,),
+    "POST /webhooks/endpoints/{environment_id}/register": (roles.WEBHOOKS_MANAGE,),
+    "POST /webhooks/endpoints/{environment_id}/rotate": (roles.WEBHOOKS_MANAGE,),
+    "GET /webhooks/events": (roles.WEBHOOK_EVENTS_VIEW,),
+    "GET /webhooks/events/{event_pk}": (roles.WEBHOOK_EVENTS_VIEW,),
+    "POST /webhooks/events/{event_pk}/reprocess": (roles.WEBHOOKS_MANAGE,),
+    "POST /webhooks/events/reprocess": (roles.WEBHOOKS_MANAGE,),
+    "GET /webhooks/runs/{run_pk}": (roles.WEBHOOKS_MANAGE,),
+    "GET /webhooks/missed": (roles.WEBHOOK_EVENTS_VIEW,),
+}
+
+
+def require_any(user: Any, need: Need) -> None:
+    """403 unless `user` holds one of `need` (token scopes included: StaffUser.has_perm)."""
+    if need and not any(user.has_perm(permission) for permission in need):
+        raise PermissionDenied(f"You do not have the permission {' or '.join(need)}.")
+
+
+def _token_user(raw: str) -> StaffUser | None:
+    """The staff member a bearer token acts as, carrying the token's Proof; None if it fails."""
+    token = api_token_authenticate(raw.strip())
+    if token is None or not has_staff_role(token.user):
+        return None
+    proof_attach(token.user, token_proof(token))
+    return token.user
+
+
+class StaffTokenAuth(HttpBearer):
+    """`Authorization: Bearer <personal API token>`: the request acts as the token's owner,
+    narrowed to its scopes; then the operation's permission (`need`), before any parsing."""
+
+    def __init__(self, need: Need = ANY_STAFF) -> None:
+        super().__init__()
+        self.need = need
+
+    def authenticate(self, request: HttpRequest, token: str) -> Any:
+        user = _token_user(token)
+        if user is None:
+            return None
+        request.user = user
+        proof = proof_of(user)
+        scopes = proof.scopes if proof is not None else None
+        if scopes is not None and read_only(scopes) and request.method not in SAFE_METHODS:
+            raise PermissionDenied("This token may only read (GET): its only scope is read.")
+        require_any(user, self.need)
+        return user
+
+
+class StaffSessionAuth(SessionAuth):
+    """The browser's session (with its CSRF check), then the operation's permission."""
+
+    def __init__(self, need: Need = ANY_STAFF) -> None:
+        super().__init__()
+        self.need = need
+
+    def authenticate(self, request: HttpRequest, key: str | None) -> Any:
+        user = super().authenticate(request, key)
+        if user is None:
+            return None
+        require_any(user, self.need)
+        return user
+
+
+def staff_auth(need: Need = ANY_STAFF) -> list[Any]:
+    """The auth of an operation needing `need`: a token, else the session."""
+    return [StaffTokenAuth(need), StaffSessionAuth(need)]
+
+
 def staff_docs_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """The OpenAPI page and schema: anonymous users go to the login page, role-less ones get 403."""
+    """The OpenAPI page and schema: a valid bearer token or a staff session reads them; a bad
+    token is 401 in the one error shape; anonymous browsers go to the login page, role-less
+    people get 403."""
 
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        header = request.headers.get("Authorization", "")
+        if header:
+            scheme, _, raw = header.partition(" ")
+            user = _token_user(raw) if scheme.lower() == "bearer" else None
+            if user is None:
+                return _unauthorized(request)
+            request.user = user
+            return view(request, *args, **kwargs)
         if not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path())
         if not has_staff_role(request.user):
@@ -52,17 +197,6 @@ def staff_docs_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResp
         return view(request, *args, **kwargs)
 
     return wrapper
-
-
-class StaffTokenAuth(HttpBearer):
-    """`Authorization: Bearer <personal API token>`: the request acts as the token's owner."""
-
-    def authenticate(self, request: HttpRequest, token: str) -> Any:
-        user = api_token_authenticate(token.strip())
-        if user is None or not has_staff_role(user):
-            return None
-        request.user = user
-        return user
 
 
 api = NinjaAPI(
@@ -76,7 +210,7 @@ api = NinjaAPI(
         'Every error is `{"code", "message", "errors": [{"field", "message"}]}`; bad input is 400.'
     ),
     urls_namespace="api",
-    auth=[StaffTokenAuth(), django_auth],
+    auth=staff_auth(),
     docs_decorator=staff_docs_only,
 )
 
@@ -128,11 +262,48 @@ def on_not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
     return _error(request, 404, "not_found", str(exc) or "Not found.")
 
 
+def _unauthorized(request: HttpRequest) -> HttpResponse:
+    return _error(
+        request,
+        401,
+        "unauthorized",
+        "Send a valid personal API token (not expired, not revoked): Authorization: Bearer …",
+    )
+
+
 @api.exception_handler(AuthenticationError)
 def on_unauthenticated(request: HttpRequest, exc: AuthenticationError) -> HttpResponse:
+    return _unauthorized(request)
+
+
+@api.exception_handler(RequestDataTooBig)
+def on_too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
+    """A body over DATA_UPLOAD_MAX_MEMORY_SIZE: Django refuses it before reading or parsing."""
     return _error(
-        request, 401, "unauthorized", "Send a valid personal API token: Authorization: Bearer …"
+        request,
+        413,
+        "payload_too_large",
+        "The request body is too large.",
+        [{"field": "body", "message": "too large"}],
     )
+
+
+@api.exception_handler(MultiPartParserError)
+def on_bad_multipart(request: HttpRequest, exc: MultiPartParserError) -> HttpResponse:
+    """A multipart body Django cannot split (no or a bad boundary, a broken part)."""
+    return _error(
+        request,
+        400,
+        "validation_error",
+        "The multipart body cannot be read.",
+        [{"field": "body", "message": "is not valid multipart/form-data (boundary?)"}],
+    )
+
+
+@api.exception_handler(SuspiciousOperation)
+def on_suspicious(request: HttpRequest, exc: SuspiciousOperation) -> HttpResponse:
+    """Too many fields or files, and the like: the request, not us."""
+    return _error(request, 400, "bad_request", "The request cannot be accepted as sent.")
 
 
 @api.exception_handler(HttpError)
@@ -151,24 +322,62 @@ class MeOut(Schema):
     email: str
     full_name: str
     roles: list[str]
+    token_scopes: list[str] | None = Field(
+        None, description="The API token's scopes (null when signed in with a session)."
+    )
+    token_expires_at: datetime | None = Field(None, description="When the API token expires.")
 
 
 @api.get("/me", response={200: MeOut, **ERROR_RESPONSES}, tags=["staff"])
 def me(request: HttpRequest) -> MeOut:
-    """The logged-in staff member and their roles."""
+    """The logged-in staff member, their roles, and the token's scopes and expiry."""
     user = request.user
+    proof = proof_of(user)
+    token = None
+    if proof is not None and proof.token_id is not None:
+        token = ApiToken.objects.filter(pk=proof.token_id).first()
     return MeOut(
         email=user.email,  # type: ignore[union-attr]
         full_name=user.full_name,  # type: ignore[union-attr]
         roles=[role.key for role in user_roles(user)],
+        token_scopes=list(token.scopes) if token else None,
+        token_expires_at=token.expires_at if token else None,
     )
 
 
 # Each app's Router (their shared pieces live in gateway.api_support, so nothing here is a cycle).
-api.add_router("", users_router)
-api.add_router("", accounts_router)
-api.add_router("", quotes_router)
-api.add_router("", payouts_router)
-api.add_router("", approval_router)
-api.add_router("", release_router)
-api.add_router("/webhooks", webhooks_router)
+MOUNTS: tuple[tuple[str, Router], ...] = (
+    ("", users_router),
+    ("", accounts_router),
+    ("", quotes_router),
+    ("", payouts_router),
+    ("", approval_router),
+    ("", release_router),
+    ("/webhooks", webhooks_router),
+)
+
+
+def _guard(prefix: str, router: Router) -> None:
+    """Give each of the router's operations the auth of its OPERATION_PERMISSIONS entry.
+
+    Set on the router's own operations before mounting (ninja copies an operation's auth when it
+    binds it to the API), so the permission is checked before ninja parses the request."""
+    for path, path_view in router.path_operations.items():
+        for operation in path_view.operations:
+            needs = set()
+            for method in operation.methods:
+                key = f"{method} {prefix}{path}"
+                if key not in OPERATION_PERMISSIONS:
+                    raise ImproperlyConfigured(f"{key} has no entry in OPERATION_PERMISSIONS.")
+                needs.add(OPERATION_PERMISSIONS[key])
+            if len(needs) != 1:
+                raise ImproperlyConfigured(f"{path}: one operation, one permission.")
+            auth = staff_auth(needs.pop())
+            operation.auth_param = auth
+            operation._set_auth(auth)
+
+
+_guard("", api.default_router)
+for _prefix, _router in MOUNTS:
+    _guard(_prefix, _router)
+    api.add_router(_prefix, _router)

@@ -45,6 +45,7 @@ ERROR_RESPONSES: dict[int, type[Schema]] = {
     401: ErrorOut,
     403: ErrorOut,
     404: ErrorOut,
+    413: ErrorOut,
     503: ErrorOut,
 }
 
@@ -53,11 +54,14 @@ ENVIRONMENT_QUERY_DESCRIPTION = (
 )
 # The `?environment=NAME` parameter of every endpoint that works in one environment.
 EnvironmentName = Query(None, description=ENVIRONMENT_QUERY_DESCRIPTION)
-# A list's paging: `?page=&page_size=` (answered by `paginate`), or `?limit=&offset=`.
-PageNumber = Query(1, ge=1)
+# A list's paging: `?page=&page_size=` (answered by `paginate`), or `?limit=&offset=`. Each is
+# bounded (400 on the field beyond): a database cannot skip 10^20 rows, and nobody pages that far.
+MAX_OFFSET = 1_000_000
+MAX_PAGE = MAX_OFFSET // 200
+PageNumber = Query(1, ge=1, le=MAX_PAGE, description=f"1 to {MAX_PAGE}.")
 PageSize = Query(50, ge=1, le=200)
 Limit = Query(50, ge=1, le=200)
-Offset = Query(0, ge=0)
+Offset = Query(0, ge=0, le=MAX_OFFSET, description=f"0 to {MAX_OFFSET}.")
 
 
 def request_key(value: str | None) -> uuid.UUID | None:

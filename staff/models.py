@@ -69,6 +69,24 @@ class StaffUser(AbstractBaseUser, PermissionsMixin):
     def get_short_name(self) -> str:
         return self.full_name.split(" ")[0] if self.full_name else self.email
 
+    def has_perm(self, perm: str, obj: Any = None) -> bool:
+        """The person's permission, narrowed to what the request's API token's scopes allow.
+
+        A request authenticated by a personal API token carries a Proof with the token's scopes
+        (staff.step_up); every check (services, selectors, templates' `perms`) passes through here,
+        so a token never does more than its scopes, nor more than its owner."""
+        from staff.roles import scope_permissions
+        from staff.step_up import proof_of
+
+        proof = proof_of(self)
+        if (
+            proof is not None
+            and proof.scopes is not None
+            and perm not in scope_permissions(proof.scopes)
+        ):
+            return False
+        return super().has_perm(perm, obj)
+
 
 class AuditEntry(models.Model):
     """One thing a staff member (or the system) did, kept for review; never edited."""
@@ -96,9 +114,10 @@ class AuditEntry(models.Model):
 
 class ApiToken(models.Model):
     """
-    A staff member's personal API token: `Authorization: Bearer <token>` acts as them, with
-    exactly their permissions. Only a SHA-256 of the token is stored (it is 256 random bits, so
-    a fast hash is enough); the token itself is shown once, at creation.
+    A staff member's personal API token: `Authorization: Bearer <token>` acts as them, limited to
+    what its scopes allow (staff.roles.TOKEN_SCOPES), until it expires or is revoked. Only a
+    SHA-256 of the token is stored (it is 256 random bits, so a fast hash is enough); the token
+    itself is shown once, at creation.
     """
 
     user = models.ForeignKey(
@@ -111,6 +130,11 @@ class ApiToken(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # Scope names (staff.roles.TOKEN_SCOPES), e.g. ["read", "prepare"].
+    scopes = models.JSONField(default=list)
+    expires_at = models.DateTimeField()
+    # When the step-up that allowed a privileged scope (approve, admin) passed; None otherwise.
+    stepped_up_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ("-created_at", "-id")
@@ -120,5 +144,9 @@ class ApiToken(models.Model):
         return f"{self.name} ({self.prefix}…) of {self.user_id}"
 
     @property
+    def is_expired(self) -> bool:
+        return self.expires_at <= timezone.now()
+
+    @property
     def is_active(self) -> bool:
-        return self.revoked_at is None
+        return self.revoked_at is None and not self.is_expired

@@ -30,6 +30,42 @@ DIRECTORY_VIEW = "users.view_directory"
 KYC_REVIEW = "users.review_kyc"
 ACCOUNTS_MANAGE = "accounts.manage_accounts"
 
+# What a personal API token may do (staff.api_tokens): each scope allows these permissions, and a
+# token's owner keeps only those of their own permissions that one of the token's scopes allows
+# (StaffUser.has_perm). `read`-only tokens are also limited to GET and HEAD (config/api.py).
+SCOPE_READ = "read"
+SCOPE_PREPARE = "prepare"
+SCOPE_APPROVE = "approve"
+SCOPE_ADMIN = "admin"
+TOKEN_SCOPES: dict[str, tuple[str, ...]] = {
+    SCOPE_READ: (
+        FINANCE_VIEW,
+        COMPLIANCE_VIEW,
+        DIRECTORY_VIEW,
+        WEBHOOK_EVENTS_VIEW,
+        CALL_LOG_VIEW,
+        SYSTEM_HEALTH_VIEW,
+        AUDIT_LOG_VIEW,
+    ),
+    SCOPE_PREPARE: (PAYOUT_INITIATE, END_USERS_MANAGE, ACCOUNTS_MANAGE, KYC_REVIEW),
+    # Approve, reject and release (send and confirm the upstream's code).
+    SCOPE_APPROVE: (PAYOUT_APPROVE,),
+    SCOPE_ADMIN: (ENVIRONMENTS_MANAGE, WEBHOOKS_MANAGE, APPROVAL_POLICY_MANAGE),
+}
+TOKEN_SCOPE_LABELS: dict[str, str] = {
+    SCOPE_READ: "Read: lists and records (GET only unless another scope is given)",
+    SCOPE_PREPARE: "Prepare: quotes, payout drafts, end users, accounts, recipients, KYC review",
+    SCOPE_APPROVE: "Approve: approve, reject and release payouts (needs step-up, at most 90 days)",
+    SCOPE_ADMIN: "Admin: environments, webhooks, approval policy (needs step-up, at most 90 days)",
+}
+# Scopes that move money or change who may: created only after step-up, for 90 days at most.
+PRIVILEGED_SCOPES = frozenset({SCOPE_APPROVE, SCOPE_ADMIN})
+
+
+def scope_permissions(scopes: Iterable[str]) -> frozenset[str]:
+    """Every permission some of `scopes` allows (unknown scope names allow nothing)."""
+    return frozenset(perm for scope in scopes for perm in TOKEN_SCOPES.get(scope, ()))
+
 
 @dataclass(frozen=True)
 class Role:

@@ -7,16 +7,39 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.http import urlencode
 from django.views.decorators.http import require_POST
 
-from staff.api_tokens import api_token_create, api_token_list, api_token_revoke
+from staff.api_tokens import (
+    DAYS_CHOICES,
+    DEFAULT_DAYS,
+    DEFAULT_SCOPES,
+    api_token_create,
+    api_token_list,
+    api_token_revoke,
+)
+from staff.errors import ServiceError
 from staff.models import ApiToken, StaffUser
-from staff.roles import has_staff_role, user_roles
+from staff.roles import TOKEN_SCOPE_LABELS, has_staff_role, user_roles
+from staff.step_up import StepUpRequired
 
 
 class ApiTokenForm(forms.Form):
     name = forms.CharField(
         max_length=100, help_text="What uses it, e.g. “finance ERP” (so you know what to revoke)."
+    )
+    scopes = forms.MultipleChoiceField(
+        choices=list(TOKEN_SCOPE_LABELS.items()),
+        initial=list(DEFAULT_SCOPES),
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Give it only what the integration needs; it never exceeds your own role.",
+    )
+    days = forms.TypedChoiceField(
+        label="Expires after",
+        choices=[(days, f"{days} days") for days in DAYS_CHOICES],
+        coerce=int,
+        initial=DEFAULT_DAYS,
     )
 
 
@@ -31,15 +54,30 @@ def profile(request: HttpRequest) -> HttpResponse:
     user = _staff(request)
     form = ApiTokenForm(request.POST or None)
     plaintext = None
+    step_up_url = None
     if request.method == "POST" and form.is_valid():
-        plaintext = api_token_create(user=user, name=form.cleaned_data["name"], by=user).plaintext
-        form = ApiTokenForm()
+        try:
+            plaintext = api_token_create(
+                user=user,
+                name=form.cleaned_data["name"],
+                scopes=form.cleaned_data["scopes"],
+                days=form.cleaned_data["days"],
+                by=user,
+            ).plaintext
+        except StepUpRequired as exc:
+            form.add_error(None, exc.message)
+            step_up_url = reverse("staff:step_up") + "?" + urlencode({"next": request.path})
+        except ServiceError as exc:
+            exc.add_to_form(form)
+        else:
+            form = ApiTokenForm()
     return render(
         request,
         "staff/profile.html",
         {
             "form": form,
             "new_token": plaintext,
+            "step_up_url": step_up_url,
             "tokens": api_token_list(user=user),
             "roles_held": user_roles(user),
         },

@@ -9,8 +9,9 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest
 from ninja import Field, Query, Router, Schema
+from ninja.params.functions import Query as QueryParam
 
-from gateway.api_support import ERROR_RESPONSES
+from gateway.api_support import ERROR_RESPONSES, Limit, Offset
 from gateway.models import Environment
 from staff.errors import ServiceError
 from staff.redaction import mask
@@ -223,17 +224,13 @@ def _endpoint_changed(
     return _endpoint_out(request, Environment.objects.get(pk=environment.pk))
 
 
-@router.post(
-    "/endpoints/{int:environment_id}/register", response={200: EndpointOut, **ERROR_RESPONSES}
-)
+@router.post("/endpoints/{environment_id}/register", response={200: EndpointOut, **ERROR_RESPONSES})
 def endpoint_register(request: HttpRequest, environment_id: int) -> EndpointOut:
     """Register the environment's receiver upstream (a first secret is generated)."""
     return _endpoint_changed(request, environment_id, webhook_endpoint_register)
 
 
-@router.post(
-    "/endpoints/{int:environment_id}/rotate", response={200: EndpointOut, **ERROR_RESPONSES}
-)
+@router.post("/endpoints/{environment_id}/rotate", response={200: EndpointOut, **ERROR_RESPONSES})
 def endpoint_rotate(request: HttpRequest, environment_id: int) -> EndpointOut:
     """A new secret; the previous one stays accepted for the overlap window."""
     return _endpoint_changed(request, environment_id, webhook_secret_rotate)
@@ -249,17 +246,26 @@ def _base(fallback: str) -> str:
 def event_list(
     request: HttpRequest,
     filters: Query[EventFilters],
-    offset: int = 0,
-    limit: int = 50,
+    offset: int = Offset,
+    limit: int = Limit,
 ) -> list[dict[str, Any]]:
     """The event log, newest first, filtered like the page (`limit` at most 200)."""
     _require(request, WEBHOOK_EVENTS_VIEW)
-    offset, limit = max(0, offset), max(1, min(limit, MAX_LIMIT))
     events = selectors.event_list(**_filters(filters))[offset : offset + limit]
     return [_event_out(event) for event in events]
 
 
-@router.get("/events/{int:event_pk}", response={200: EventDetailOut, **ERROR_RESPONSES})
+# Before /events/{event_pk}: paths match in order, and an id is any text until ninja checks it
+# (so a non-numeric id answers 400 in the one error shape, not Django's HTML 404).
+@router.post("/events/reprocess", response={200: RunOut, **ERROR_RESPONSES})
+def events_reprocess(request: HttpRequest, filters: EventFilters) -> RunOut:
+    """Re-run every event the filters select (`{"status": "failed"}`: all failed ones)."""
+    events = selectors.event_list(**_filters(filters))
+    described = ", ".join(f"{k}={v}" for k, v in filters.dict().items() if v) or "all events"
+    return _run_out(webhook_reprocess_start(events=events, by=request.user, description=described))
+
+
+@router.get("/events/{event_pk}", response={200: EventDetailOut, **ERROR_RESPONSES})
 def event_detail(request: HttpRequest, event_pk: int) -> dict[str, Any]:
     """One event with its payload, deliveries, processing attempts and linked objects."""
     _require(request, WEBHOOK_EVENTS_VIEW)
@@ -287,7 +293,7 @@ def event_detail(request: HttpRequest, event_pk: int) -> dict[str, Any]:
     }
 
 
-@router.post("/events/{int:event_pk}/reprocess", response={200: RunOut, **ERROR_RESPONSES})
+@router.post("/events/{event_pk}/reprocess", response={200: RunOut, **ERROR_RESPONSES})
 def event_reprocess(request: HttpRequest, event_pk: int) -> RunOut:
     """Re-run one event (queued; follow it at /runs/{id})."""
     event = WebhookEvent.objects.filter(pk=event_pk).first()
@@ -301,15 +307,7 @@ def event_reprocess(request: HttpRequest, event_pk: int) -> RunOut:
     return _run_out(run)
 
 
-@router.post("/events/reprocess", response={200: RunOut, **ERROR_RESPONSES})
-def events_reprocess(request: HttpRequest, filters: EventFilters) -> RunOut:
-    """Re-run every event the filters select (`{"status": "failed"}`: all failed ones)."""
-    events = selectors.event_list(**_filters(filters))
-    described = ", ".join(f"{k}={v}" for k, v in filters.dict().items() if v) or "all events"
-    return _run_out(webhook_reprocess_start(events=events, by=request.user, description=described))
-
-
-@router.get("/runs/{int:run_pk}", response={200: RunOut, **ERROR_RESPONSES})
+@router.get("/runs/{run_pk}", response={200: RunOut, **ERROR_RESPONSES})
 def run_progress(request: HttpRequest, run_pk: int) -> RunOut:
     """Progress of a reprocessing run."""
     _require(request, WEBHOOKS_MANAGE)
@@ -320,7 +318,9 @@ def run_progress(request: HttpRequest, run_pk: int) -> RunOut:
 
 
 @router.get("/missed", response={200: list[MissedOut], **ERROR_RESPONSES})
-def missed_list(request: HttpRequest, limit: int = 100) -> list[dict[str, Any]]:
+def missed_list(
+    request: HttpRequest, limit: int = QueryParam(100, ge=1, le=MAX_LIMIT)
+) -> list[dict[str, Any]]:
     """State changes found by refreshes and polls that no event announced."""
     _require(request, WEBHOOK_EVENTS_VIEW)
     return [
@@ -334,5 +334,5 @@ def missed_list(request: HttpRequest, limit: int = 100) -> list[dict[str, Any]]:
             "source": missed.source,
             "detected_at": missed.detected_at,
         }
-        for missed in selectors.missed_list()[: max(1, min(limit, MAX_LIMIT))]
+        for missed in selectors.missed_list()[:limit]
     ]

@@ -241,6 +241,9 @@ AXES_RESET_ON_SUCCESS = True
 
 # Step-up (staff.step_up): minutes a verified second factor stays fresh for sensitive actions.
 PAYOPS_STEP_UP_MINUTES = env.int("PAYOPS_STEP_UP_MINUTES", default=5)
+# Personal API tokens (staff.api_tokens): the longest lifetime of a read/prepare token, in days;
+# a token that can approve, release or administer lasts 90 days at most whatever this says.
+PAYOPS_API_TOKEN_MAX_DAYS = env.int("PAYOPS_API_TOKEN_MAX_DAYS", default=365)
 
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"

@@ -17,6 +17,8 @@ def test_me_returns_the_logged_in_staff_member_and_roles(client, maker) -> None:
         "email": "maker-ops@example.test",
         "full_name": "",
         "roles": ["finance_maker"],
+        "token_scopes": None,
+        "token_expires_at": None,
     }
 
 

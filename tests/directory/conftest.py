@@ -11,7 +11,7 @@ from django.test import Client
 from staff.api_tokens import api_token_create
 from staff.bootstrap import seed_demo_staff
 from staff.models import StaffUser
-from staff.roles import roles_sync
+from staff.roles import TOKEN_SCOPES, roles_sync
 from tests.gateway.conftest import live_emulator, sandbox  # noqa: F401  (fixtures reused here)
 
 
@@ -54,9 +54,12 @@ class ApiClient:
 
 @pytest.fixture
 def api(staff: dict[str, StaffUser]) -> dict[str, ApiClient]:
-    """An API client per role, each acting through that person's personal token."""
+    """An API client per role, each acting through that person's personal token with every
+    scope (so each acts with their role's permissions; tests/config covers the scopes)."""
     return {
-        role: ApiClient(api_token_create(user=user, name="tests").plaintext)
+        role: ApiClient(
+            api_token_create(user=user, name="tests", scopes=TOKEN_SCOPES, days=90).plaintext
+        )
         for role, user in staff.items()
     }
 

@@ -73,7 +73,9 @@ def test_profile_page_shows_a_new_token_once_and_can_revoke_it(
 ) -> None:
     browser = Client()
     browser.force_login(staff["compliance"])
-    created = browser.post("/profile/", {"name": "my script"})
+    created = browser.post(
+        "/profile/", {"name": "my script", "scopes": ["read", "prepare"], "days": "30"}
+    )
     token = created.context["new_token"]
     assert token and token in created.content.decode()
     again = browser.get("/profile/")
