@@ -308,6 +308,9 @@ def on_suspicious(request: HttpRequest, exc: SuspiciousOperation) -> HttpRespons
 
 @api.exception_handler(HttpError)
 def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
+    if exc.status_code == 400:  # ninja's "Cannot parse request body": bad input like any other
+        errors = [{"field": "body", "message": str(exc)}]
+        return _error(request, 400, "validation_error", "The request body cannot be read.", errors)
     return _error(request, exc.status_code, f"http_{exc.status_code}", str(exc))
 
 
