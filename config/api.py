@@ -205,8 +205,11 @@ api = NinjaAPI(
     description=(
         "The PayOps back office over HTTP. Authenticate with a personal API token "
         "(`Authorization: Bearer <token>`, created on your profile page or with "
-        "`manage.py api_token create`). Paths take PayOps ids; every object also shows its "
-        "`upstream_id`. `?environment=NAME` selects another environment than your current one. "
+        "`manage.py api_token create`); it acts within its scopes (read, prepare, approve, "
+        "admin) until it expires. A caller without an operation's permission gets 403 before "
+        "the body is read; a body over 2.5 MB is 413. Paths take PayOps ids; every object also "
+        "shows its `upstream_id`. `?environment=NAME` selects another environment than your "
+        "current one. "
         'Every error is `{"code", "message", "errors": [{"field", "message"}]}`; bad input is 400.'
     ),
     urls_namespace="api",
