@@ -134,6 +134,18 @@ def _token_user(raw: str) -> StaffUser | None:
     return token.user
 
 
+def refuse_nul_in_query(request: HttpRequest) -> None:
+    """400 on a query parameter holding a NUL character: no field of ours takes one, and
+    PostgreSQL refuses it in any filter (a 500 otherwise). Run by the auth, before parsing."""
+    for name, values in request.GET.lists():
+        if "\x00" in name or any("\x00" in value for value in values):
+            field = name.replace("\x00", "") or "query"
+            raise ServiceError(
+                "Query parameters cannot contain NUL characters.",
+                errors=[(field, "must not contain NUL characters")],
+            )
+
+
 class StaffTokenAuth(HttpBearer):
     """`Authorization: Bearer <personal API token>`: the request acts as the token's owner,
     narrowed to its scopes; then the operation's permission (`need`), before any parsing."""
@@ -141,6 +153,10 @@ class StaffTokenAuth(HttpBearer):
     def __init__(self, need: Need = ANY_STAFF) -> None:
         super().__init__()
         self.need = need
+
+    def __call__(self, request: HttpRequest) -> Any:
+        refuse_nul_in_query(request)
+        return super().__call__(request)
 
     def authenticate(self, request: HttpRequest, token: str) -> Any:
         user = _token_user(token)
@@ -161,6 +177,10 @@ class StaffSessionAuth(SessionAuth):
     def __init__(self, need: Need = ANY_STAFF) -> None:
         super().__init__()
         self.need = need
+
+    def __call__(self, request: HttpRequest) -> Any:
+        refuse_nul_in_query(request)
+        return super().__call__(request)
 
     def authenticate(self, request: HttpRequest, key: str | None) -> Any:
         user = super().authenticate(request, key)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -21,7 +23,7 @@ from staff.api_tokens import (
 )
 from staff.errors import ServiceError
 from staff.models import ApiToken, StaffUser
-from staff.roles import TOKEN_SCOPE_LABELS, has_staff_role, user_roles
+from staff.roles import TOKEN_SCOPE_LABELS, TOKEN_SCOPES, has_staff_role, user_roles
 from staff.step_up import StepUpRequired
 
 
@@ -42,6 +44,17 @@ class ApiTokenForm(forms.Form):
         initial=DEFAULT_DAYS,
     )
 
+    def __init__(self, *args: Any, user: StaffUser, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # Only the scopes that give this person something: a token never exceeds its owner.
+        field = self.fields["scopes"]
+        assert isinstance(field, forms.MultipleChoiceField)
+        field.choices = [
+            (scope, label)
+            for scope, label in TOKEN_SCOPE_LABELS.items()
+            if any(user.has_perm(permission) for permission in TOKEN_SCOPES[scope])
+        ]
+
 
 def _staff(request: HttpRequest) -> StaffUser:
     if not has_staff_role(request.user):
@@ -52,7 +65,7 @@ def _staff(request: HttpRequest) -> StaffUser:
 @login_required
 def profile(request: HttpRequest) -> HttpResponse:
     user = _staff(request)
-    form = ApiTokenForm(request.POST or None)
+    form = ApiTokenForm(request.POST or None, user=user)
     plaintext = None
     step_up_url = None
     if request.method == "POST" and form.is_valid():
@@ -70,7 +83,7 @@ def profile(request: HttpRequest) -> HttpResponse:
         except ServiceError as exc:
             exc.add_to_form(form)
         else:
-            form = ApiTokenForm()
+            form = ApiTokenForm(user=user)
     return render(
         request,
         "staff/profile.html",

@@ -102,6 +102,15 @@ def test_webhook_ids_are_typed_so_a_bad_one_is_json(
     assert one_shape(response)["errors"][0]["field"] in {"event_pk", "environment_id", "run_pk"}
 
 
+def test_a_nul_in_a_query_parameter_is_a_400_on_it(maker: Client) -> None:
+    """PostgreSQL refuses NUL in any filter: it must never reach one."""
+    response = maker.get(f"{PREFIX}/quotes", {"status": "a\x00b"})
+    assert response.status_code == 400
+    assert one_shape(response)["errors"] == [
+        {"field": "status", "message": "must not contain NUL characters"}
+    ]
+
+
 ODD_TEXT = "\u0661\u0660 \u202e\x00\U0001f4a5" + "\u00e9" * 300
 BAD_VALUES: list[Any] = [[1, 2], HUGE, -HUGE, "1e999999", ODD_TEXT, {"nested": None}, None]
 

@@ -216,6 +216,7 @@ def test_profile_page_creates_with_scopes_and_expiry_and_lists_them(
     browser = client_signed_in(user, second_factor=False)
     page = browser.get("/profile/").content.decode()
     assert 'type="checkbox" name="scopes" value="approve"' in page
+    assert 'value="admin"' not in page  # an approver's token could administer nothing
     assert '<option value="30" selected>' in page
     refused = browser.post("/profile/", {"name": "erp", "scopes": ["approve"], "days": "30"})
     assert refused.context["new_token"] is None
