@@ -52,6 +52,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # request.user carries its Proof (session or token, second factor): staff.step_up.
     "staff.middleware.proof_middleware",
+    # ...and signed out when its session has idled or reached its absolute age: staff.sessions.
+    "staff.sessions.session_expiry_middleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
@@ -262,6 +264,14 @@ AXES_RESET_ON_SUCCESS = True
 # Step-up (staff.step_up): minutes a verified second factor stays fresh for sensitive actions.
 PAYOPS_STEP_UP_MINUTES = env.int("PAYOPS_STEP_UP_MINUTES", default=5)
 
+# Sessions (staff.sessions): signed out after IDLE minutes without activity (PRIVILEGED for
+# finance approvers, admins and superusers) and MAX_HOURS after signing in, in every environment.
+PAYOPS_SESSION_IDLE_MINUTES = env.int("PAYOPS_SESSION_IDLE_MINUTES", default=60)
+PAYOPS_SESSION_IDLE_MINUTES_PRIVILEGED = env.int(
+    "PAYOPS_SESSION_IDLE_MINUTES_PRIVILEGED", default=15
+)
+PAYOPS_SESSION_MAX_HOURS = env.float("PAYOPS_SESSION_MAX_HOURS", default=8)
+SESSION_COOKIE_AGE = int(PAYOPS_SESSION_MAX_HOURS * 3600)
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
