@@ -52,11 +52,10 @@ def _is_trusted(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
 
 
 def client_ip(request: HttpRequest) -> str:
-    """The address the request came from, as a string ("" when the peer is unknown)."""
-    peer_raw = str(request.META.get("REMOTE_ADDR") or "")
-    peer = _parse(peer_raw)
+    """The address the request came from, as a string ("" when the peer has no IP address)."""
+    peer = _parse(str(request.META.get("REMOTE_ADDR") or ""))
     if peer is None:
-        return peer_raw[:45]
+        return ""  # a unix socket or no peer: no address (axes stores it in an IP column)
     if not _is_trusted(peer):
         return str(peer)
     header = str(request.META.get("HTTP_X_FORWARDED_FOR") or "")

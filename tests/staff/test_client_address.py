@@ -55,3 +55,9 @@ def test_a_configured_proxys_header_is_honoured_rightmost_untrusted(
 def test_every_address_trusted_gives_the_leftmost(settings) -> None:  # type: ignore[no-untyped-def]
     settings.PAYOPS_TRUSTED_PROXIES = ["10.0.0.0/8"]
     assert ip("10.0.0.5", "10.1.1.1, 10.2.2.2") == "10.1.1.1"
+
+
+def test_a_peer_without_an_ip_address_has_none(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.PAYOPS_TRUSTED_PROXIES = ["10.0.0.0/8"]
+    assert ip("", "198.51.100.7") == ""
+    assert ip("unix:/run/payops.sock", "198.51.100.7") == ""
