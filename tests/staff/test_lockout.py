@@ -6,6 +6,7 @@ Time is controlled by moving the recorded failures back (`rewind`), never by sle
 
 from __future__ import annotations
 
+import sys
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -239,3 +240,39 @@ def test_unknown_accounts_are_locked_but_nobody_is_mailed(
         response = sign_in(Client(), "wrong", email="nobody@payops.local")
     assert response.status_code == 429
     assert mail.outbox == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_probe_through_uvicorn_started_as_make_run_starts_it(
+    demo_staff: dict[str, StaffUser],
+) -> None:
+    """The probe over real HTTP: uvicorn with make run's flags must not take X-Forwarded-For
+    from the loopback as the client (its default), and the lock holds whatever the header says."""
+    import httpx
+
+    from config.asgi import application
+    from scripts.run_all import default_children
+    from tests.servers import serve_in_thread
+
+    web = next(child.argv for child in default_children(sys.executable) if child.name == "web")
+    flag = web[web.index("--forwarded-allow-ips") + 1] if "--forwarded-allow-ips" in web else None
+    with (
+        serve_in_thread(application, lifespan="off", forwarded_allow_ips=flag) as url,
+        httpx.Client(base_url=url) as http,
+    ):
+        token = http.get("/login/").cookies["csrftoken"]
+
+        def attempt(password: str, n: int) -> httpx.Response:
+            return http.post(
+                "/login/",
+                data={"username": APPROVER, "password": password, "csrfmiddlewaretoken": token},
+                headers={"X-Forwarded-For": f"198.51.100.{n}"},
+            )
+
+        for n in range(1, 16):
+            attempt("wrong", n)
+        assert attempt(DEMO_PASSWORD, 200).status_code == 429
+    addresses = AuditEntry.objects.filter(action="staff.login_failed").values_list(
+        "details__ip", flat=True
+    )
+    assert set(addresses) == {"127.0.0.1"}
