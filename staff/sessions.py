@@ -17,6 +17,7 @@ the sign-in page says why; an HTMX request is answered with `HX-Redirect` to sig
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -42,6 +43,13 @@ TOUCH_EVERY = timedelta(minutes=1)
 PRIVILEGED_ROLES = (FINANCE_APPROVER.key, ADMIN.key)
 
 type Reason = Literal["idle", "max_age"]
+
+
+@dataclass(frozen=True)
+class SessionCheck:
+    reason: Reason | None  # None: still valid
+    idle_minutes: int
+    deadline: datetime  # when it expires unless there is activity first
 
 
 def idle_minutes_for(user: Any) -> int:
@@ -116,15 +124,21 @@ def _expire(request: HttpRequest, user: Any, reason: Reason, idle_minutes: int) 
     return AnonymousUser()
 
 
-def _checked(request: HttpRequest, user: Any) -> Any:
-    if not getattr(user, "is_authenticated", False):
-        return user
-    session = request.session
-    now = timezone.now()
+def session_check(
+    session: Any, user: Any, *, now: datetime | None = None, touch: bool = True
+) -> SessionCheck:
+    """Why `session` (of signed-in `user`) has expired, if it has, and when it will if not.
+
+    Starts the clocks of a session from before this check existed, and (`touch`) records activity
+    when the last record is a minute old; the caller saves the session (Django's middleware does).
+    A websocket (re)connecting is not activity: console.consumers checks with `touch=False`.
+    """
+    now = now or timezone.now()
     signed_in_at = _read(session, SIGNED_IN_AT_KEY)
     if signed_in_at is None:  # a session from before this check existed: its clocks start now
-        on_logged_in(None, request, user)
-        return user
+        signed_in_at = now
+        session[SIGNED_IN_AT_KEY] = now.isoformat()
+        session[LAST_SEEN_KEY] = now.isoformat()
     last_seen_at = _read(session, LAST_SEEN_KEY) or signed_in_at
     idle_minutes = session.get(IDLE_MINUTES_KEY)
     if not isinstance(idle_minutes, int):
@@ -133,10 +147,19 @@ def _checked(request: HttpRequest, user: Any) -> Any:
     reason = session_expiry(
         signed_in_at=signed_in_at, last_seen_at=last_seen_at, idle_minutes=idle_minutes, now=now
     )
-    if reason is not None:
-        return _expire(request, user, reason, idle_minutes)
-    if now - last_seen_at >= TOUCH_EVERY:
+    if touch and reason is None and now - last_seen_at >= TOUCH_EVERY:
+        last_seen_at = now
         session[LAST_SEEN_KEY] = now.isoformat()
+    deadline = min(signed_in_at + max_age(), last_seen_at + timedelta(minutes=idle_minutes))
+    return SessionCheck(reason=reason, idle_minutes=idle_minutes, deadline=deadline)
+
+
+def _checked(request: HttpRequest, user: Any) -> Any:
+    if not getattr(user, "is_authenticated", False):
+        return user
+    check = session_check(request.session, user)
+    if check.reason is not None:
+        return _expire(request, user, check.reason, check.idle_minutes)
     return user
 
 
