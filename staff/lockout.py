@@ -147,6 +147,11 @@ def _attempt_time(request: HttpRequest) -> datetime:
     return at if isinstance(at, datetime) else timezone.now()
 
 
+def axes_failure_limit(request: HttpRequest | None, credentials: Any = None) -> int:
+    """AXES_FAILURE_LIMIT: the same limit as `lockout_decide`'s, read when used (one setting)."""
+    return failure_limit()
+
+
 def cool_off(request: HttpRequest | None = None) -> timedelta:
     """AXES_COOLOFF_TIME: how long axes keeps a failure; the lock itself is `lockout_decide`'s."""
     return failure_memory()

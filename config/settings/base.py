@@ -251,7 +251,7 @@ AXES_HANDLER = "staff.lockout.BackoffHandler"
 AXES_LOCKOUT_CALLABLE = "staff.lockout.lockout_response"
 AXES_CLIENT_IP_CALLABLE = "staff.client_address.client_ip"
 AXES_USERNAME_CALLABLE = "staff.lockout.login_username"
-AXES_FAILURE_LIMIT = PAYOPS_LOGIN_FAILURE_LIMIT
+AXES_FAILURE_LIMIT = "staff.lockout.axes_failure_limit"
 AXES_COOLOFF_TIME = "staff.lockout.cool_off"  # how long a failure is remembered
 AXES_LOCKOUT_PARAMETERS = ["username"]
 # axes.W006 warns that a lock without the address can be dodged by rotating user agents: not here,
