@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from django.utils import timezone
 
 from console.broadcast import STAFF_EVENTS_GROUP, role_group
 from staff.roles import has_staff_role, user_roles
+from staff.sessions import SessionCheck, session_check
 
 # Close codes in the application range (4000-4999), mirroring HTTP 401 and 403.
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
+# The session's expiry time came: live.js reconnects, and the connect check then decides (a person
+# active in another tab carries on; an expired session gets 4401 and the page stops listening).
+CLOSE_SESSION_RECHECK = 4408
 
 
 @database_sync_to_async
@@ -22,15 +28,29 @@ def _access(user: Any) -> tuple[bool, list[str]]:
     return True, [role.key for role in user_roles(user)]
 
 
+@database_sync_to_async
+def _session(scope: dict[str, Any], user: Any) -> SessionCheck | None:
+    session = scope.get("session")
+    if session is None:
+        return None
+    return session_check(session, user, touch=False)
+
+
 class StaffEventsConsumer(AsyncJsonWebsocketConsumer):
     """At /ws/events/: staff with a role join `staff.events` and their roles' groups."""
 
     groups_joined: list[str]
+    recheck: asyncio.Task[None] | None = None
 
     async def connect(self) -> None:
         self.groups_joined = []
         user = self.scope.get("user")
         if user is None or not user.is_authenticated:
+            await self.close(code=CLOSE_UNAUTHENTICATED)
+            return
+        # Sessions expire (staff.sessions): an idle or too old one gets no stream.
+        check = await _session(self.scope, user)
+        if check is not None and check.reason is not None:
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
         allowed, roles = await _access(user)
@@ -42,8 +62,17 @@ class StaffEventsConsumer(AsyncJsonWebsocketConsumer):
             await self.channel_layer.group_add(group, self.channel_name)
             self.groups_joined.append(group)
         await self.accept()
+        if check is not None:
+            seconds = max((check.deadline - timezone.now()).total_seconds(), 0) + 1
+            self.recheck = asyncio.create_task(self._recheck_after(seconds))
+
+    async def _recheck_after(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+        await self.close(code=CLOSE_SESSION_RECHECK)
 
     async def disconnect(self, code: int) -> None:
+        if self.recheck is not None:
+            self.recheck.cancel()
         for group in getattr(self, "groups_joined", []):
             await self.channel_layer.group_discard(group, self.channel_name)
 

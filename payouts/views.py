@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
@@ -14,6 +13,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 
+from console.exports import Cell, csv_response
 from console.lists import filters_by_maker, is_htmx, list_template, page_of
 from gateway.models import Environment
 from gateway.selectors import environment_current
@@ -85,52 +85,39 @@ def payout_list(request: HttpRequest) -> HttpResponse:
     return render(request, list_template(request, "payouts/payout_list.html"), context)
 
 
-class _Echo:
-    """csv.writer target that hands each line back instead of buffering it."""
-
-    def write(self, value: str) -> str:
-        return value
-
-
-def _csv_rows(payouts: Any) -> Iterator[str]:
-    writer = csv.writer(_Echo())
-    yield writer.writerow(CSV_COLUMNS)
+def _csv_rows(payouts: Any) -> Iterator[list[Cell]]:
     for payout in payouts.iterator(chunk_size=500):
         fees = payout.quote.total_fees if payout.quote else payout.preview_total_fees
-        yield writer.writerow(
-            [
-                payout.pk,
-                payout.created_at.isoformat(),
-                payout.status,
-                payout.maker.email,
-                payout.virtual_account.upstream_id,
-                payout.recipient.display_name,
-                payout.recipient.account_type,
-                payout.mode,
-                f"{payout.amount:.2f}",
-                payout.currency,
-                "" if fees is None else f"{fees:.2f}",
-                ""
-                if payout.preview_recipient_amount is None
-                else f"{payout.preview_recipient_amount:.2f}",
-                payout.preview_recipient_currency,
-                payout.quote.upstream_id if payout.quote else payout.preview_quote_id,
-                payout.reference,
-                payout.upstream_id or "",
-                payout.submitted_at.isoformat() if payout.submitted_at else "",
-            ]
-        )
+        yield [
+            payout.pk,
+            payout.created_at.isoformat(),
+            payout.status,
+            payout.maker.email,
+            payout.virtual_account.upstream_id,
+            payout.recipient.display_name,
+            payout.recipient.account_type,
+            payout.mode,
+            f"{payout.amount:.2f}",
+            payout.currency,
+            "" if fees is None else f"{fees:.2f}",
+            ""
+            if payout.preview_recipient_amount is None
+            else f"{payout.preview_recipient_amount:.2f}",
+            payout.preview_recipient_currency,
+            payout.quote.upstream_id if payout.quote else payout.preview_quote_id,
+            payout.reference,
+            payout.upstream_id or "",
+            payout.submitted_at.isoformat() if payout.submitted_at else "",
+        ]
 
 
 @login_required
 def payout_export(request: HttpRequest) -> StreamingHttpResponse:
-    """The filtered list as CSV, streamed row by row (a large export never sits in memory)."""
+    """The filtered list as CSV, streamed row by row, formula-safe (console.exports)."""
     selectors.require_payout_reader(staff_of(request))
     _, payouts = _filtered(request)
-    response = StreamingHttpResponse(_csv_rows(payouts), content_type="text/csv")
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
-    response["Content-Disposition"] = f'attachment; filename="payouts-{stamp}.csv"'
-    return response
+    return csv_response(CSV_COLUMNS, _csv_rows(payouts), filename=f"payouts-{stamp}.csv")
 
 
 def detail_context(request: HttpRequest, payout: Payout, **extra: Any) -> dict[str, Any]:

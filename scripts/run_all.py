@@ -51,7 +51,8 @@ except ImportError:
     pass
 from django.conf import settings
 print(json.dumps({"database": connection.vendor, "logins": logins, "password": password,
-                  "settings": settings.SETTINGS_MODULE}))
+                  "settings": settings.SETTINGS_MODULE,
+                  "trusted_proxies": list(settings.PAYOPS_TRUSTED_PROXIES)}))
 """
 
 
@@ -67,7 +68,13 @@ class Child:
     fd: int = -1
 
 
-def default_children(python: str) -> list[Child]:
+def default_children(python: str, trusted_proxies: list[str] | None = None) -> list[Child]:
+    """The web server, the worker and the emulator.
+
+    uvicorn believes X-Forwarded-For/-Proto only from `trusted_proxies` (the settings'
+    PAYOPS_TRUSTED_PROXIES; none by default): left to itself it trusts the loopback, and any
+    local client could then choose its own address (issue 19).
+    """
     return [
         Child(
             "web",
@@ -80,6 +87,8 @@ def default_children(python: str) -> list[Child]:
                 "127.0.0.1",
                 "--port",
                 "8000",
+                "--forwarded-allow-ips",
+                ",".join(trusted_proxies or []),
             ],
         ),
         Child("worker", [python, "manage.py", "qcluster"]),
@@ -339,15 +348,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     options = parser.parse_args(argv)
     python = sys.executable
-    children: list[Child] = options.child or default_children(python)
     if not options.skip_preflight:
         report = preflight(python)
         if report is None:
             return 3
+        proxies = report.get("trusted_proxies")
+        trusted = [str(p) for p in proxies] if isinstance(proxies, list) else []
+        children = options.child or default_children(python, trusted)
         text = banner(report)
         sys.stdout.write(text + "\n")
         sys.stdout.flush()
         return Supervisor(children, grace=options.grace, reminder=text).run()
+    children = options.child or default_children(python)
     return Supervisor(children, grace=options.grace).run()
 
 

@@ -1,4 +1,4 @@
-"""App configuration for staff: audit signals on sign-in, roles synced after migrate."""
+"""App configuration for staff: audit signals and session clocks on sign-in, roles after migrate."""
 
 from django.apps import AppConfig
 from django.db.models.signals import post_migrate
@@ -9,7 +9,8 @@ class StaffConfig(AppConfig):
     verbose_name = "Staff"
 
     def ready(self) -> None:
-        from staff import signals
+        from staff import sessions, signals
 
         signals.connect()
+        sessions.connect()
         post_migrate.connect(signals.on_post_migrate, sender=self, dispatch_uid="staff.roles")

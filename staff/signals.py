@@ -8,6 +8,7 @@ from django.apps import AppConfig
 from django.contrib.auth.signals import user_logged_in, user_logged_out, user_login_failed
 from django.http import HttpRequest
 
+from staff.client_address import client_ip
 from staff.models import StaffUser
 from staff.services import audit_record
 
@@ -15,7 +16,7 @@ from staff.services import audit_record
 def _client_ip(request: HttpRequest | None) -> str:
     if request is None:
         return ""
-    return str(request.META.get("REMOTE_ADDR", ""))
+    return client_ip(request)
 
 
 def on_logged_in(sender: Any, request: HttpRequest, user: StaffUser, **kwargs: Any) -> None:

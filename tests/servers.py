@@ -14,12 +14,15 @@ import uvicorn
 
 
 @contextlib.contextmanager
-def serve_in_thread(application: Any, *, lifespan: str) -> Iterator[str]:
-    """Yields the URL once /healthz answers 200; stops the server when the block ends."""
+def serve_in_thread(application: Any, *, lifespan: str, **config: Any) -> Iterator[str]:
+    """Yields the URL once /healthz answers 200; stops the server when the block ends.
+
+    `config`: more uvicorn.Config options (e.g. forwarded_allow_ips, as scripts/run_all.py sets)."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(application, lifespan=lifespan, log_level="warning"))
+    options = {"lifespan": lifespan, "log_level": "warning", **config}
+    server = uvicorn.Server(uvicorn.Config(application, **options))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{port}"

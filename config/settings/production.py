@@ -30,7 +30,6 @@ MAILERS = mailers_from_url(env("EMAIL_URL", default="smtp://localhost:25"))  # n
 
 SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
-SESSION_COOKIE_AGE = env.int("PAYOPS_SESSION_AGE", default=8 * 3600)
 SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_HSTS_SECONDS = env.int("DJANGO_HSTS_SECONDS", default=31536000)

@@ -1,11 +1,10 @@
-"""Template helpers for the sign-in pages: durations in words and the time a lockout ends."""
+"""Template helpers for the sign-in pages: durations in words."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from django import template
-from django.utils import timezone
 
 register = template.Library()
 
@@ -23,11 +22,3 @@ def duration_words(value: timedelta | None) -> str:
         if amount:
             parts.append(f"{amount} {unit}{'' if amount == 1 else 's'}")
     return " ".join(parts) or "a moment"
-
-
-@register.simple_tag
-def ends_at(value: timedelta | None) -> datetime | None:
-    """Now plus value: a failure during a lockout restarts its cool-off, so this is its end."""
-    if value is None:
-        return None
-    return timezone.now() + value

@@ -16,23 +16,33 @@ from django.test import Client
 
 from config.asgi import application
 from console.broadcast import abroadcast_event, broadcast_event, broadcast_event_on_commit
-from console.consumers import CLOSE_FORBIDDEN, CLOSE_UNAUTHENTICATED
+from console.consumers import CLOSE_FORBIDDEN, CLOSE_SESSION_RECHECK, CLOSE_UNAUTHENTICATED
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _session_cookie(user) -> bytes:  # type: ignore[no-untyped-def]
+def _session_cookie(user, idle_seconds: float = 0) -> bytes:  # type: ignore[no-untyped-def]
     client = Client()
     client.force_login(user)
+    if idle_seconds:  # as if the session had been idle that long (staff.sessions)
+        from datetime import datetime, timedelta
+
+        from staff.sessions import LAST_SEEN_KEY
+
+        session = client.session
+        last = datetime.fromisoformat(session[LAST_SEEN_KEY]) - timedelta(seconds=idle_seconds)
+        session[LAST_SEEN_KEY] = last.isoformat()
+        session.save()
     name = settings.SESSION_COOKIE_NAME
     return f"{name}={client.cookies[name].value}".encode()
 
 
-async def _connect(user=None) -> WebsocketCommunicator:  # type: ignore[no-untyped-def]
+async def _connect(user=None, idle_seconds: float = 0) -> WebsocketCommunicator:  # type: ignore[no-untyped-def]
     headers = [(b"origin", b"http://testserver"), (b"host", b"testserver")]
     if user is not None:
-        headers.append((b"cookie", await sync_to_async(_session_cookie)(user)))
+        cookie = await sync_to_async(_session_cookie)(user, idle_seconds)
+        headers.append((b"cookie", cookie))
     return WebsocketCommunicator(application, "/ws/events/", headers=headers)
 
 
@@ -52,6 +62,25 @@ async def test_users_without_a_staff_role_are_refused_with_4403(roleless) -> Non
 
     assert not connected
     assert code == CLOSE_FORBIDDEN
+
+
+async def test_an_expired_session_gets_no_stream(maker) -> None:
+    communicator = await _connect(maker, idle_seconds=61 * 60)  # a maker's idle limit is 60 min
+
+    connected, code = await communicator.connect()
+
+    assert not connected
+    assert code == CLOSE_UNAUTHENTICATED
+
+
+async def test_an_open_stream_is_closed_for_a_recheck_when_its_session_would_expire(
+    maker,  # type: ignore[no-untyped-def]
+) -> None:
+    communicator = await _connect(maker, idle_seconds=60 * 60 - 1)  # expires in a second
+    connected, _ = await communicator.connect()
+    assert connected
+    closed = await communicator.receive_output(timeout=15)
+    assert closed == {"type": "websocket.close", "code": CLOSE_SESSION_RECHECK}
 
 
 async def test_staff_receive_broadcast_events(maker) -> None:

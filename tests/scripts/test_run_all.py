@@ -198,3 +198,15 @@ def test_a_second_signal_kills_at_once_instead_of_waiting_out_the_grace_period()
     assert process.returncode == 0
     assert "stubborn | did not stop in time; killing" in rest
     assert not _alive(pid)
+
+
+def test_uvicorn_believes_forwarded_headers_only_from_the_configured_proxies() -> None:
+    """Left to itself uvicorn trusts X-Forwarded-For from the loopback (issue 19's probe)."""
+    from scripts.run_all import default_children
+
+    def web_flag(proxies: list[str] | None) -> str:
+        argv = next(child.argv for child in default_children(PY, proxies) if child.name == "web")
+        return argv[argv.index("--forwarded-allow-ips") + 1]
+
+    assert web_flag(None) == ""  # uvicorn: an empty list trusts no one
+    assert web_flag(["10.0.0.0/24", "192.0.2.7"]) == "10.0.0.0/24,192.0.2.7"

@@ -1,4 +1,4 @@
-"""Sign-in, wrong password, lockout (django-axes), sign-out by POST, password change, audit."""
+"""Sign-in, wrong password, lockout (more in test_lockout.py), sign-out by POST, password change."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def test_repeated_failures_lock_sign_in_and_say_when_to_retry(
     demo_staff: dict[str, StaffUser],
 ) -> None:
     client = Client()
-    limit = settings.AXES_FAILURE_LIMIT
+    limit = settings.PAYOPS_LOGIN_FAILURE_LIMIT
     for _ in range(limit - 1):
         assert sign_in(client, "approver@payops.local", "wrong").status_code == 200
     locked = sign_in(client, "approver@payops.local", "wrong")
@@ -80,13 +80,13 @@ def test_repeated_failures_lock_sign_in_and_say_when_to_retry(
     body = locked.content.decode()
     assert "Sign-in locked" in body
     assert "You can try again in" in body
-    assert "15 minutes" in body  # PAYOPS_LOGIN_COOLOFF_HOURS defaults to 0.25
+    assert "seconds" in body  # PAYOPS_LOGIN_BACKOFF_SECONDS defaults to 30
     assert " UTC" in body
     # Even the right password is refused while the lock lasts.
     again = sign_in(client, "approver@payops.local", DEMO_PASSWORD)
     assert again.status_code == 429
     assert "_auth_user_id" not in client.session
-    # Another account from the same address is not locked (lockout is per email + address).
+    # Another account from the same address is not locked (the lock is per account).
     assert sign_in(Client(), "maker@payops.local", DEMO_PASSWORD).status_code == 302
 
 

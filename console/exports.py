@@ -1,0 +1,63 @@
+"""CSV exports: the one writer every export uses, safe to open in a spreadsheet.
+
+A cell whose text starts with `=`, `+`, `-`, `@`, a tab or a carriage return is read by Excel,
+LibreOffice and Google Sheets as a formula, so a draft reference such as `=HYPERLINK(...)` would
+come out as a live link, or worse (OWASP "CSV Injection"). `csv_cell` prefixes such text with a
+single quote, which spreadsheets show as the text itself; the csv module quotes separators,
+quotes and line breaks, so a formula cannot start in the middle of a cell either.
+
+Every text cell is neutralised, a leading `-` included (OWASP: prefix them all). Numbers are
+written as numbers only when passed as numbers (int, Decimal, float), which no one but our own
+code produces: a payments export has no negative amounts today (amounts and fees are positive),
+and a future signed column passes its Decimal, not a string that happens to look like one.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable, Iterator
+from decimal import Decimal
+
+from django.http import StreamingHttpResponse
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+type Cell = str | int | float | Decimal | None
+
+
+def csv_cell(value: Cell) -> str | int | float | Decimal:
+    """The value as written to a CSV cell: text that a spreadsheet would run is made inert."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, (int, float, Decimal)):
+        return value
+    text = str(value)
+    if text.startswith(FORMULA_STARTS):
+        return "'" + text
+    return text
+
+
+class _Echo:
+    """csv.writer target that hands each line back instead of buffering it."""
+
+    def write(self, value: str) -> str:
+        return value
+
+
+def csv_lines(header: Iterable[str], rows: Iterable[Iterable[Cell]]) -> Iterator[str]:
+    """The header and every row as CSV lines, one at a time, every cell through `csv_cell`."""
+    writer = csv.writer(_Echo())
+    yield writer.writerow([csv_cell(name) for name in header])
+    for row in rows:
+        yield writer.writerow([csv_cell(value) for value in row])
+
+
+def csv_response(
+    header: Iterable[str], rows: Iterable[Iterable[Cell]], *, filename: str
+) -> StreamingHttpResponse:
+    """A streamed CSV download (a large export never sits in memory)."""
+    response = StreamingHttpResponse(csv_lines(header, rows), content_type="text/csv")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
