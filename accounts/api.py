@@ -107,7 +107,7 @@ class VirtualAccountPage(PageOut[VirtualAccountOut]):
 
 @router.post(
     "/virtual-accounts",
-    response={201: VirtualAccountOut, 502: ErrorOut, **ERROR_RESPONSES},
+    response={201: VirtualAccountOut, 409: ErrorOut, 502: ErrorOut, **ERROR_RESPONSES},
     summary="Open a virtual account",
 )
 def create_virtual_account(
@@ -277,7 +277,7 @@ class RecipientPage(PageOut[RecipientOut]):
 
 @router.post(
     "/recipients",
-    response={201: RecipientOut, 502: ErrorOut, **ERROR_RESPONSES},
+    response={201: RecipientOut, 409: ErrorOut, 502: ErrorOut, **ERROR_RESPONSES},
     summary="Register a recipient",
 )
 def create_recipient(

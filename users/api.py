@@ -36,8 +36,11 @@ def submission_key(what: str) -> Any:
     return Header(
         None,
         alias="Idempotency-Key",
-        description=f"A UUID of your choosing: the same key again returns the same {what} "
-        "instead of creating another (safe retries).",
+        description=f"A UUID of your choosing: the same key with the same body again returns "
+        f"the same {what} instead of creating another (safe retries). Keys are yours alone, per "
+        "environment. The same key with another body: 409 `idempotency_key_reused`; while the "
+        "first request with the key is still being processed: 409 `idempotency_key_in_flight` "
+        "(send it again shortly).",
     )
 
 
