@@ -120,7 +120,11 @@ def approval_inbox_view(request: HttpRequest) -> HttpResponse:
 def bulk_approve_view(request: HttpRequest) -> HttpResponse:
     """Approve several at once after one confirmation; each is decided on its own."""
     user = staff_of(request)
-    ids = [int(value) for value in request.POST.getlist("payout") if value.isdigit()]
+    ids = [
+        int(value)
+        for value in request.POST.getlist("payout")
+        if value.isascii() and value.isdigit()
+    ]
     if request.POST.get("confirm") != "yes":
         selected = list(
             approval_inbox(

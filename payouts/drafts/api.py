@@ -14,6 +14,7 @@ from ninja.files import UploadedFile
 from ninja.params.functions import Query as QueryParam
 
 from accounts.models import Recipient, VirtualAccount
+from console.inputs import Amount, MultilineText, Text
 from gateway.api_support import ERROR_RESPONSES, EnvironmentName, ErrorOut, Limit, Offset
 from gateway.models import Environment
 from payouts import selectors
@@ -53,26 +54,26 @@ AMOUNT_EXACT = QueryParam(
 
 
 class ClientMarkupIn(Schema):
-    fixed_fee: Decimal | None = Field(None, description="USD, added to the fixed fee.")
-    percentage_fee: Decimal | None = Field(None, description="Fraction: 0.01 is 1 %.")
-    fx_markup: Decimal | None = Field(None, description="Fraction of the rate.")
+    fixed_fee: Amount | None = Field(None, description="USD, added to the fixed fee.")
+    percentage_fee: Amount | None = Field(None, description="Fraction: 0.01 is 1 %.")
+    fx_markup: Amount | None = Field(None, description="Fraction of the rate.")
 
 
 class PaymentInstructionsIn(Schema):
-    currency: str = Field(description="Stablecoin funding a crypto payout: USDC or USDT.")
-    network: str = Field(description="Its network (valid_networks of the stablecoin).")
+    currency: Text = Field(description="Stablecoin funding a crypto payout: USDC or USDT.")
+    network: Text = Field(description="Its network (valid_networks of the stablecoin).")
 
 
 class DraftIn(Schema):
-    virtual_account_id: str = Field(description="PayOps id or upstream id of an active account.")
-    recipient_id: str = Field(description="PayOps id or upstream id of a WIRE/SWIFT recipient.")
-    amount: Decimal | None = Field(
+    virtual_account_id: Text = Field(description="PayOps id or upstream id of an active account.")
+    recipient_id: Text = Field(description="PayOps id or upstream id of a WIRE/SWIFT recipient.")
+    amount: Amount | None = Field(
         None, description="USD, > 0, ≤ 999999.99, 2 decimals; omitted: the quote's base amount."
     )
-    quote_id: str | None = Field(None, description="PayOps id or upstream id of an active quote.")
-    reference: str = Field("", max_length=100)
-    memo: str = Field("", max_length=255)
-    internal_notes: str = Field("", max_length=1000)
+    quote_id: Text | None = Field(None, description="PayOps id or upstream id of an active quote.")
+    reference: Text = Field("", max_length=100)
+    memo: Text = Field("", max_length=255)
+    internal_notes: MultilineText = Field("", max_length=1000)
     client_markup: ClientMarkupIn | None = Field(None, description="Only without a quote.")
     payment_instructions: PaymentInstructionsIn | None = Field(
         None, description="Required for a crypto virtual account, absent for a fiat one."
@@ -80,13 +81,13 @@ class DraftIn(Schema):
 
 
 class DraftPatch(Schema):
-    virtual_account_id: str | None = None
-    recipient_id: str | None = None
-    amount: Decimal | None = None
-    quote_id: str | None = Field(None, description="'' removes the quote.")
-    reference: str | None = Field(None, max_length=100)
-    memo: str | None = Field(None, max_length=255)
-    internal_notes: str | None = Field(None, max_length=1000)
+    virtual_account_id: Text | None = None
+    recipient_id: Text | None = None
+    amount: Amount | None = None
+    quote_id: Text | None = Field(None, description="'' removes the quote.")
+    reference: Text | None = Field(None, max_length=100)
+    memo: Text | None = Field(None, max_length=255)
+    internal_notes: MultilineText | None = Field(None, max_length=1000)
     client_markup: ClientMarkupIn | None = None
     payment_instructions: PaymentInstructionsIn | None = None
 
@@ -107,7 +108,7 @@ def _lookup[M: Model](model: type[M], environment: Environment | None, value: st
     queryset = model._default_manager.filter(environment=environment)
     found = (
         queryset.filter(pk=int(value)).first()
-        if value.isdigit()
+        if value.isascii() and value.isdigit()
         else queryset.filter(upstream_id=value).first()
     )
     if found is None:
