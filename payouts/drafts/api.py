@@ -8,7 +8,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import Model
-from django.http import HttpRequest
+from django.http import FileResponse, HttpRequest
 from ninja import Field, File, Form, Router, Schema
 from ninja.files import UploadedFile
 from ninja.params.functions import Query as QueryParam
@@ -20,7 +20,7 @@ from gateway.models import Environment
 from payouts import selectors
 from payouts.api_out import DocumentOut, PayoutOut, document_out, payout_out
 from payouts.api_support import payout_action, payout_found, payout_fresh
-from payouts.drafts.documents import document_add
+from payouts.drafts.documents import document_add, document_open
 from payouts.drafts.preview import payout_preview
 from payouts.drafts.services import (
     DraftValues,
@@ -30,6 +30,7 @@ from payouts.drafts.services import (
     payout_send_for_approval,
 )
 from payouts.models import DocumentKind
+from payouts.pages import document_file_response
 from quotes.api import environment_of, staff_of
 from quotes.models import Quote
 from staff.errors import ServiceError
@@ -289,3 +290,60 @@ def submit_payout(
         confirm_duplicate=payload.confirm_duplicate,
     )
     return 200, payout_fresh(request, payout_id, environment)
+
+
+class DocumentReadOut(DocumentOut):
+    opened_by: list[str] = Field(description="Who opened it (emails), first opening first.")
+    content_url: str = Field(
+        description="Where its bytes are (an attachment; opening is recorded)."
+    )
+
+
+@router.get(
+    "/payouts/{payout_id}/documents",
+    response={200: list[DocumentReadOut], **ERROR_RESPONSES},
+    operation_id="payouts_api_list_documents",
+)
+def list_documents(
+    request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
+) -> tuple[int, Any]:
+    """The payout's supporting documents, for whoever may read the payout: name, type, size,
+    SHA-256, and who opened each (approvers should open them before approving)."""
+    _require_reader(request)
+    payout = payout_found(request, payout_id, environment)
+    suffix = f"?environment={environment}" if environment else ""
+    return 200, [
+        {
+            **document_out(document),
+            "opened_by": [view.viewer.email for view in document.views.all()],
+            "content_url": f"/api/v1/payouts/{payout.pk}/documents/{document.pk}/content{suffix}",
+        }
+        for document in payout.documents.all()
+    ]
+
+
+@router.get(
+    "/payouts/{payout_id}/documents/{document_id}/content",
+    response=ERROR_RESPONSES,
+    operation_id="payouts_api_download_document",
+    openapi_extra={
+        "responses": {
+            "200": {
+                "description": "The document's bytes as an attachment, with the type its content "
+                "showed; recorded as opened by the caller (and audited).",
+                "content": {t: {} for t in ("application/pdf", "image/png", "image/jpeg")},
+            }
+        }
+    },
+)
+def download_document(
+    request: HttpRequest,
+    payout_id: int,
+    document_id: int,
+    environment: str | None = EnvironmentName,
+) -> FileResponse:
+    """Download one supporting document (the opening is recorded, as on the payout page)."""
+    _require_reader(request)
+    payout = payout_found(request, payout_id, environment)
+    document = document_open(by=staff_of(request), payout=payout, document_pk=document_id)
+    return document_file_response(document)

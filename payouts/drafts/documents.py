@@ -26,10 +26,13 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
+from django.http import Http404
+from django.utils import timezone
 
 from payouts.drafts.services import require_own_draft
 from payouts.errors import PayoutInvalid
-from payouts.models import DocumentKind, Payout, PayoutDocument
+from payouts.models import DocumentKind, Payout, PayoutDocument, PayoutDocumentView
+from payouts.selectors import require_payout_reader
 from staff.models import StaffUser
 from staff.services import audit_record
 
@@ -332,3 +335,38 @@ def document_remove(*, by: StaffUser, document: PayoutDocument) -> None:
         _document_audit(by, payout, document, "payout.document_removed", REMOVED_FACTS)
         document.delete()
         transaction.on_commit(lambda: storage.delete(name))
+
+
+# --- reading: who may open a payout's documents, and the record that they did ---------------
+
+
+def document_open(*, by: StaffUser, payout: Payout, document_pk: int) -> PayoutDocument:
+    """
+    A document of `payout` for a person who may read the payout (PermissionDenied otherwise;
+    Http404 when the payout has no such document): their opening is recorded (first and last
+    time, `PayoutDocumentView`) and audited (`payout.document_viewed`, with the document's name
+    and hash, never its content), in one transaction.
+    """
+    require_payout_reader(by)
+    document = PayoutDocument.objects.filter(payout=payout, pk=document_pk).first()
+    if document is None:
+        raise Http404("This payout has no such document.")
+    with transaction.atomic():
+        view, created = PayoutDocumentView.objects.select_for_update().get_or_create(
+            document=document, viewer=by
+        )
+        if not created:
+            view.last_viewed_at = timezone.now()
+            view.save(update_fields=["last_viewed_at"])
+        _document_audit(by, payout, document, "payout.document_viewed", REMOVED_FACTS)
+    return document
+
+
+def documents_opened_by(payout: Payout) -> dict[int, set[int]]:
+    """viewer id -> the ids of this payout's documents they opened (reads the prefetched
+    `documents` and their `views` when present)."""
+    opened: dict[int, set[int]] = {}
+    for document in payout.documents.all():
+        for view in document.views.all():
+            opened.setdefault(view.viewer_id, set()).add(document.pk)
+    return opened
