@@ -167,3 +167,27 @@ def test_the_bulk_confirmation_lists_each_payouts_documents_and_what_you_opened(
     client.get(_page_url(document))
     page = client.post("/payouts/approvals/approve/", {"payout": [payout.pk]}).content.decode()
     assert "not opened by you" not in page and ">opened<" in page
+
+
+def test_the_approvals_show_how_many_documents_each_approver_opened(
+    environment: Environment, document: PayoutDocument
+) -> None:
+    from payouts.models import Approval
+
+    payout = document.payout
+    second = document_add(
+        by=payout.maker,
+        payout=payout,
+        upload=SimpleUploadedFile("contract.pdf", PDF, content_type="application/pdf"),
+    )
+    Payout.objects.filter(pk=payout.pk).update(status="pending_approval", approvals_required=2)
+    careful, hasty = make_staff("finance_approver"), make_staff("finance_approver")
+    reader = _client(careful, environment)
+    reader.get(_page_url(document))
+    reader.get(_page_url(second))
+    for approver in (careful, hasty):
+        Approval.objects.create(payout=payout, approver=approver, round=payout.approval_round)
+
+    page = _client(make_staff("compliance"), environment).get(f"/payouts/{payout.pk}/")
+    cells = page.content.decode().split('data-testid="approval-documents-opened">')[1:]
+    assert [cell.split("<")[0] for cell in cells] == ["2 of 2", "0 of 2"]
