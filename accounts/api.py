@@ -272,6 +272,9 @@ class RecipientOut(Schema):
         return obj.created_by.email
 
 
+RecipientSearch = Query("", description="Name, company, email or upstream id.")
+
+
 class RecipientPage(PageOut[RecipientOut]):
     pass
 
@@ -316,7 +319,7 @@ def list_recipients(
     environment: str | None = EnvironmentName,
     end_user_id: int | None = None,
     account_type: Literal["WIRE", "SWIFT"] | None = None,
-    search: str = Query("", description="Name, company, email or upstream id."),
+    search: Text = RecipientSearch,
     page: int = PageNumber,
     page_size: int = PageSize,
 ) -> dict[str, object]:

@@ -182,11 +182,14 @@ def _require_reader(request: HttpRequest) -> None:
         raise PermissionDenied("Not allowed.")
 
 
+QuoteCorridor = QueryParam("", description="BASE-DEST, e.g. USD-MXN.")
+
+
 @router.get("/quotes", response={200: list[QuoteOut], **ERROR_RESPONSES})
 def list_quotes(
     request: HttpRequest,
     status: str = "",
-    corridor: str = QueryParam("", description="BASE-DEST, e.g. USD-MXN."),
+    corridor: Text = QuoteCorridor,
     limit: int = Limit,
     offset: int = Offset,
     environment: str | None = EnvironmentName,

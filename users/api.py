@@ -66,6 +66,7 @@ def readable_page(
     return paginate(found, page=page, page_size=page_size)
 
 
+EndUserSearch = Query("", description="Email, name, phone or upstream id.")
 CreatedFrom = Query(None, description="Created on or after (YYYY-MM-DD).")
 CreatedTo = Query(None, description="Created on or before (YYYY-MM-DD).")
 
@@ -190,7 +191,7 @@ def list_end_users(
     verification_status: Literal["not_started", "verified", "rejected"] | None = None,
     created_from: date | None = CreatedFrom,
     created_to: date | None = CreatedTo,
-    search: str = Query("", description="Email, name, phone or upstream id."),
+    search: Text = EndUserSearch,
     page: int = PageNumber,
     page_size: int = PageSize,
 ) -> dict[str, object]:

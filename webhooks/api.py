@@ -10,6 +10,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest
 from ninja import Field, Query, Router, Schema
 
+from console.inputs import Text
 from gateway.api_support import ERROR_RESPONSES
 from gateway.models import Environment
 from staff.errors import ServiceError
@@ -106,7 +107,7 @@ class RunOut(Schema):
 
 
 class EventFilters(Schema):
-    q: str = Field("", description="An evt_ id or any upstream object id.")
+    q: Text = Field("", description="An evt_ id or any upstream object id.")
     event_type: str = ""
     status: str = Field("", description="processed, failed, unhandled, no_handler, pending, drift")
     object_kind: str = ""

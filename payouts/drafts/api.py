@@ -49,6 +49,8 @@ SEARCH_HELP = (
     "match), or an exact amount: `539` and `539.00` find the same payouts."
 )
 # `?amount=`: one payout amount, exactly (the same Decimal rules as the amount of a draft).
+PayoutSearch = QueryParam("", max_length=selectors.SEARCH_MAX_LENGTH, description=SEARCH_HELP)
+PayoutCorridor = QueryParam("", description="SOURCE-RAIL, e.g. USD-WIRE.")
 AMOUNT_EXACT = QueryParam(
     None, ge=0, max_digits=12, decimal_places=2, description="Exactly this amount (USD)."
 )
@@ -164,10 +166,10 @@ def create_payout(
 )
 def list_payouts(
     request: HttpRequest,
-    q: str = QueryParam("", max_length=selectors.SEARCH_MAX_LENGTH, description=SEARCH_HELP),
+    q: Text = PayoutSearch,
     amount: Decimal | None = AMOUNT_EXACT,
     status: str = "",
-    corridor: str = QueryParam("", description="SOURCE-RAIL, e.g. USD-WIRE."),
+    corridor: Text = PayoutCorridor,
     amount_min: Decimal | None = None,
     amount_max: Decimal | None = None,
     date_from: date | None = None,

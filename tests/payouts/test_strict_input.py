@@ -125,3 +125,23 @@ def test_a_payout_id_in_other_digits_is_not_a_payops_id(draft: Payout) -> None:
     }
     assert "virtual_account_id" in _errors(_post(client, "/api/v1/payouts", body))
     assert Payout.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("role", "path", "field"),
+    [
+        ("compliance", "/api/v1/end-users?search=a%00b", "search"),
+        ("compliance", "/api/v1/recipients?search=a%00b", "search"),
+        ("finance_approver", "/api/v1/payouts?q=a%00b", "q"),
+        ("finance_approver", "/api/v1/payouts?corridor=USD%00", "corridor"),
+        ("finance_approver", "/api/v1/quotes?corridor=USD%00", "corridor"),
+        ("admin", "/api/v1/webhooks/events?q=evt%00", "q"),
+    ],
+)
+def test_a_nul_in_a_search_is_a_400_on_its_field_not_a_500(
+    role: str, path: str, field: str
+) -> None:
+    """PostgreSQL refuses NUL in a query's text: it was a 500 there (SQLite let it through)."""
+    environment = make_environment()
+    client = _client(make_staff(role), environment)
+    assert list(_errors(client.get(path))) == [field]
