@@ -191,3 +191,18 @@ def test_the_approvals_show_how_many_documents_each_approver_opened(
     page = _client(make_staff("compliance"), environment).get(f"/payouts/{payout.pk}/")
     cells = page.content.decode().split('data-testid="approval-documents-opened">')[1:]
     assert [cell.split("<")[0] for cell in cells] == ["2 of 2", "0 of 2"]
+
+
+def test_a_download_is_named_for_what_its_content_is(
+    environment: Environment, draft: Payout
+) -> None:
+    """A PNG uploaded as "scan.pdf" is stored as a PNG (its content decides) and downloads as
+    "scan.pdf.png" with image/png, so the reader's system opens it with the right program."""
+    from tests.payouts.test_documents import png
+
+    upload = SimpleUploadedFile("scan.pdf", png(10, 10), content_type="application/pdf")
+    document = document_add(by=draft.maker, payout=draft, upload=upload)
+    response = _client(make_staff("finance_approver"), environment).get(_page_url(document))
+
+    assert response["Content-Type"] == "image/png"
+    assert 'filename="scan.pdf.png"' in response["Content-Disposition"]
