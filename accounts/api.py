@@ -12,6 +12,7 @@ from ninja import Field, Query, Router, Schema, Status
 
 from accounts import recipients, selectors, virtual_accounts
 from accounts.models import Recipient, VirtualAccount
+from console.inputs import Text
 from gateway.api_support import (
     ERROR_RESPONSES,
     EnvironmentName,
@@ -107,7 +108,7 @@ class VirtualAccountPage(PageOut[VirtualAccountOut]):
 
 @router.post(
     "/virtual-accounts",
-    response={201: VirtualAccountOut, 502: ErrorOut, **ERROR_RESPONSES},
+    response={201: VirtualAccountOut, 409: ErrorOut, 502: ErrorOut, **ERROR_RESPONSES},
     summary="Open a virtual account",
 )
 def create_virtual_account(
@@ -176,32 +177,32 @@ def refresh_virtual_account(
 
 
 class AddressIn(Schema):
-    street_name: str = Field(description="Street and number.")
-    city: str
-    state: str = ""
-    postal_code: str = ""
-    country: str = Field(description="ISO 3166-1 alpha-2.", examples=["US"])
+    street_name: Text = Field(description="Street and number.")
+    city: Text
+    state: Text = ""
+    postal_code: Text = ""
+    country: Text = Field(description="ISO 3166-1 alpha-2.", examples=["US"])
 
 
 class BankAccountIn(Schema):
     account_type: Literal["WIRE", "SWIFT"]
-    account_number: str = Field(
+    account_number: Text = Field(
         description="WIRE: the US account number. SWIFT: the IBAN where the bank's country uses "
         "one (checked), else the account number."
     )
-    routing_number: str = Field("", description="WIRE: ABA routing number (checksum verified).")
-    swift_code: str = Field("", description="SWIFT: the bank's BIC (8 or 11 characters).")
-    bank_name: str = ""
+    routing_number: Text = Field("", description="WIRE: ABA routing number (checksum verified).")
+    swift_code: Text = Field("", description="SWIFT: the bank's BIC (8 or 11 characters).")
+    bank_name: Text = ""
 
 
 class RecipientIn(Schema):
     """decisions.md's recipient body, with `end_user_id` (PayOps id) in place of `user_id`."""
 
     end_user_id: int = Field(description="PayOps id of the end user this recipient belongs to.")
-    first_name: str = Field("", description="Individual recipients: given name.")
-    last_name: str = Field("", description="Individual recipients: family name.")
-    company_name: str = Field("", description="Company recipients: instead of the names.")
-    email: str = ""
+    first_name: Text = Field("", description="Individual recipients: given name.")
+    last_name: Text = Field("", description="Individual recipients: family name.")
+    company_name: Text = Field("", description="Company recipients: instead of the names.")
+    email: Text = ""
     address: AddressIn
     account: BankAccountIn
 
@@ -271,13 +272,16 @@ class RecipientOut(Schema):
         return obj.created_by.email
 
 
+RecipientSearch = Query("", description="Name, company, email or upstream id.")
+
+
 class RecipientPage(PageOut[RecipientOut]):
     pass
 
 
 @router.post(
     "/recipients",
-    response={201: RecipientOut, 502: ErrorOut, **ERROR_RESPONSES},
+    response={201: RecipientOut, 409: ErrorOut, 502: ErrorOut, **ERROR_RESPONSES},
     summary="Register a recipient",
 )
 def create_recipient(
@@ -315,7 +319,7 @@ def list_recipients(
     environment: str | None = EnvironmentName,
     end_user_id: int | None = None,
     account_type: Literal["WIRE", "SWIFT"] | None = None,
-    search: str = Query("", description="Name, company, email or upstream id."),
+    search: Text = RecipientSearch,
     page: int = PageNumber,
     page_size: int = PageSize,
 ) -> dict[str, object]:

@@ -8,6 +8,7 @@ from django import forms
 
 from accounts.models import AccountType, RecipientKind, VirtualAccountMode, VirtualAccountStatus
 from console.forms import show_when
+from console.inputs import TextField
 from users.models import EndUser
 from users.validation import country_choices
 
@@ -58,29 +59,29 @@ class RecipientForm(forms.Form):
         initial=RecipientKind.INDIVIDUAL,
         widget=forms.RadioSelect,
     )
-    first_name = forms.CharField(required=False, help_text="For a person.")
-    last_name = forms.CharField(required=False, help_text="For a person.")
-    company_name = forms.CharField(required=False, help_text="For a company.")
+    first_name = TextField(required=False, help_text="For a person.")
+    last_name = TextField(required=False, help_text="For a person.")
+    company_name = TextField(required=False, help_text="For a company.")
     email = forms.EmailField(required=False)
-    street_name = forms.CharField(label="Street and number")
-    city = forms.CharField()
-    state = forms.CharField(required=False, label="State or region")
-    postal_code = forms.CharField(required=False)
+    street_name = TextField(label="Street and number")
+    city = TextField()
+    state = TextField(required=False, label="State or region")
+    postal_code = TextField(required=False)
     country = forms.ChoiceField(choices=[("", "Choose a country…"), *country_choices()])
     account_type = forms.ChoiceField(
         label="Bank transfer", choices=AccountType.choices, initial=AccountType.WIRE
     )
-    account_number = forms.CharField(
+    account_number = TextField(
         label="Account number or IBAN",
         help_text="WIRE: the US account number. SWIFT: the IBAN where the bank's country uses one.",
     )
-    routing_number = forms.CharField(
+    routing_number = TextField(
         required=False, label="ABA routing number", help_text="WIRE only: 9 digits."
     )
-    swift_code = forms.CharField(
+    swift_code = TextField(
         required=False, label="SWIFT/BIC", help_text="SWIFT only: 8 or 11 characters."
     )
-    bank_name = forms.CharField(required=False)
+    bank_name = TextField(required=False)
 
     def __init__(self, *args: object, end_users: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]

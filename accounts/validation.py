@@ -16,7 +16,7 @@ def normalise_routing_number(raw: str) -> str:
     (python-stdnum's `stdnum.us.rtn` is not installed; the checksum is these few lines.)
     """
     digits = re.sub(r"[\s-]", "", raw or "")
-    if not re.fullmatch(r"\d{9}", digits):
+    if not re.fullmatch(r"[0-9]{9}", digits):
         raise ValueError("An ABA routing number has exactly 9 digits.")
     if sum(int(d) * w for d, w in zip(digits, _ABA_WEIGHTS, strict=True)) % 10:
         raise ValueError("This routing number's check digit is wrong: check it for a typo.")
@@ -53,6 +53,6 @@ def normalise_iban(raw: str, *, country: str) -> str:
 
 def normalise_us_account_number(raw: str) -> str:
     digits = re.sub(r"[\s-]", "", raw or "")
-    if not re.fullmatch(r"\d{4,17}", digits):
+    if not re.fullmatch(r"[0-9]{4,17}", digits):
         raise ValueError("A US account number has 4 to 17 digits.")
     return digits

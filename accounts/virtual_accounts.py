@@ -129,7 +129,8 @@ def virtual_account_create(
         VIRTUAL_ACCOUNT,
         environment_id=end_user.environment_id,
         request_key=request_key,
-        defaults={"end_user": end_user, "mode": mode, "created_by": by},
+        request={"end_user_id": end_user.pk, "mode": mode},
+        defaults={"end_user": end_user, "mode": mode},
         by=by,
         send=lambda va: call_sync(
             upstream(end_user.environment).virtual_accounts.create,

@@ -96,6 +96,8 @@ OPERATION_PERMISSIONS: dict[str, Need] = {
     "DELETE /payouts/{payout_id}": (roles.PAYOUT_INITIATE,),
     "POST /payouts/{payout_id}/preview": (roles.PAYOUT_INITIATE,),
     "POST /payouts/{payout_id}/documents": (roles.PAYOUT_INITIATE,),
+    "GET /payouts/{payout_id}/documents": PAYOUT_READERS,
+    "GET /payouts/{payout_id}/documents/{document_id}/content": PAYOUT_READERS,
     "POST /payouts/{payout_id}/submit": (roles.PAYOUT_INITIATE,),
     # payouts: approval and release
     "POST /payouts/{payout_id}/approve": (roles.PAYOUT_APPROVE,),

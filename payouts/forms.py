@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 
 from console.forms import IsoDateField
+from console.inputs import AmountField
 from payouts import selectors
 from payouts.models import PayoutStatus
 from quotes.forms import choice_field
@@ -23,8 +24,8 @@ class PayoutFilterForm(forms.Form):
     status = forms.ChoiceField(choices=[("", "Any status"), *PayoutStatus.choices], required=False)
     maker = forms.ChoiceField(required=False)
     corridor = forms.ChoiceField(required=False)
-    amount_min = forms.DecimalField(required=False, min_value=0, label="Amount from")
-    amount_max = forms.DecimalField(required=False, min_value=0, label="Amount to")
+    amount_min = AmountField(required=False, min_value=0, label="Amount from")
+    amount_max = AmountField(required=False, min_value=0, label="Amount to")
     date_from = IsoDateField(required=False, label="From")
     date_to = IsoDateField(required=False, label="To")
 

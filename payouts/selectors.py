@@ -112,7 +112,12 @@ def payout_detail(*, environment: Environment | None, pk: int) -> Payout:
             "environment",
         )
         .prefetch_related(
-            Prefetch("documents", queryset=PayoutDocument.objects.select_related("uploaded_by")),
+            Prefetch(
+                "documents",
+                queryset=PayoutDocument.objects.select_related("uploaded_by").prefetch_related(
+                    "views__viewer"
+                ),
+            ),
             Prefetch("status_changes", queryset=PayoutStatusChange.objects.select_related("by")),
         )
         .get(pk=pk, environment=environment)

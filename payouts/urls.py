@@ -19,6 +19,11 @@ urlpatterns = [
     path("<int:pk>/preview/", drafts.payout_preview_view, name="preview"),
     path("<int:pk>/documents/", drafts.document_add_view, name="document_add"),
     path(
+        "<int:pk>/documents/<int:document_pk>/",
+        views.document_open_view,
+        name="document_open",
+    ),
+    path(
         "<int:pk>/documents/<int:document_pk>/remove/",
         drafts.document_remove_view,
         name="document_remove",

@@ -9,7 +9,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import FileResponse, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 
@@ -23,11 +23,12 @@ from payouts.approval.rules import approval_decide
 from payouts.approval.selectors import approvals_history, valid_approvals
 from payouts.approval.services import CANCELLABLE, approval_facts
 from payouts.drafts.checks import submission_problems
+from payouts.drafts.documents import document_open, documents_opened_by
 from payouts.drafts.forms import DocumentForm, SubmitForm
 from payouts.errors import REFUSALS, refusal_text
 from payouts.forms import PayoutFilterForm
 from payouts.models import Payout, PayoutStatus
-from payouts.pages import payout_of_request
+from payouts.pages import document_file_response, payout_of_request
 from payouts.qr import deposit_qr_svg
 from payouts.release.step_context import release_step_context
 from payouts.release.waiting import wait_text
@@ -144,6 +145,17 @@ def payout_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "payouts/payout_detail.html", detail_context(request, payout))
 
 
+@login_required
+def document_open_view(request: HttpRequest, pk: int, document_pk: int) -> FileResponse:
+    """A supporting document of the payout, as a download, for whoever may read the payout;
+    the opening is recorded (approvers see who opened what before approving)."""
+    user = staff_of(request)
+    selectors.require_payout_reader(user)
+    payout = payout_of_request(request, pk)
+    document = document_open(by=user, payout=payout, document_pk=document_pk)
+    return document_file_response(document)
+
+
 def panel_response(request: HttpRequest, pk: int, partial: str, **extra: Any) -> HttpResponse:
     payout = payout_of_request(request, pk)
     context = detail_context(request, payout, **extra)
@@ -164,12 +176,20 @@ def live_context(request: HttpRequest, payout: Payout, **extra: Any) -> dict[str
     if deposit.get("expires_at"):
         deposit_expires = datetime.fromisoformat(str(deposit["expires_at"]))
     approvals = valid_approvals(payout)
+    documents = list(payout.documents.all())
+    opened = documents_opened_by(payout)
+    history = list(approvals_history(payout))
+    for approval in history:  # shown beside each approval: did they open the documents?
+        setattr(approval, "documents_opened", len(opened.get(approval.approver_id, ())))  # noqa: B010
     return {
         "payout": payout,
         "now": now,
+        "documents_total": len(documents),
+        "documents_opened_by_me": opened.get(user.pk, set()),
+        "documents_not_opened": [d for d in documents if d.pk not in opened.get(user.pk, ())],
         "approvals": approvals,
         "approval_count_label": f"{len(approvals)} of {payout.approvals_required}",
-        "approvals_history": approvals_history(payout),
+        "approvals_history": history,
         "can_approve": decision.allowed,
         "approve_refusal": decision.message
         if is_approver and payout.status == S.PENDING_APPROVAL

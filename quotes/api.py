@@ -11,6 +11,7 @@ from django.http import Http404, HttpRequest
 from ninja import Field, Router, Schema
 from ninja.params.functions import Query as QueryParam
 
+from console.inputs import Amount, Text
 from gateway.api_support import (
     ERROR_RESPONSES,
     EnvironmentName,
@@ -34,18 +35,20 @@ def environment_of(request: HttpRequest, name: str | None = None) -> Environment
 
 
 class QuoteIn(Schema):
-    base_currency: str = Field("USD", description="Source currency: USD, USDC or USDT.")
-    quote_currency: str = Field(description="Destination currency (one of valid_quote_currencies).")
-    amount: Decimal = Field(description="Positive, up to 2 decimals.")
+    base_currency: Text = Field("USD", description="Source currency: USD, USDC or USDT.")
+    quote_currency: Text = Field(
+        description="Destination currency (one of valid_quote_currencies)."
+    )
+    amount: Amount = Field(description="Positive, up to 2 decimals; ASCII digits and a dot.")
     amount_in_destination: bool = Field(
         False, description="True: `amount` is what the recipient gets; the source is solved."
     )
-    account_type: str = Field("", description="Payment rail; blank for the currency's default.")
-    network: str = Field("", description="Stablecoin network; required for USDC and USDT.")
+    account_type: Text = Field("", description="Payment rail; blank for the currency's default.")
+    network: Text = Field("", description="Stablecoin network; required for USDC and USDT.")
 
 
 class QuoteAmountIn(Schema):
-    amount: Decimal = Field(description="New amount, in the quote's own amount mode.")
+    amount: Amount = Field(description="New amount, in the quote's own amount mode.")
 
 
 class FeesOut(Schema):
@@ -179,11 +182,14 @@ def _require_reader(request: HttpRequest) -> None:
         raise PermissionDenied("Not allowed.")
 
 
+QuoteCorridor = QueryParam("", description="BASE-DEST, e.g. USD-MXN.")
+
+
 @router.get("/quotes", response={200: list[QuoteOut], **ERROR_RESPONSES})
 def list_quotes(
     request: HttpRequest,
     status: str = "",
-    corridor: str = QueryParam("", description="BASE-DEST, e.g. USD-MXN."),
+    corridor: Text = QuoteCorridor,
     limit: int = Limit,
     offset: int = Offset,
     environment: str | None = EnvironmentName,

@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 
 from console.forms import IsoDateField
+from console.inputs import AmountField
 from quotes.choices import Choices, names
 from quotes.models import Quote, QuoteStatus
 
@@ -44,9 +45,7 @@ class QuoteRequestForm(forms.Form):
     amount_mode = forms.ChoiceField(
         label="Amount is", choices=AMOUNT_MODES, initial="source", widget=forms.RadioSelect
     )
-    amount = forms.DecimalField(
-        max_digits=11, decimal_places=2, min_value=Decimal("0.01"), label="Amount"
-    )
+    amount = AmountField(max_digits=11, decimal_places=2, min_value=Decimal("0.01"), label="Amount")
 
     # The API's names of fields this form names otherwise (for ServiceError.add_to_form).
     API_NAMES = {"amount_in_destination": "amount_mode"}
@@ -91,7 +90,7 @@ class QuoteRequestForm(forms.Form):
 
 
 class QuoteAmountForm(forms.Form):
-    amount = forms.DecimalField(
+    amount = AmountField(
         max_digits=11, decimal_places=2, min_value=Decimal("0.01"), label="New amount"
     )
 

@@ -24,6 +24,7 @@ from django.views.decorators.http import require_POST
 
 from accounts.selectors import virtual_account_get
 from accounts.virtual_accounts import virtual_account_refresh
+from console.inputs import amount_problem
 from gateway.models import Environment
 from sandbox.control import EmulatorControl, EmulatorControlError
 from staff import roles
@@ -109,12 +110,17 @@ def simulate_deposit(request: HttpRequest, pk: int) -> HttpResponse:
     """An incoming deposit on an active account; the balance is read back at once."""
     environment = current_environment(request)
     va = virtual_account_get(environment=environment, pk=pk)
+    typed = request.POST.get("amount", "")
     try:
-        amount = Decimal(request.POST.get("amount", "").strip())
+        amount = Decimal(0) if amount_problem(typed) else Decimal(typed)
     except InvalidOperation:
         amount = Decimal(0)
     if not amount.is_finite() or amount <= 0 or amount != amount.quantize(Decimal("0.01")):
-        messages.error(request, "Enter a positive amount in dollars and cents, e.g. 1500.00.")
+        messages.error(
+            request,
+            "Enter a positive amount in dollars and cents, e.g. 1500.00 (ASCII digits 0-9 and "
+            "a dot, no spaces).",
+        )
         return redirect("accounts:virtual_account_detail", pk=pk)
     _drive_then_refresh(
         request,

@@ -10,6 +10,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from ninja import Field, Header, Query, Router, Schema, Status
 
+from console.inputs import MultilineText, Text
 from gateway.api_support import (
     ERROR_RESPONSES,
     EnvironmentName,
@@ -36,8 +37,11 @@ def submission_key(what: str) -> Any:
     return Header(
         None,
         alias="Idempotency-Key",
-        description=f"A UUID of your choosing: the same key again returns the same {what} "
-        "instead of creating another (safe retries).",
+        description=f"A UUID of your choosing: the same key with the same body again returns "
+        f"the same {what} instead of creating another (safe retries). Keys are yours alone, per "
+        "environment. The same key with another body: 409 `idempotency_key_reused`; while the "
+        "first request with the key is still being processed: 409 `idempotency_key_in_flight` "
+        "(send it again shortly).",
     )
 
 
@@ -62,6 +66,7 @@ def readable_page(
     return paginate(found, page=page, page_size=page_size)
 
 
+EndUserSearch = Query("", description="Email, name, phone or upstream id.")
 CreatedFrom = Query(None, description="Created on or after (YYYY-MM-DD).")
 CreatedTo = Query(None, description="Created on or before (YYYY-MM-DD).")
 
@@ -72,25 +77,25 @@ class EndUserIn(Schema):
     type: Literal["individual", "business"] = Field(
         "individual", description="`individual` (KYC) or `business` (KYB)."
     )
-    email: str = Field(description="Email address.", examples=["ana@example.com"])
-    phone_number: str = Field(
+    email: Text = Field(description="Email address.", examples=["ana@example.com"])
+    phone_number: Text = Field(
         description="Phone number; sent in E.164 (`+525512345678`). A national number is read "
         "in the given country.",
         examples=["+52 55 1234 5678"],
     )
-    first_name: str = Field(description="Given name (for a business: the representative's).")
-    last_name: str = Field(description="Family name.")
-    country: str = Field(description="ISO 3166-1 alpha-2 country code.", examples=["MX"])
+    first_name: Text = Field(description="Given name (for a business: the representative's).")
+    last_name: Text = Field(description="Family name.")
+    country: Text = Field(description="ISO 3166-1 alpha-2 country code.", examples=["MX"])
 
 
 class EndUserPatch(Schema):
     """Only the fields to change; unchanged values are not sent upstream."""
 
-    email: str | None = Field(None, description="New email address.")
-    phone_number: str | None = Field(None, description="New phone number.")
-    first_name: str | None = Field(None, description="Identity: restarts verification.")
-    last_name: str | None = Field(None, description="Identity: restarts verification.")
-    country: str | None = Field(None, description="Identity: restarts verification.")
+    email: Text | None = Field(None, description="New email address.")
+    phone_number: Text | None = Field(None, description="New phone number.")
+    first_name: Text | None = Field(None, description="Identity: restarts verification.")
+    last_name: Text | None = Field(None, description="Identity: restarts verification.")
+    country: Text | None = Field(None, description="Identity: restarts verification.")
     confirm_reverification: bool = Field(
         False,
         description="Must be true to change first_name, last_name or country: such a change "
@@ -137,11 +142,11 @@ class EndUserPage(PageOut[EndUserOut]):
 
 
 class NoteIn(Schema):
-    text: str = Field(description="A compliance note on this user's KYC.")
+    text: MultilineText = Field(description="A compliance note on this user's KYC.")
 
 
 class ReviewIn(Schema):
-    reason: str = Field(description="Why the KYC result was reviewed as it is.")
+    reason: MultilineText = Field(description="Why the KYC result was reviewed as it is.")
 
 
 class ReviewOut(Schema):
@@ -186,7 +191,7 @@ def list_end_users(
     verification_status: Literal["not_started", "verified", "rejected"] | None = None,
     created_from: date | None = CreatedFrom,
     created_to: date | None = CreatedTo,
-    search: str = Query("", description="Email, name, phone or upstream id."),
+    search: Text = EndUserSearch,
     page: int = PageNumber,
     page_size: int = PageSize,
 ) -> dict[str, object]:

@@ -8,6 +8,7 @@ from typing import Any
 from django import forms
 
 from console.forms import IsoDateField
+from console.inputs import TextField
 from users.models import EndUserStatus, EndUserType, VerificationStatus
 from users.validation import country_choices
 
@@ -59,20 +60,20 @@ class EndUserForm(forms.Form):
         help_text="Individuals go through KYC, businesses through KYB.",
     )
     email = forms.EmailField()
-    phone_number = forms.CharField(
+    phone_number = TextField(
         label="Phone number",
         help_text="International form, e.g. +52 55 1234 5678 (stored as E.164).",
     )
-    first_name = forms.CharField(max_length=200)
-    last_name = forms.CharField(max_length=200)
+    first_name = TextField(max_length=200)
+    last_name = TextField(max_length=200)
     country = _country_field()
 
 
 class EndUserEditForm(forms.Form):
     email = forms.EmailField()
-    phone_number = forms.CharField(label="Phone number", help_text="International form.")
-    first_name = forms.CharField(max_length=200, help_text="Changing it restarts verification.")
-    last_name = forms.CharField(max_length=200, help_text="Changing it restarts verification.")
+    phone_number = TextField(label="Phone number", help_text="International form.")
+    first_name = TextField(max_length=200, help_text="Changing it restarts verification.")
+    last_name = TextField(max_length=200, help_text="Changing it restarts verification.")
     country = _country_field()
     confirm_reverification = forms.BooleanField(
         required=False,
@@ -81,12 +82,15 @@ class EndUserEditForm(forms.Form):
 
 
 class KycNoteForm(forms.Form):
-    text = forms.CharField(label="Compliance note", widget=forms.Textarea(attrs={"rows": 3}))
+    text = TextField(
+        label="Compliance note", widget=forms.Textarea(attrs={"rows": 3}), multiline=True
+    )
 
 
 class KycReviewForm(forms.Form):
-    reason = forms.CharField(
+    reason = TextField(
         label="Reason",
         widget=forms.Textarea(attrs={"rows": 2}),
         help_text="Why this result is acceptable as it stands, or what was asked of the user.",
+        multiline=True,
     )

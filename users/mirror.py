@@ -1,8 +1,9 @@
 """
 Keeping a mirror of an upstream record (end user, virtual account, recipient), one way for all.
 
-- `mirror_create`: find or create our row by the submission's `request_key`, commit it, call the
-  upstream outside any transaction, drop the row when the upstream refused it for good, and
+- `mirror_create`: find or create our row by the submission's `request_key` (its creator's, bound
+  to the request's fingerprint), commit it with a claim so one call per submission is in flight,
+  call the upstream outside any transaction, drop the row when the upstream refused it for good, and
   record the answer, folding in a row that a webhook created before the answer arrived.
 - `mirror_apply_event`: lock the record an event names (creating its mirror when unknown), apply
   an event once per `event_id`, write the timeline line and the audit entry; each kind brings
@@ -12,15 +13,20 @@ Keeping a mirror of an upstream record (end user, virtual account, recipient), o
 
 from __future__ import annotations
 
+import hashlib
+import json
 import uuid
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
 from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticError
 
@@ -164,11 +170,66 @@ class MirrorKind[M: UpstreamMirror, R]:
 # --- create ----------------------------------------------------------------------------------
 
 
+class IdempotencyKeyReused(ServiceError):
+    """The submission's key was sent before with another request: never the other's record."""
+
+    status = 409
+    names_fields_off_the_form = False  # a page shows the message as it is
+
+    def __init__(self) -> None:
+        super().__init__(
+            "This Idempotency-Key (or form submission) was already used with a different "
+            "request; send a new key for a new request.",
+            code="idempotency_key_reused",
+            errors=[
+                (
+                    "Idempotency-Key",
+                    "This submission was already sent with other values; reload the form "
+                    "(API: use a new Idempotency-Key).",
+                )
+            ],
+        )
+
+
+class IdempotencyKeyInFlight(ServiceError):
+    """The first request with this key is still with the upstream: ask again shortly."""
+
+    status = 409
+    names_fields_off_the_form = False  # a page shows the message as it is
+
+    def __init__(self) -> None:
+        super().__init__(
+            "A request with this Idempotency-Key (or form submission) is still being processed; "
+            "send it again in a moment to get its result.",
+            code="idempotency_key_in_flight",
+            errors=[
+                (
+                    "Idempotency-Key",
+                    "This submission is still being processed; send it again in a moment to "
+                    "see its result.",
+                )
+            ],
+        )
+
+
+def fingerprint_of(request: Mapping[str, Any]) -> str:
+    """SHA-256 of a request's canonical JSON (validated values, keys sorted): what a key binds."""
+    canonical = json.dumps(
+        dict(request), sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _claim_lapses() -> datetime:
+    return timezone.now() + timedelta(seconds=settings.PAYOPS_SUBMISSION_CLAIM_SECONDS)
+
+
 def mirror_create[M: UpstreamMirror, R](
     kind: MirrorKind[M, R],
     *,
     environment_id: int,
     request_key: uuid.UUID | None,
+    request: Mapping[str, Any],
     defaults: dict[str, Any],
     by: StaffUser,
     send: Callable[[M], R],
@@ -179,46 +240,96 @@ def mirror_create[M: UpstreamMirror, R](
     rename: Mapping[str, str] | None = None,
 ) -> M:
     """
-    Create the record upstream once. Our row is committed first (with its keys), so a retry or a
-    double submit with the same `request_key` finds it: a synced one is returned as it is, an
-    unsynced one is `resume`d first (which may refuse, or return the upstream's record found
-    another way; by default `mirror_adopt_unknown`). Then `send` (outside any transaction): an
-    answer whose status is in `refused_for_good` deletes the row (nothing half-created), no
-    answer keeps it for the retry.
+    Create the record upstream once. Our row is committed first (with its keys, the
+    fingerprint of `request`, the validated values, and a claim: this call is in flight), so a
+    retry or a double submit by the same person with the same `request_key` finds it:
+
+    - another request under the key: 409 `idempotency_key_reused` (never the first's record);
+    - a synced row is returned as it is;
+    - an unsynced one still claimed by a call in flight: 409 `idempotency_key_in_flight`, so
+      only one call per submission ever reaches the upstream;
+    - an unsynced one whose call ended without an answer is claimed again and `resume`d first
+      (which may return the upstream's record found another way; by default
+      `mirror_adopt_unknown`).
+
+    Then `send` (outside any transaction): an answer whose status is in `refused_for_good`
+    deletes the row (nothing half-created), no answer keeps it for the retry and ends the claim.
     """
+    fingerprint = fingerprint_of(request)
     row, created = _submission_row(
-        kind.model, environment_id=environment_id, request_key=request_key, defaults=defaults
+        kind.model,
+        environment_id=environment_id,
+        by=by,
+        request_key=request_key,
+        defaults={**defaults, "request_fingerprint": fingerprint, "claimed_until": _claim_lapses()},
     )
     if not created:
+        if row.request_fingerprint and row.request_fingerprint != fingerprint:
+            raise IdempotencyKeyReused()
         if row.is_synced:
             return row  # a double submit: the first one already did it
-        found = (resume or partial(mirror_adopt_unknown, kind))(row)
-        if found is not None:
-            return mirror_store_created(kind, row, found, by=by, summary=created_summary)
+        current = _claim_again(kind.model, row)
+        if current is not None:
+            return current  # the first call's answer was stored meanwhile
     try:
-        answer = send(row)
-    except UpstreamError as exc:
-        error = service_error_from_upstream(exc, rename=rename, what=what)
-        if error.status in refused_for_good:
-            row.delete()
-        raise error from exc
-    return mirror_store_created(kind, row, answer, by=by, summary=created_summary)
+        if not created:
+            found = (resume or partial(mirror_adopt_unknown, kind))(row)
+            if found is not None:
+                return mirror_store_created(kind, row, found, by=by, summary=created_summary)
+        try:
+            answer = send(row)
+        except UpstreamError as exc:
+            error = service_error_from_upstream(exc, rename=rename, what=what)
+            if error.status in refused_for_good:
+                row.delete()
+            raise error from exc
+        return mirror_store_created(kind, row, answer, by=by, summary=created_summary)
+    finally:
+        # No answer (or a failure of ours): the next retry may claim it. A stored or deleted
+        # row is not touched (it is synced, or gone).
+        kind.model._default_manager.filter(pk=row.pk, upstream_id="").update(claimed_until=None)
+
+
+def _claim_again[M: UpstreamMirror](model: type[M], row: M) -> M | None:
+    """
+    Claim an unsynced submission row whose call ended without an answer (or whose claim lapsed:
+    a process died): one conditional UPDATE, so of concurrent retries exactly one wins (None:
+    this call holds the claim now). The others get the row when its answer was stored
+    meanwhile, else 409 in flight.
+    """
+    now = timezone.now()
+    claimed = (
+        model._default_manager.filter(pk=row.pk, upstream_id="")
+        .filter(Q(claimed_until__isnull=True) | Q(claimed_until__lt=now))
+        .update(claimed_until=_claim_lapses())
+    )
+    if claimed:
+        return None
+    current = model._default_manager.filter(pk=row.pk).first()
+    if current is not None and current.is_synced:
+        return current
+    raise IdempotencyKeyInFlight()
 
 
 def _submission_row[M: UpstreamMirror](
-    model: type[M], *, environment_id: int, request_key: uuid.UUID | None, defaults: dict[str, Any]
+    model: type[M],
+    *,
+    environment_id: int,
+    by: StaffUser,
+    request_key: uuid.UUID | None,
+    defaults: dict[str, Any],
 ) -> tuple[M, bool]:
-    """Our row of one submission (committed now), and whether this call created it."""
-    request_key = request_key or uuid.uuid4()
+    """Our row of one submission of `by` (committed now), and whether this call created it."""
+    key = {
+        "environment_id": environment_id,
+        "created_by": by,
+        "request_key": request_key or uuid.uuid4(),
+    }
     try:
         with transaction.atomic():
-            return model._default_manager.get_or_create(
-                environment_id=environment_id, request_key=request_key, defaults=defaults
-            )
+            return model._default_manager.get_or_create(**key, defaults=defaults)
     except IntegrityError:  # the same submission, created between our read and write
-        return model._default_manager.get(
-            environment_id=environment_id, request_key=request_key
-        ), False
+        return model._default_manager.get(**key), False
 
 
 def mirror_store_created[M: UpstreamMirror, R](
@@ -232,6 +343,7 @@ def mirror_store_created[M: UpstreamMirror, R](
         upstream_id = kind.upstream_id_of(answer)
         after_answer = _fold_early_row(kind, row, upstream_id)
         row.upstream_id = upstream_id
+        row.claimed_until = None
         kind.apply_answer(row, answer)
         if after_answer is not None:
             after_answer(row)

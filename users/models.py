@@ -52,6 +52,13 @@ class UpstreamMirror(models.Model):
     refreshed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # The submission (`request_key`: our API's Idempotency-Key or a form's hidden id) is bound
+    # to one request: the SHA-256 of its canonical body (users.mirror.fingerprint_of; blank on
+    # rows made before it was kept, and on rows an event made), and, while its create is with
+    # the upstream, when the claim of the request in flight lapses (a killed process's claim
+    # frees itself then; users.mirror.mirror_create).
+    request_fingerprint = models.CharField(max_length=64, blank=True, editable=False)
+    claimed_until = models.DateTimeField(null=True, blank=True, editable=False)
     # Each concrete mirror has its own timeline model whose FK says related_name="timeline".
     timeline: Any
     # What live updates call this kind of record: "<kind>.changed", with "<kind>_id" (users.live).
@@ -69,7 +76,9 @@ def mirror_constraints(prefix: str) -> list[models.BaseConstraint]:
     """
     An UpstreamMirror's unique constraints, named `<prefix>_…` as the existing migrations named
     them (Meta's `%(class)s` would spell "enduser"): one row per upstream id in an environment
-    once it has one, and one per submission (`request_key`).
+    once it has one, and one per submission: a `request_key` is its creator's, in one
+    environment (another person's key, or the same key in another environment, is another
+    submission and never finds this row).
     """
     return [
         models.UniqueConstraint(
@@ -78,7 +87,8 @@ def mirror_constraints(prefix: str) -> list[models.BaseConstraint]:
             name=f"{prefix}_upstream_id_per_environment",
         ),
         models.UniqueConstraint(
-            fields=["environment", "request_key"], name=f"{prefix}_request_key_per_environment"
+            fields=["environment", "created_by", "request_key"],
+            name=f"{prefix}_request_key_per_creator",
         ),
     ]
 

@@ -141,26 +141,18 @@ def end_user_create(
         }
     )
 
-    def same_submission(end_user: EndUser) -> None:
-        if any(getattr(end_user, name) != value for name, value in clean.items()):
-            raise ServiceError(
-                "This submission was already sent with other values; reload the form.",
-                code="idempotency_key_reused",
-                status=409,
-            )
-
     return mirror_create(
         END_USER,
         environment_id=environment.pk,
         request_key=request_key,
-        defaults={**clean, "created_by": by},
+        request=clean,
+        defaults=clean,
         by=by,
         send=lambda end_user: call_sync(
             upstream(environment).users.create,
             idempotency_key=str(end_user.idempotency_key),
             **clean,
         ),
-        resume=same_submission,
         refused_for_good=(400,),
         what="the new end user",
         created_summary=lambda end_user: f"Created by {by.email}",

@@ -11,6 +11,7 @@ from django.http import Http404, HttpRequest
 from ninja import Field, Query, Router, Schema
 from ninja.params.functions import Query as QueryParam
 
+from console.inputs import Text
 from gateway.api_support import ERROR_RESPONSES, Limit, Offset
 from gateway.models import Environment
 from staff.errors import ServiceError
@@ -107,7 +108,7 @@ class RunOut(Schema):
 
 
 class EventFilters(Schema):
-    q: str = Field("", description="An evt_ id or any upstream object id.")
+    q: Text = Field("", description="An evt_ id or any upstream object id.")
     event_type: str = ""
     status: str = Field("", description="processed, failed, unhandled, no_handler, pending, drift")
     object_kind: str = ""

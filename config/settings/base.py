@@ -341,5 +341,6 @@ LOGGING = {
 
 # --- Per-concept settings live beside each other, one module a concept ----------------------------
 from .gateway import *  # noqa: E402, F403
+from .inputs import *  # noqa: E402, F403
 from .payouts import *  # noqa: E402, F403
 from .webhooks import *  # noqa: E402, F403

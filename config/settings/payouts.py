@@ -9,10 +9,12 @@ env = environ.Env()
 # --- Payout settings (copy into .env.example) ----------------------------------------------------
 # PAYOUT_DOCUMENT_TYPES      comma-separated MIME types accepted, judged by the file's content.
 # PAYOUT_DOCUMENT_MAX_BYTES  largest supporting document accepted, in bytes.
+# PAYOUT_DOCUMENT_MAX_PIXELS largest image accepted, in pixels (width x height from its header).
 PAYOUT_DOCUMENT_TYPES: list[str] = env.list(
     "PAYOUT_DOCUMENT_TYPES", default=["application/pdf", "image/png", "image/jpeg"]
 )
 PAYOUT_DOCUMENT_MAX_BYTES: int = env.int("PAYOUT_DOCUMENT_MAX_BYTES", default=5 * 1024 * 1024)
+PAYOUT_DOCUMENT_MAX_PIXELS: int = env.int("PAYOUT_DOCUMENT_MAX_PIXELS", default=50_000_000)
 
 # --- Maker-checker, initiation and tracking ---------------------------------------------------
 # Approvals survive a re-quote whose figures moved by at most this fraction (0.005 = 0.5 %).

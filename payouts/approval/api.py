@@ -10,6 +10,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from ninja import Field, Router, Schema
 
+from console.inputs import MultilineText
 from gateway.api_support import ERROR_RESPONSES, EnvironmentName
 from payouts.api_support import ERRORS, PayoutStateOut, payout_action, state_out
 from payouts.approval.selectors import SCOPE_ANYONE, SCOPE_MINE, approval_inbox, valid_approvals
@@ -27,11 +28,11 @@ class ApprovalOut(PayoutStateOut):
 
 
 class RejectIn(Schema):
-    reason: str = Field(description="Why (shown to the maker), at most 500 characters.")
+    reason: MultilineText = Field(description="Why (shown to the maker), at most 500 characters.")
 
 
 class CancelIn(Schema):
-    reason: str = Field("", description="Optional, for the audit trail.")
+    reason: MultilineText = Field("", description="Optional, for the audit trail.")
 
 
 @router.post(

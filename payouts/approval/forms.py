@@ -6,13 +6,17 @@ from decimal import Decimal, InvalidOperation
 
 from django import forms
 
+from console.inputs import TextField
 from payouts.approval.rules import RuleSpec
 from payouts.models import ApprovalRule
 
 
 class RejectForm(forms.Form):
-    reason = forms.CharField(
-        max_length=500, widget=forms.Textarea(attrs={"rows": 2}), label="Reason for the maker"
+    reason = TextField(
+        max_length=500,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        label="Reason for the maker",
+        multiline=True,
     )
 
 
@@ -20,13 +24,14 @@ class PolicyForm(forms.Form):
     """The whole policy as lines: `min_amount currency rail mode approvers` (`*` for any)."""
 
     default_required = forms.IntegerField(min_value=1, max_value=10, initial=1)
-    rules = forms.CharField(
+    rules = TextField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 5}),
         help_text="One rule a line: minimum amount, currency, rail, mode, approvers; * is any. "
         "Example: 10000 USD * * 2",
+        multiline=True,
     )
-    note = forms.CharField(required=False, max_length=255)
+    note = TextField(required=False, max_length=255)
 
     def clean_rules(self) -> list[RuleSpec]:
         specs = []

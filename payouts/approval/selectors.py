@@ -45,7 +45,7 @@ def approval_inbox(
             "virtual_account__end_user",
             "quote",
         )
-        .prefetch_related(_current_approvals(), "documents")
+        .prefetch_related(_current_approvals(), "documents__views")
         .order_by("submitted_at", "pk")
     )
     if environment is not None:

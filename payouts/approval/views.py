@@ -120,14 +120,25 @@ def approval_inbox_view(request: HttpRequest) -> HttpResponse:
 def bulk_approve_view(request: HttpRequest) -> HttpResponse:
     """Approve several at once after one confirmation; each is decided on its own."""
     user = staff_of(request)
-    ids = [int(value) for value in request.POST.getlist("payout") if value.isdigit()]
+    ids = [
+        int(value)
+        for value in request.POST.getlist("payout")
+        if value.isascii() and value.isdigit()
+    ]
     if request.POST.get("confirm") != "yes":
         selected = list(
             approval_inbox(
                 user=user, environment=environment_current(user=user), scope=SCOPE_ANYONE
             ).filter(pk__in=ids)
         )
-        return render(request, "payouts/approval_confirm.html", {"selected": selected, "ids": ids})
+        opened = {  # the documents of these payouts this person opened (prefetched views)
+            document.pk
+            for payout in selected
+            for document in payout.documents.all()
+            if any(view.viewer_id == user.pk for view in document.views.all())
+        }
+        context = {"selected": selected, "ids": ids, "opened": opened}
+        return render(request, "payouts/approval_confirm.html", context)
     results = []
     for payout_id in ids:
         try:

@@ -8,18 +8,19 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import Model
-from django.http import HttpRequest
+from django.http import FileResponse, HttpRequest
 from ninja import Field, File, Form, Router, Schema
 from ninja.files import UploadedFile
 from ninja.params.functions import Query as QueryParam
 
 from accounts.models import Recipient, VirtualAccount
+from console.inputs import Amount, MultilineText, Text
 from gateway.api_support import ERROR_RESPONSES, EnvironmentName, ErrorOut, Limit, Offset
 from gateway.models import Environment
 from payouts import selectors
 from payouts.api_out import DocumentOut, PayoutOut, document_out, payout_out
 from payouts.api_support import payout_action, payout_found, payout_fresh
-from payouts.drafts.documents import document_add
+from payouts.drafts.documents import document_add, document_open
 from payouts.drafts.preview import payout_preview
 from payouts.drafts.services import (
     DraftValues,
@@ -29,6 +30,7 @@ from payouts.drafts.services import (
     payout_send_for_approval,
 )
 from payouts.models import DocumentKind
+from payouts.pages import document_file_response
 from quotes.api import environment_of, staff_of
 from quotes.models import Quote
 from staff.errors import ServiceError
@@ -47,32 +49,34 @@ SEARCH_HELP = (
     "match), or an exact amount: `539` and `539.00` find the same payouts."
 )
 # `?amount=`: one payout amount, exactly (the same Decimal rules as the amount of a draft).
+PayoutSearch = QueryParam("", max_length=selectors.SEARCH_MAX_LENGTH, description=SEARCH_HELP)
+PayoutCorridor = QueryParam("", description="SOURCE-RAIL, e.g. USD-WIRE.")
 AMOUNT_EXACT = QueryParam(
     None, ge=0, max_digits=12, decimal_places=2, description="Exactly this amount (USD)."
 )
 
 
 class ClientMarkupIn(Schema):
-    fixed_fee: Decimal | None = Field(None, description="USD, added to the fixed fee.")
-    percentage_fee: Decimal | None = Field(None, description="Fraction: 0.01 is 1 %.")
-    fx_markup: Decimal | None = Field(None, description="Fraction of the rate.")
+    fixed_fee: Amount | None = Field(None, description="USD, added to the fixed fee.")
+    percentage_fee: Amount | None = Field(None, description="Fraction: 0.01 is 1 %.")
+    fx_markup: Amount | None = Field(None, description="Fraction of the rate.")
 
 
 class PaymentInstructionsIn(Schema):
-    currency: str = Field(description="Stablecoin funding a crypto payout: USDC or USDT.")
-    network: str = Field(description="Its network (valid_networks of the stablecoin).")
+    currency: Text = Field(description="Stablecoin funding a crypto payout: USDC or USDT.")
+    network: Text = Field(description="Its network (valid_networks of the stablecoin).")
 
 
 class DraftIn(Schema):
-    virtual_account_id: str = Field(description="PayOps id or upstream id of an active account.")
-    recipient_id: str = Field(description="PayOps id or upstream id of a WIRE/SWIFT recipient.")
-    amount: Decimal | None = Field(
+    virtual_account_id: Text = Field(description="PayOps id or upstream id of an active account.")
+    recipient_id: Text = Field(description="PayOps id or upstream id of a WIRE/SWIFT recipient.")
+    amount: Amount | None = Field(
         None, description="USD, > 0, ≤ 999999.99, 2 decimals; omitted: the quote's base amount."
     )
-    quote_id: str | None = Field(None, description="PayOps id or upstream id of an active quote.")
-    reference: str = Field("", max_length=100)
-    memo: str = Field("", max_length=255)
-    internal_notes: str = Field("", max_length=1000)
+    quote_id: Text | None = Field(None, description="PayOps id or upstream id of an active quote.")
+    reference: Text = Field("", max_length=100)
+    memo: Text = Field("", max_length=255)
+    internal_notes: MultilineText = Field("", max_length=1000)
     client_markup: ClientMarkupIn | None = Field(None, description="Only without a quote.")
     payment_instructions: PaymentInstructionsIn | None = Field(
         None, description="Required for a crypto virtual account, absent for a fiat one."
@@ -80,13 +84,13 @@ class DraftIn(Schema):
 
 
 class DraftPatch(Schema):
-    virtual_account_id: str | None = None
-    recipient_id: str | None = None
-    amount: Decimal | None = None
-    quote_id: str | None = Field(None, description="'' removes the quote.")
-    reference: str | None = Field(None, max_length=100)
-    memo: str | None = Field(None, max_length=255)
-    internal_notes: str | None = Field(None, max_length=1000)
+    virtual_account_id: Text | None = None
+    recipient_id: Text | None = None
+    amount: Amount | None = None
+    quote_id: Text | None = Field(None, description="'' removes the quote.")
+    reference: Text | None = Field(None, max_length=100)
+    memo: Text | None = Field(None, max_length=255)
+    internal_notes: MultilineText | None = Field(None, max_length=1000)
     client_markup: ClientMarkupIn | None = None
     payment_instructions: PaymentInstructionsIn | None = None
 
@@ -107,7 +111,7 @@ def _lookup[M: Model](model: type[M], environment: Environment | None, value: st
     queryset = model._default_manager.filter(environment=environment)
     found = (
         queryset.filter(pk=int(value)).first()
-        if value.isdigit()
+        if value.isascii() and value.isdigit()
         else queryset.filter(upstream_id=value).first()
     )
     if found is None:
@@ -162,10 +166,10 @@ def create_payout(
 )
 def list_payouts(
     request: HttpRequest,
-    q: str = QueryParam("", max_length=selectors.SEARCH_MAX_LENGTH, description=SEARCH_HELP),
+    q: Text = PayoutSearch,
     amount: Decimal | None = AMOUNT_EXACT,
     status: str = "",
-    corridor: str = QueryParam("", description="SOURCE-RAIL, e.g. USD-WIRE."),
+    corridor: Text = PayoutCorridor,
     amount_min: Decimal | None = None,
     amount_max: Decimal | None = None,
     date_from: date | None = None,
@@ -288,3 +292,60 @@ def submit_payout(
         confirm_duplicate=payload.confirm_duplicate,
     )
     return 200, payout_fresh(request, payout_id, environment)
+
+
+class DocumentReadOut(DocumentOut):
+    opened_by: list[str] = Field(description="Who opened it (emails), first opening first.")
+    content_url: str = Field(
+        description="Where its bytes are (an attachment; opening is recorded)."
+    )
+
+
+@router.get(
+    "/payouts/{payout_id}/documents",
+    response={200: list[DocumentReadOut], **ERROR_RESPONSES},
+    operation_id="payouts_api_list_documents",
+)
+def list_documents(
+    request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
+) -> tuple[int, Any]:
+    """The payout's supporting documents, for whoever may read the payout: name, type, size,
+    SHA-256, and who opened each (approvers should open them before approving)."""
+    _require_reader(request)
+    payout = payout_found(request, payout_id, environment)
+    suffix = f"?environment={environment}" if environment else ""
+    return 200, [
+        {
+            **document_out(document),
+            "opened_by": [view.viewer.email for view in document.views.all()],
+            "content_url": f"/api/v1/payouts/{payout.pk}/documents/{document.pk}/content{suffix}",
+        }
+        for document in payout.documents.all()
+    ]
+
+
+@router.get(
+    "/payouts/{payout_id}/documents/{document_id}/content",
+    response=ERROR_RESPONSES,
+    operation_id="payouts_api_download_document",
+    openapi_extra={
+        "responses": {
+            "200": {
+                "description": "The document's bytes as an attachment, with the type its content "
+                "showed; recorded as opened by the caller (and audited).",
+                "content": {t: {} for t in ("application/pdf", "image/png", "image/jpeg")},
+            }
+        }
+    },
+)
+def download_document(
+    request: HttpRequest,
+    payout_id: int,
+    document_id: int,
+    environment: str | None = EnvironmentName,
+) -> FileResponse:
+    """Download one supporting document (the opening is recorded, as on the payout page)."""
+    _require_reader(request)
+    payout = payout_found(request, payout_id, environment)
+    document = document_open(by=staff_of(request), payout=payout, document_pk=document_id)
+    return document_file_response(document)

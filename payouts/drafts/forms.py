@@ -9,6 +9,7 @@ from django import forms
 from django.utils import timezone
 
 from accounts.models import Recipient, VirtualAccount
+from console.inputs import AmountField, TextField
 from console.templatetags.ui import money
 from gateway.models import Environment
 from payouts import selectors
@@ -42,9 +43,9 @@ class QuoteChoiceField(forms.ModelChoiceField):
         return f"{send} → {gets} {obj.account_type} (until {obj.expires_at:%H:%M:%S} UTC)"
 
 
-def _fraction_field(label: str) -> forms.DecimalField:
+def _fraction_field(label: str) -> AmountField:
     """A client markup given as a fraction of the amount (0.01 is 1 %), below 1."""
-    return forms.DecimalField(
+    return AmountField(
         max_digits=10,
         decimal_places=6,
         min_value=Decimal(0),
@@ -57,7 +58,7 @@ def _fraction_field(label: str) -> forms.DecimalField:
 class PayoutDraftForm(forms.Form):
     virtual_account = AccountChoiceField(queryset=VirtualAccount.objects.none(), label="Pay from")
     recipient = RecipientChoiceField(queryset=Recipient.objects.none())
-    amount = forms.DecimalField(
+    amount = AmountField(
         max_digits=8,
         decimal_places=2,
         min_value=Decimal("0.01"),
@@ -71,17 +72,18 @@ class PayoutDraftForm(forms.Form):
         label="Active quote",
         help_text="Optional: locks the rate and fees (USD to USD on the recipient's rail).",
     )
-    reference = forms.CharField(max_length=REFERENCE_MAX, required=False)
-    memo = forms.CharField(
+    reference = TextField(max_length=REFERENCE_MAX, required=False)
+    memo = TextField(
         max_length=MEMO_MAX, required=False, help_text=f"Sent to the upstream; at most {MEMO_MAX}."
     )
-    internal_notes = forms.CharField(
+    internal_notes = TextField(
         max_length=INTERNAL_NOTES_MAX,
         required=False,
         widget=forms.Textarea(attrs={"rows": 3}),
         help_text=f"Sent as extra_info; at most {INTERNAL_NOTES_MAX} characters.",
+        multiline=True,
     )
-    client_markup_fixed_fee = forms.DecimalField(
+    client_markup_fixed_fee = AmountField(
         max_digits=10,
         decimal_places=2,
         min_value=Decimal(0),

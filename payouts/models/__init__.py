@@ -296,6 +296,27 @@ class PayoutDocument(models.Model):
         return hashlib.sha256(content).hexdigest()
 
 
+class PayoutDocumentView(models.Model):
+    """Who opened a supporting document (first and last time): approvers see, before they
+    approve and in the approvals, whether each of them opened the documents."""
+
+    document = models.ForeignKey(PayoutDocument, on_delete=models.CASCADE, related_name="views")
+    viewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    first_viewed_at = models.DateTimeField(default=timezone.now)
+    last_viewed_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ("first_viewed_at", "pk")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["document", "viewer"], name="payout_document_view_once_per_viewer"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"document {self.document_id} opened by {self.viewer_id}"
+
+
 class ChangeSource(models.TextChoices):
     STAFF = "staff", "Staff action"
     EVENT = "event", "Webhook event"

@@ -8,6 +8,7 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Field, Router, Schema
 
+from console.inputs import Text
 from gateway.api_support import EnvironmentName
 from payouts.api_support import (
     ERRORS,
@@ -39,7 +40,7 @@ class OtpSentOut(Schema):
 
 
 class OtpConfirmIn(Schema):
-    code: str = Field(description="The 6 digits from the verification email.")
+    code: Text = Field(description="The 6 digits from the verification email.")
 
 
 @router.get(

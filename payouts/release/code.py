@@ -29,7 +29,7 @@ from staff.roles import PAYOUT_APPROVE
 from staff.services import audit_record
 
 S = PayoutStatus
-OTP_RE = re.compile(r"^\d{6}$")
+OTP_RE = re.compile(r"^[0-9]{6}\Z")  # ASCII only (\d takes any script's digits)
 
 
 @dataclass(frozen=True)

@@ -90,6 +90,12 @@ def test_an_admin_simulates_a_deposit_and_sees_the_balance(
     admin.post(f"/sandbox/virtual-accounts/{va.pk}/deposit/", {"amount": "abc"})
     va.refresh_from_db()
     assert va.available_balance == Decimal("1500.00")
+    # Arabic-Indic ten and a padded ten are not amounts (console.inputs), nothing is deposited.
+    for typed in ("\u0661\u0660", " 10 "):
+        admin.post(f"/sandbox/virtual-accounts/{va.pk}/deposit/", {"amount": typed})
+    assert live_emulator.witness.count("/deposits", "POST") == 1
+    va.refresh_from_db()
+    assert va.available_balance == Decimal("1500.00")
 
 
 def test_pages_offer_no_sandbox_action_without_the_sandbox_app(

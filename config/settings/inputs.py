@@ -1,0 +1,13 @@
+"""Settings of what PAYOPS takes in: our own API's Idempotency-Key (users.mirror)."""
+
+import environ
+
+env = environ.Env()
+
+# PAYOPS_SUBMISSION_CLAIM_SECONDS  how long a create sent with an Idempotency-Key (or a form's
+#                                  submission id) holds its claim while the upstream works on it;
+#                                  a request with the same key meanwhile is answered 409
+#                                  idempotency_key_in_flight. The claim is released as soon as the
+#                                  call ends; this only frees the claim of a process that died.
+#                                  Longer than one upstream call with its retries and rate waits.
+PAYOPS_SUBMISSION_CLAIM_SECONDS = env.int("PAYOPS_SUBMISSION_CLAIM_SECONDS", default=180)
