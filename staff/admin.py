@@ -8,9 +8,35 @@ from django.contrib import admin
 from django.contrib.auth.admin import UserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 from django.core.exceptions import ValidationError
+from django.forms import ModelForm
 from django.http import HttpRequest
+from django.utils.html import format_html
 
+from staff.middleware import step_up_url
 from staff.models import ApiToken, AuditEntry, StaffUser
+from staff.roles import ROLE_GRANT_ACTION, role_names_of
+from staff.services import audit_record
+from staff.step_up import StepUpRequired, step_up_fresh, step_up_minutes
+
+# What decides what a staff user may do: changing any of these in the admin is a role grant
+# (step-up `role.grant`, audited with the before and after).
+ACCESS_FIELDS = frozenset({"is_superuser", "is_staff", "groups", "user_permissions"})
+_ACCESS_BEFORE = "_payops_access_before"
+
+
+def access_of(user: StaffUser) -> dict[str, Any]:
+    """What a staff user may do, as the audit keeps it: flags, groups, direct permissions."""
+    permissions = user.user_permissions.select_related("content_type")
+    return {
+        "is_superuser": user.is_superuser,
+        "is_staff": user.is_staff,
+        "groups": role_names_of(user),
+        "user_permissions": sorted(f"{p.content_type.app_label}.{p.codename}" for p in permissions),
+    }
+
+
+def access_changed(form: ModelForm) -> bool:
+    return bool(ACCESS_FIELDS & set(form.changed_data))
 
 
 class StaffUserCreationForm(AdminUserCreationForm):
@@ -68,6 +94,57 @@ class StaffUserAdmin(UserAdmin):
 
     def get_queryset(self, request: HttpRequest) -> Any:
         return super().get_queryset(request).prefetch_related("groups")
+
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        """The change form refuses a change of roles, flags or permissions (ACCESS_FIELDS) unless
+        the admin verified a second factor in the last few minutes: said above the form, with a
+        link to the step-up prompt, and nothing is saved (what they typed stays in the form)."""
+        base = super().get_form(request, obj, change=change, **kwargs)
+        if obj is None:
+            return base  # the add form sets no roles: they are granted on the change form
+
+        def clean(form: ModelForm) -> dict[str, Any] | None:
+            cleaned = base.clean(form)
+            if access_changed(form) and not step_up_fresh(request.user):
+                come_back = step_up_url(request.get_full_path())
+                raise ValidationError(
+                    format_html(
+                        "Changing roles or permissions needs a second factor verified in the "
+                        'last {} minutes: <a href="{}">confirm it is you</a>, then save again.',
+                        step_up_minutes(),
+                        come_back,
+                    ),
+                    code="step_up_required",
+                )
+            return cleaned
+
+        return type(base.__name__, (base,), {"clean": clean})
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        if change and access_changed(form):
+            # The form checked it; this holds the rule for any other way into this method.
+            if not step_up_fresh(request.user):
+                raise StepUpRequired(ROLE_GRANT_ACTION)
+            setattr(form, _ACCESS_BEFORE, access_of(StaffUser.objects.get(pk=obj.pk)))
+        super().save_model(request, obj, form, change)
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        """Groups and permissions are saved here: audit the change once they are (the admin's
+        change view is one transaction, so the entry exists exactly when the change does)."""
+        super().save_related(request, form, formsets, change)
+        before = getattr(form, _ACCESS_BEFORE, None)
+        if before is None:
+            return
+        after = access_of(form.instance)
+        if after != before:
+            audit_record(
+                actor=request.user,  # type: ignore[arg-type]
+                action="role.changed_in_admin",
+                target=form.instance,
+                details={"before": before, "after": after},
+            )
 
     @admin.display(description="Roles")
     def role_names(self, obj: StaffUser) -> str:

@@ -52,6 +52,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # request.user carries its Proof (session or token, second factor): staff.step_up.
     "staff.middleware.proof_middleware",
+    # A page refused for want of a fresh second factor goes to the step-up prompt (not the API).
+    "staff.middleware.StepUpMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
