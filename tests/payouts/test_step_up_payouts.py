@@ -231,6 +231,8 @@ def test_bulk_approve_without_freshness_comes_back_to_the_inbox(
 ) -> None:
     payout = pending(staff)
     client = client_signed_in(staff["approver"], second_factor=False)
+    inbox = client.get("/payouts/approvals/?scope=anyone").content.decode()
+    assert 'data-testid="step-up-notice"' in inbox and "next=%2Fpayouts%2Fapprovals%2F" in inbox
     confirm = client.post("/payouts/approvals/approve/", {"payout": [str(payout.pk)]})
     assert 'data-testid="step-up-notice"' in confirm.content.decode()
     response = client.post(

@@ -193,6 +193,29 @@ def test_the_admin_changes_roles_with_a_fresh_second_factor_and_audits_them(
     )
 
 
+def test_a_roles_group_permissions_change_in_the_admin_needs_a_fresh_second_factor(
+    demo_staff: dict[str, StaffUser],
+) -> None:
+    from django.contrib.auth.models import Permission
+
+    group = Group.objects.get(name="finance_maker")
+    url = reverse("admin:auth_group_change", args=[group.pk])
+    declared = [str(pk) for pk in group.permissions.values_list("pk", flat=True)]
+    extra = str(Permission.objects.get(codename="approve_payout").pk)
+    data = {"name": group.name, "permissions": [*declared, extra]}
+    stale = client_signed_in(demo_staff["admin"], second_factor=False)
+    response = stale.post(url, data)
+    assert response.status_code == 200
+    assert "needs a second factor verified in the last" in response.content.decode()
+    assert not group.permissions.filter(codename="approve_payout").exists()
+    fresh = client_signed_in(demo_staff["admin"])
+    assert fresh.post(url, data).status_code == 302
+    assert group.permissions.filter(codename="approve_payout").exists()
+    entry = AuditEntry.objects.get(action="role.group_changed_in_admin")
+    assert "staff.approve_payout" in entry.details["after"]["permissions"]
+    assert "staff.approve_payout" not in entry.details["before"]["permissions"]
+
+
 # --- The middleware -----------------------------------------------------------------------------
 
 
