@@ -13,6 +13,7 @@ from django.core.exceptions import ImproperlyConfigured, PermissionDenied
 from django.db import DEFAULT_DB_ALIAS, transaction
 
 from staff.errors import ServiceError
+from staff.models import StaffUser
 from staff.services import audit_record
 from staff.step_up import step_up_require
 
@@ -207,15 +208,18 @@ def role_names_of(user: object) -> list[str]:
     return sorted(user.groups.values_list("name", flat=True))  # type: ignore[attr-defined]
 
 
-def _role_change(*, user: Any, role: Role | str, by: Any, grant: bool) -> bool:
+def _role_change(*, user: StaffUser, role: Role | str, by: Any, grant: bool) -> bool:
     if not may_grant_roles(by):
         raise PermissionDenied("Only an admin may grant or revoke roles.")
+    if by.pk == user.pk:
+        # Nobody raises (or reshapes) their own powers: another admin decides, as a checker.
+        raise PermissionDenied("You may not change your own roles: ask another admin.")
     step_up_require(by, action=ROLE_GRANT_ACTION)
     key = role.key if isinstance(role, Role) else str(role)
     if key not in ROLES_BY_KEY:
         raise UnknownRole(key)
     with transaction.atomic():
-        user = type(user).objects.select_for_update().get(pk=user.pk)
+        user = StaffUser.objects.select_for_update().get(pk=user.pk)
         group, _ = Group.objects.get_or_create(name=key)
         before = role_names_of(user)
         if (key in before) == grant:
@@ -233,12 +237,13 @@ def _role_change(*, user: Any, role: Role | str, by: Any, grant: bool) -> bool:
     return True
 
 
-def role_grant(*, user: Any, role: Role | str, by: Any) -> bool:
-    """Give `user` the role (admins only, after a fresh second factor); audited with the groups
-    before and after. False when they already held it (nothing changed, nothing audited)."""
+def role_grant(*, user: StaffUser, role: Role | str, by: Any) -> bool:
+    """Give `user` the role (admins only, never to themselves, after a fresh second factor);
+    audited with the groups before and after. False when they already held it (nothing changed,
+    nothing audited)."""
     return _role_change(user=user, role=role, by=by, grant=True)
 
 
-def role_revoke(*, user: Any, role: Role | str, by: Any) -> bool:
+def role_revoke(*, user: StaffUser, role: Role | str, by: Any) -> bool:
     """Take the role from `user`, with the same rules as `role_grant`."""
     return _role_change(user=user, role=role, by=by, grant=False)

@@ -91,12 +91,22 @@ def test_only_admins_grant_roles_even_with_a_second_factor(
     demo_staff: dict[str, StaffUser], role: str
 ) -> None:
     person = stepped_up(plain(demo_staff[role]))
+    other = next(user for key, user in demo_staff.items() if key not in (role, "admin"))
     with pytest.raises(PermissionDenied):
-        role_grant(user=person, role="admin", by=person)
-    assert groups_of(person) == {role}
+        role_grant(user=other, role="admin", by=person)
+    assert "admin" not in groups_of(other)
     # Without a second factor the refusal is still the permission, not a step-up prompt.
     with pytest.raises(PermissionDenied):
-        role_grant(user=person, role="admin", by=plain(person))
+        role_grant(user=other, role="admin", by=plain(person))
+
+
+def test_nobody_changes_their_own_roles(demo_staff: dict[str, StaffUser]) -> None:
+    admin = stepped_up(plain(demo_staff["admin"]))
+    with pytest.raises(PermissionDenied):
+        role_grant(user=admin, role="finance_approver", by=admin)
+    with pytest.raises(PermissionDenied):
+        role_revoke(user=admin, role="admin", by=admin)
+    assert groups_of(admin) == {"admin"}
 
 
 def test_a_holder_of_the_admin_role_who_is_not_a_superuser_may_grant(
