@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -21,7 +22,7 @@ from payouts.models import Approval, ApprovalPolicy, ChangeSource, Payout, Payou
 from payouts.release.code import payout_otp_confirm
 from payouts.states import payout_transition
 from staff.models import AuditEntry, StaffUser
-from staff.step_up import Proof, StepUpRequired, proof_attach
+from staff.step_up import SECOND_FACTOR_AT_SESSION_KEY, Proof, StepUpRequired, proof_attach
 from tests.finance import make_draft, make_environment, make_staff
 from tests.identity import client_signed_in, stepped_up
 
@@ -188,6 +189,21 @@ def test_posting_approve_without_freshness_redirects_to_step_up_back_to_the_payo
     assert step_up_next(response["Location"]) == page
     said = [str(m) for m in get_messages(response.wsgi_request)]
     assert any("second factor" in m for m in said)
+    assert not Approval.objects.exists()
+
+
+def test_a_session_whose_second_factor_is_stale_is_sent_to_step_up(
+    staff: dict[str, StaffUser], settings: Any
+) -> None:
+    settings.PAYOPS_STEP_UP_MINUTES = 5
+    payout = pending(staff)
+    client = client_signed_in(staff["approver"])
+    session = client.session
+    at = timezone.now() - timedelta(minutes=5, seconds=5)
+    session[SECOND_FACTOR_AT_SESSION_KEY] = at.isoformat()
+    session.save()
+    response = client.post(f"/payouts/{payout.pk}/approve/")
+    assert response.status_code == 302 and urlsplit(response["Location"]).path == STEP_UP
     assert not Approval.objects.exists()
 
 
