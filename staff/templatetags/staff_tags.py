@@ -1,16 +1,11 @@
-"""Template helpers for the sign-in pages (durations in words, the time a lockout ends) and the
-step-up notice before a sensitive form."""
+"""Template helpers for the sign-in pages: durations in words and the time a lockout ends."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
 
 from django import template
 from django.utils import timezone
-
-from staff.middleware import step_up_return_path, step_up_url
-from staff.step_up import step_up_fresh, step_up_minutes
 
 register = template.Library()
 
@@ -36,15 +31,3 @@ def ends_at(value: timedelta | None) -> datetime | None:
     if value is None:
         return None
     return timezone.now() + value
-
-
-@register.inclusion_tag("includes/step_up_notice.html", takes_context=True)
-def step_up_notice(context: template.Context, next: str = "") -> dict[str, Any]:
-    """`{% step_up_notice %}` before a sensitive form: a "Confirm it's you" link to the step-up
-    prompt (coming back to this page, or `next`) when the session's second factor is not fresh;
-    nothing when it is (or nobody is signed in)."""
-    request = context.get("request")
-    user = getattr(request, "user", None)
-    if request is None or not getattr(user, "is_authenticated", False) or step_up_fresh(user):
-        return {"url": ""}
-    return {"url": step_up_url(next or step_up_return_path(request)), "minutes": step_up_minutes()}
