@@ -110,6 +110,7 @@ def run(url: str, token: str) -> None:
     from payouts.states import payout_transition
     from staff.models import StaffUser
     from staff.roles import FINANCE_APPROVER, FINANCE_MAKER, roles_sync
+    from tests.identity import stepped_up  # the approver as right after a second factor
     from users.models import EndUser
 
     Conf.SYNC = True  # the initiation task runs inline at commit, as a worker would
@@ -218,7 +219,7 @@ def run(url: str, token: str) -> None:
         payout_transition(
             payout, PayoutStatus.PENDING_APPROVAL, source=ChangeSource.STAFF, by=maker
         )
-        payout_approve(payout=payout.pk, by=approver)
+        payout_approve(payout=payout.pk, by=stepped_up(approver))
         retried(payout_otp_send, payout=payout.pk, by=approver)
         code = control("GET", "mailbox", params={"email": env.verification_email})["messages"][0][
             "code"
@@ -226,7 +227,7 @@ def run(url: str, token: str) -> None:
         if rng.random() < DROP_SHARE:
             control("POST", "faults", json={"drop_response_next": 1})
             dropped += 1
-        payout_otp_confirm(payout=payout.pk, by=approver, code=str(code))
+        payout_otp_confirm(payout=payout.pk, by=stepped_up(approver), code=str(code))
         control("POST", "faults", json={"drop_response_next": 0})
         ours.append(payout.pk)
     # The recovery schedule, as the worker would run it, until nothing is left in `submitting`.

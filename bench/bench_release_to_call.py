@@ -371,6 +371,7 @@ class World:
         from payouts.models import ChangeSource, Payout, PayoutStatus
         from payouts.release.code import payout_otp_confirm, payout_otp_send
         from payouts.states import payout_transition
+        from tests.identity import stepped_up  # the approver as right after a second factor
 
         payout = Payout.objects.create(
             environment=self.env,
@@ -383,7 +384,7 @@ class World:
         payout_transition(
             payout, PayoutStatus.PENDING_APPROVAL, source=ChangeSource.STAFF, by=self.maker
         )
-        payout_approve(payout=payout.pk, by=self.approver)
+        payout_approve(payout=payout.pk, by=stepped_up(self.approver))
         payout_otp_send(payout=payout.pk, by=self.approver)
         messages = self._control("GET", "mailbox", params={"email": self.env.verification_email})
         code = str(messages["messages"][0]["code"])
@@ -391,7 +392,7 @@ class World:
         with transaction.atomic():
             # Registered first, so it runs first once the release's transaction has committed.
             transaction.on_commit(lambda: committed.append(time.time()))
-            payout_otp_confirm(payout=payout.pk, by=self.approver, code=code)
+            payout_otp_confirm(payout=payout.pk, by=stepped_up(self.approver), code=code)
         key = str(payout.idempotency_key)
         arrived = wait_arrival(arrivals, key)
         # Let the payout finish (its code is consumed) before the next one supersedes codes.

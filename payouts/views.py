@@ -37,6 +37,7 @@ from payouts.tracking.timeline import timeline
 from staff.models import AuditEntry, StaffUser
 from staff.requests import staff_of
 from staff.roles import PAYOUT_APPROVE, PAYOUT_INITIATE
+from staff.step_up import StepUpRequired
 
 S = PayoutStatus
 
@@ -253,6 +254,8 @@ def live_action(
     payout = payout_of_request(request, pk)
     try:
         act(payout, staff_of(request))
+    except StepUpRequired:
+        raise  # staff.middleware.StepUpMiddleware sends the person to the step-up prompt
     except REFUSALS as exc:
         error = refusal_text(exc)
         if isinstance(exc, PermissionDenied) or not is_htmx(request):

@@ -1,16 +1,108 @@
-"""Django admin for staff users (email logins) and the read-only audit trail."""
+"""Django admin for staff users (email logins), roles' groups and the read-only audit trail;
+changing what someone may do here needs a fresh second factor (StepUpAccessAdmin)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.contrib import admin
-from django.contrib.auth.admin import UserAdmin
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
+from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
+from django.forms import ModelForm
 from django.http import HttpRequest
+from django.utils.html import format_html
 
+from staff.middleware import step_up_url
 from staff.models import ApiToken, AuditEntry, StaffUser
+from staff.roles import ROLE_GRANT_ACTION, role_names_of
+from staff.services import audit_record
+from staff.step_up import StepUpRequired, step_up_fresh, step_up_minutes
+
+# Changing what someone may do in the Django admin is a role grant: step-up `role.grant`, audited
+# with the before and after (StepUpAccessAdmin).
+_ACCESS_BEFORE = "_payops_access_before"
+
+
+def _permission_names(permissions: Any) -> list[str]:
+    rows = permissions.select_related("content_type")
+    return sorted(f"{p.content_type.app_label}.{p.codename}" for p in rows)
+
+
+def access_of(user: StaffUser) -> dict[str, Any]:
+    """What a staff user may do, as the audit keeps it: flags, groups, direct permissions."""
+    return {
+        "is_superuser": user.is_superuser,
+        "is_staff": user.is_staff,
+        "groups": role_names_of(user),
+        "user_permissions": _permission_names(user.user_permissions),
+    }
+
+
+class StepUpAccessAdmin(admin.ModelAdmin):
+    """A change form whose `access_fields` decide what people may do: changing one is refused on
+    the form (with a link to the step-up prompt; nothing is saved, what was typed stays) unless
+    the admin verified a second factor within PAYOPS_STEP_UP_MINUTES, and a saved change is
+    audited as `access_audit_action` with `access_of` before and after, in the admin's one
+    transaction. Other fields save as usual."""
+
+    access_fields: frozenset[str] = frozenset()
+    access_audit_action = ""
+
+    def access_of(self, obj: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def access_changed(self, form: ModelForm) -> bool:
+        return bool(self.access_fields & set(form.changed_data))
+
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        base = super().get_form(request, obj, change=change, **kwargs)
+        if obj is None:
+            return base  # a new record: nobody holds it yet (a new user gets roles on change)
+        changed = self.access_changed
+
+        def clean(form: ModelForm) -> dict[str, Any] | None:
+            cleaned = base.clean(form)
+            if changed(form) and not step_up_fresh(request.user):
+                raise ValidationError(
+                    format_html(
+                        "Changing roles or permissions needs a second factor verified in the "
+                        'last {} minutes: <a href="{}">confirm it is you</a>, then save again.',
+                        step_up_minutes(),
+                        step_up_url(request.get_full_path()),
+                    ),
+                    code="step_up_required",
+                )
+            return cleaned
+
+        return type(base.__name__, (base,), {"clean": clean})
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        if change and self.access_changed(form):
+            # The form checked it; this holds the rule for any other way into this method.
+            if not step_up_fresh(request.user):
+                raise StepUpRequired(ROLE_GRANT_ACTION)
+            before = self.access_of(type(obj)._default_manager.get(pk=obj.pk))
+            setattr(form, _ACCESS_BEFORE, before)
+        super().save_model(request, obj, form, change)
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        """Many-to-many fields are saved here: audit the change once they are."""
+        super().save_related(request, form, formsets, change)
+        before = getattr(form, _ACCESS_BEFORE, None)
+        if before is None:
+            return
+        after = self.access_of(form.instance)
+        if after != before:
+            audit_record(
+                actor=request.user,  # type: ignore[arg-type]
+                action=self.access_audit_action,
+                target=form.instance,
+                details={"before": before, "after": after},
+            )
 
 
 class StaffUserCreationForm(AdminUserCreationForm):
@@ -34,7 +126,7 @@ class StaffUserChangeForm(UserChangeForm):
 
 
 @admin.register(StaffUser)
-class StaffUserAdmin(UserAdmin):
+class StaffUserAdmin(StepUpAccessAdmin, UserAdmin):
     form = StaffUserChangeForm
     add_form = StaffUserCreationForm
     fieldsets = (
@@ -69,6 +161,13 @@ class StaffUserAdmin(UserAdmin):
     def get_queryset(self, request: HttpRequest) -> Any:
         return super().get_queryset(request).prefetch_related("groups")
 
+    # Roles are the groups: changing these is a role grant (StepUpAccessAdmin).
+    access_fields = frozenset({"is_superuser", "is_staff", "groups", "user_permissions"})
+    access_audit_action = "role.changed_in_admin"
+
+    def access_of(self, obj: Any) -> dict[str, Any]:
+        return access_of(obj)
+
     @admin.display(description="Roles")
     def role_names(self, obj: StaffUser) -> str:
         return ", ".join(sorted(group.name for group in obj.groups.all())) or "—"
@@ -85,6 +184,22 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+admin.site.unregister(Group)
+
+
+@admin.register(Group)
+class RoleGroupAdmin(StepUpAccessAdmin, GroupAdmin):
+    """A role's group: changing its permissions (or its name, which is the role's key) changes
+    what everyone holding the role may do, so it is a role grant too. `roles_sync` restores the
+    declared permissions on every migrate and bootstrap (staff/roles.py)."""
+
+    access_fields = frozenset({"name", "permissions"})
+    access_audit_action = "role.group_changed_in_admin"
+
+    def access_of(self, obj: Any) -> dict[str, Any]:
+        return {"name": obj.name, "permissions": _permission_names(obj.permissions)}
 
 
 @admin.register(AuditEntry)

@@ -1,15 +1,25 @@
-"""Staff middleware: the session's proof of identity attached to request.user, lazily."""
+"""Staff middleware: the session's proof of identity attached to request.user, lazily; a page
+refused for want of a fresh second factor sent to the step-up prompt."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from urllib.parse import urlencode, urlsplit
 
+from django.contrib import messages
 from django.contrib.auth import get_user
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.urls import reverse
+from django.utils.deprecation import MiddlewareMixin
 from django.utils.functional import SimpleLazyObject
+from django.utils.http import url_has_allowed_host_and_scheme
+from django_htmx.http import HttpResponseClientRedirect
 
-from staff.step_up import SECOND_FACTOR_AT_SESSION_KEY, Proof, proof_attach
+from staff.step_up import SECOND_FACTOR_AT_SESSION_KEY, Proof, StepUpRequired, proof_attach
+
+# The JSON API answers StepUpRequired itself (403 `step_up_required`), never with a redirect.
+API_PREFIX = "/api/"
 
 
 def session_proof(request: HttpRequest) -> Proof:
@@ -42,3 +52,54 @@ def proof_middleware(get_response: Callable[[HttpRequest], HttpResponse]) -> Cal
         return get_response(request)
 
     return middleware
+
+
+def _local(request: HttpRequest, url: str) -> str:
+    """`url`'s path and query when it points at this site, else ""."""
+    if not url or not url_has_allowed_host_and_scheme(
+        url, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        return ""
+    parts = urlsplit(url)
+    if not parts.path.startswith("/"):
+        return ""
+    return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
+def step_up_return_path(request: HttpRequest) -> str:
+    """Where to come back after a step-up prompt: a GET's own page; for a POST (or an HTMX call)
+    the page it was sent from (HX-Current-URL, then the Referer) when it is ours, else the path."""
+    if request.method in ("GET", "HEAD") and not request.headers.get("HX-Request"):
+        return request.get_full_path()
+    for header in ("HX-Current-URL", "Referer"):
+        found = _local(request, request.headers.get(header, ""))
+        if found:
+            return found
+    return request.path
+
+
+def step_up_url(next_path: str) -> str:
+    """The step-up prompt, coming back to `next_path` afterwards."""
+    return reverse("staff:step_up") + "?" + urlencode({"next": next_path})
+
+
+class StepUpMiddleware(MiddlewareMixin):
+    """A page view whose service raised StepUpRequired sends the person to the step-up prompt.
+
+    A plain request gets a 302 to `staff:step_up?next=<the page to come back to>`, an HTMX request
+    an `HX-Redirect` to it, both with a message saying why. The JSON API is left alone: its
+    exception handler answers 403 `step_up_required` (config/api.py). A view may name the page to
+    come back to by setting `exc.next_url` (a local path) before re-raising.
+    """
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not isinstance(exception, StepUpRequired) or request.path.startswith(API_PREFIX):
+            return None
+        next_path = _local(request, getattr(exception, "next_url", "")) or step_up_return_path(
+            request
+        )
+        target = step_up_url(next_path)
+        messages.warning(request, exception.message)
+        if request.headers.get("HX-Request"):
+            return HttpResponseClientRedirect(target)  # 200 with HX-Redirect: htmx navigates
+        return HttpResponseRedirect(target)

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from django.apps import apps
 from django.contrib.auth.management import create_permissions
 from django.contrib.auth.models import Group, Permission
-from django.core.exceptions import ImproperlyConfigured
+from django.core.exceptions import ImproperlyConfigured, PermissionDenied
 from django.db import DEFAULT_DB_ALIAS, transaction
+
+from staff.errors import ServiceError
+from staff.models import StaffUser
+from staff.services import audit_record
+from staff.step_up import step_up_require
 
 # Permissions are "app_label.codename"; the staff ones are declared on StaffUser.Meta.permissions.
 FINANCE_VIEW = "staff.view_finance"
@@ -207,3 +213,73 @@ def has_staff_role(user: object) -> bool:
     if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):
         return False
     return bool(getattr(user, "is_superuser", False) or user_roles(user))
+
+
+# --- Granting roles (step-up `role.grant`) ------------------------------------------------------
+
+ROLE_GRANT_ACTION = "role.grant"
+
+
+class UnknownRole(ServiceError):
+    """A role key that staff/roles.py does not declare."""
+
+    def __init__(self, key: str) -> None:
+        known = ", ".join(ROLES_BY_KEY)
+        super().__init__(
+            f"There is no role {key!r}.",
+            code="unknown_role",
+            errors=[("role", f"is one of: {known}")],
+        )
+
+
+def may_grant_roles(user: object) -> bool:
+    """Who decides who may do what: superusers and holders of the admin role."""
+    if not getattr(user, "is_authenticated", False) or not getattr(user, "is_active", False):
+        return False
+    return bool(getattr(user, "is_superuser", False)) or ADMIN in user_roles(user)
+
+
+def role_names_of(user: object) -> list[str]:
+    """The group names a user is in (roles and any other group), sorted: what the audit keeps."""
+    return sorted(user.groups.values_list("name", flat=True))  # type: ignore[attr-defined]
+
+
+def _role_change(*, user: StaffUser, role: Role | str, by: Any, grant: bool) -> bool:
+    if not may_grant_roles(by):
+        raise PermissionDenied("Only an admin may grant or revoke roles.")
+    if by.pk == user.pk:
+        # Nobody raises (or reshapes) their own powers: another admin decides, as a checker.
+        raise PermissionDenied("You may not change your own roles: ask another admin.")
+    step_up_require(by, action=ROLE_GRANT_ACTION)
+    key = role.key if isinstance(role, Role) else str(role)
+    if key not in ROLES_BY_KEY:
+        raise UnknownRole(key)
+    with transaction.atomic():
+        user = StaffUser.objects.select_for_update().get(pk=user.pk)
+        group, _ = Group.objects.get_or_create(name=key)
+        before = role_names_of(user)
+        if (key in before) == grant:
+            return False  # nothing to change, nothing to audit
+        if grant:
+            user.groups.add(group)
+        else:
+            user.groups.remove(group)
+        audit_record(
+            actor=by,
+            action="role.granted" if grant else "role.revoked",
+            target=user,
+            details={"role": key, "before": before, "after": role_names_of(user)},
+        )
+    return True
+
+
+def role_grant(*, user: StaffUser, role: Role | str, by: Any) -> bool:
+    """Give `user` the role (admins only, never to themselves, after a fresh second factor);
+    audited with the groups before and after. False when they already held it (nothing changed,
+    nothing audited)."""
+    return _role_change(user=user, role=role, by=by, grant=True)
+
+
+def role_revoke(*, user: StaffUser, role: Role | str, by: Any) -> bool:
+    """Take the role from `user`, with the same rules as `role_grant`."""
+    return _role_change(user=user, role=role, by=by, grant=False)

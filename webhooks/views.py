@@ -21,6 +21,7 @@ from console.templatetags.ui import duration
 from gateway.models import Environment
 from staff.errors import ServiceError
 from staff.redaction import mask
+from staff.step_up import StepUpRequired
 from webhooks import selectors
 from webhooks.forms import EventFilterForm
 from webhooks.jsonjs import js_reserialise
@@ -79,6 +80,8 @@ def _endpoint_action(request: HttpRequest, environment_pk: int, *, rotate: bool)
     action = webhook_secret_rotate if rotate else webhook_endpoint_register
     try:
         result = action(environment=environment, by=request.user, base_url=_base_url(request))
+    except StepUpRequired:
+        raise  # staff.middleware.StepUpMiddleware sends the person to the step-up prompt
     except ServiceError as exc:
         messages.error(request, exc.as_message())
     else:

@@ -54,6 +54,8 @@ MIDDLEWARE = [
     "staff.middleware.proof_middleware",
     # ...and signed out when its session has idled or reached its absolute age: staff.sessions.
     "staff.sessions.session_expiry_middleware",
+    # A page refused for want of a fresh second factor goes to the step-up prompt (not the API).
+    "staff.middleware.StepUpMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",

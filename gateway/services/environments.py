@@ -19,6 +19,7 @@ from gateway.models import Environment, StaffEnvironmentChoice
 from gateway.transport import join_url
 from staff.errors import ServiceError
 from staff.services import audit_record
+from staff.step_up import step_up_require
 
 if TYPE_CHECKING:
     from staff.models import StaffUser
@@ -38,6 +39,16 @@ SETTABLE_FIELDS = (
 CREDENTIAL_FIELDS = ("client_id", "password", "api_key")
 # What a connection test proves besides the credentials: changing one needs a new test.
 VERIFIED_FIELDS = {"base_url", "kind"}
+# Changes that need a fresh second factor (step-up `environment.credentials`): the credentials,
+# where they are sent (base_url), and the address the payout release codes go to.
+STEP_UP_FIELDS = {"base_url", "verification_email"}
+STEP_UP_ACTION = "environment.credentials"
+
+
+def _step_up_for(by: StaffUser | None) -> None:
+    # by=None is the system (the sandbox bootstrap, a command at the shell), not a staff session.
+    if by is not None:
+        step_up_require(by, action=STEP_UP_ACTION)
 
 
 def _public_fields(environment: Environment) -> dict[str, Any]:
@@ -65,7 +76,8 @@ def environment_create(
     is_active: bool = True,
     verification_email: str = "",
 ) -> Environment:
-    """A new environment with its credentials encrypted at rest."""
+    """A new environment with its credentials encrypted at rest (step-up: it sets credentials)."""
+    _step_up_for(by)
     environment = Environment(
         name=name,
         kind=kind,
@@ -102,6 +114,9 @@ def environment_update(
     """
     Change an environment. A credential given as None or "" keeps its current value (the form
     says so), so an admin can edit the limits without retyping secrets.
+
+    Replacing a credential, or changing the base URL or the verification email, needs a fresh
+    second factor (refused before anything is saved); the limits and the name need none.
     """
     unknown = set(fields) - set(SETTABLE_FIELDS)
     if unknown:
@@ -109,6 +124,9 @@ def environment_update(
     with transaction.atomic():
         environment = Environment.objects.select_for_update().get(pk=environment.pk)
         before = _public_fields(environment)
+        sensitive = {k for k in STEP_UP_FIELDS & set(fields) if fields[k] != before[k]}
+        if client_id or password or api_key or sensitive:
+            _step_up_for(by)
         for field, value in fields.items():
             setattr(environment, field, value)
         environment.set_credentials(

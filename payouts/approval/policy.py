@@ -13,6 +13,7 @@ from payouts.models import ApprovalPolicy, ApprovalRule
 from staff.models import StaffUser
 from staff.roles import APPROVAL_POLICY_MANAGE as POLICY_MANAGE
 from staff.services import audit_record
+from staff.step_up import step_up_require
 
 DEFAULT_REQUIRED = 1
 
@@ -40,9 +41,14 @@ def required_for(
 def approval_policy_publish(
     *, by: StaffUser, default_required: int, rules: Sequence[RuleSpec], note: str = ""
 ) -> ApprovalPolicy:
-    """Publish the next version; payouts already submitted keep theirs (audited with both)."""
+    """Publish the next version; payouts already submitted keep theirs (audited with both).
+
+    Step-up (`approval_policy.publish`): the policy decides how many people must approve a
+    payout, so changing it needs a fresh second factor.
+    """
     if not by.has_perm(POLICY_MANAGE):
         raise PermissionDenied("Publishing an approval policy needs the admin role.")
+    step_up_require(by, action="approval_policy.publish")
     if default_required < 1 or any(rule.required_approvals < 1 for rule in rules):
         raise ValueError("every count of approvers is at least 1")
     with transaction.atomic():

@@ -24,6 +24,7 @@ from payouts.models import Approval, ChangeSource, NotificationKind, Payout, Pay
 from payouts.states import payout_change_record, payout_locked, payout_transition
 from staff.models import StaffUser
 from staff.roles import PAYOUT_APPROVE, PAYOUT_INITIATE
+from staff.step_up import step_up_require
 
 S = PayoutStatus
 REASON_MAX = 500
@@ -70,7 +71,13 @@ def payout_approve(*, payout: Payout | int, by: StaffUser) -> ApprovalOutcome:
     Count `by`'s approval if the rules allow it (pure `approval_decide`, under the row lock). The
     last approval moves the payout to `approved`; a crypto payout, which needs no OTP, is then
     submitted at once.
+
+    Step-up: an approver's approval needs a fresh second factor (`payout.approve`), asked before
+    any rule of the payout is looked at; someone without the approver permission is refused as
+    before (`not_permitted`), never asked for a second factor they could not use.
     """
+    if by.has_perm(PAYOUT_APPROVE):
+        step_up_require(by, action="payout.approve")
     with transaction.atomic():
         locked = payout_locked(payout)
         decision = approval_decide(
@@ -115,7 +122,13 @@ def payout_approve(*, payout: Payout | int, by: StaffUser) -> ApprovalOutcome:
 
 
 def payout_reject(*, payout: Payout | int, by: StaffUser, reason: str) -> Payout:
-    """Send the payout back to its maker with the reason (the same SoD rules as approving)."""
+    """Send the payout back to its maker with the reason (the same SoD rules as approving).
+
+    No step-up: a rejection moves no money and grants nothing. The payout goes back to its maker,
+    who can submit it again; the worst a stolen session can do here is delay a payout, and
+    every rejection is audited with its reason. Asking for a second factor would slow down the
+    safe answer to a doubtful payout.
+    """
     reason = (reason or "").strip()
     if not reason:
         raise PayoutActionRefused(

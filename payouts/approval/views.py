@@ -10,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
@@ -25,6 +26,7 @@ from payouts.selectors import require_payout_reader
 from payouts.views import live_action, live_region
 from staff.requests import staff_of
 from staff.roles import APPROVAL_POLICY_MANAGE, PAYOUT_APPROVE
+from staff.step_up import StepUpRequired
 
 
 @require_POST
@@ -144,6 +146,10 @@ def bulk_approve_view(request: HttpRequest) -> HttpResponse:
         try:
             payout = payout_of_request(request, payout_id)
             outcome = payout_approve(payout=payout, by=user)
+        except StepUpRequired as exc:
+            # Nothing was approved after this one; come back to the inbox (this page is a POST).
+            exc.next_url = reverse("payouts:approvals")  # type: ignore[attr-defined]
+            raise
         except (*REFUSALS, Http404) as exc:
             results.append(BulkResult(payout_id, False, refusal_text(exc)))
             continue

@@ -27,6 +27,7 @@ from payouts.states import payout_change_record, payout_locked
 from staff.models import StaffUser
 from staff.roles import PAYOUT_APPROVE
 from staff.services import audit_record
+from staff.step_up import step_up_require
 
 S = PayoutStatus
 OTP_RE = re.compile(r"^[0-9]{6}\Z")  # ASCII only (\d takes any script's digits)
@@ -132,7 +133,15 @@ def payout_otp_confirm(*, payout: Payout | int, by: StaffUser, code: str) -> Pay
     Take the 6 digits and send the payout (the upstream checks the code). Refused here, before
     any call, when no code was sent, it has expired, five wrong tries blocked it, or a later
     code replaced it (payouts.release.step).
+
+    Step-up: entering the code releases the money, so an approver needs a fresh second factor
+    (`payout.release`), asked before anything else is checked; someone without the approver
+    permission is refused as before. Sending the code (payout_otp_send) needs none: it only emails
+    the environment's verification address, and the release itself is this confirm.
     """
+    if not by.has_perm(PAYOUT_APPROVE):
+        raise PermissionDenied("Only an approver may send or enter the payout code.")
+    step_up_require(by, action="payout.release")
     code = (code or "").strip()
     if not OTP_RE.match(code):
         raise PayoutActionRefused(

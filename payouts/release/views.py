@@ -28,6 +28,7 @@ from payouts.release.step import otp_step
 from payouts.release.step_context import OtpForm, release_step_context
 from payouts.views import live_action
 from staff.requests import staff_of
+from staff.step_up import StepUpRequired
 
 STEP_TEMPLATE = "payouts/includes/release_step.html"
 
@@ -80,6 +81,8 @@ def otp_confirm_view(request: HttpRequest, pk: int) -> HttpResponse:
     if form.is_valid():
         try:
             payout_otp_confirm(payout=payout, by=staff_of(request), code=form.cleaned_data["code"])
+        except StepUpRequired:
+            raise  # staff.middleware.StepUpMiddleware sends the person to the step-up prompt
         except REFUSALS as exc:
             if isinstance(exc, PayoutActionRefused) and exc.field == "code":
                 exc.add_to_form(form)

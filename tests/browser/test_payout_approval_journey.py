@@ -24,6 +24,7 @@ from tests.gateway.conftest import (
     live_emulator,
     make_environment,
 )
+from tests.identity import stepped_up
 from tests.servers import serve_in_thread
 
 __all__ = ["_fresh_shared_state", "live_emulator"]
@@ -85,7 +86,10 @@ def test_maker_to_approver_to_otp_to_completed_live(
     from webhooks.services.endpoints import webhook_endpoint_register
 
     _outside_playwright(
-        webhook_endpoint_register, environment=sandbox, by=demo_staff["admin"], base_url=backoffice
+        webhook_endpoint_register,
+        environment=sandbox,
+        by=stepped_up(demo_staff["admin"]),  # the admin, past a second factor
+        base_url=backoffice,
     )
     errors: list[str] = []
 

@@ -19,6 +19,7 @@ from gateway.services.environments import (
 )
 from gateway.templatetags.gateway_tags import masked
 from staff.models import AuditEntry, StaffUser
+from tests.identity import stepped_up
 
 pytestmark = pytest.mark.django_db
 
@@ -29,7 +30,8 @@ API_KEY = "sk_live_abcdefghijklmnop1234"
 
 @pytest.fixture
 def admin_user() -> StaffUser:
-    return StaffUser.objects.create_user("admin-g2@example.test", "pw-not-used-123")
+    # Right after a second factor: these test the services' rules, not step-up.
+    return stepped_up(StaffUser.objects.create_user("admin-g2@example.test", "pw-not-used-123"))
 
 
 def _create(by: StaffUser | None, **overrides: object) -> Environment:

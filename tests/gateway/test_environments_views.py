@@ -15,6 +15,7 @@ from gateway.models import Environment, EnvironmentKind, UpstreamCall
 from gateway.services.environments import environment_create, environment_verification_record
 from staff.models import AuditEntry, StaffUser
 from staff.roles import roles_sync
+from tests.identity import client_signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -33,9 +34,8 @@ def _user(email: str, role: str | None) -> StaffUser:
 
 @pytest.fixture
 def admin_client() -> Client:
-    client = Client()
-    client.force_login(_user("admin-g2@example.test", "admin"), backend=BACKEND)
-    return client
+    # Past sign-in's second factor: credentials and URLs need a fresh one (step-up).
+    return client_signed_in(_user("admin-g2@example.test", "admin"))
 
 
 @pytest.fixture

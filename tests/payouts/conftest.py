@@ -9,6 +9,7 @@ from payouts.models import Payout
 from staff.models import StaffUser
 from staff.roles import ADMIN, FINANCE_APPROVER, FINANCE_MAKER, roles_sync
 from tests.finance import make_draft, make_staff
+from tests.identity import stepped_up
 from tests.payouts.live import World, build_world
 
 
@@ -23,9 +24,11 @@ def draft_payout(maker: StaffUser) -> Payout:
 
 
 def _person(email: str, *roles: str) -> StaffUser:
+    """A person acting as right after their sign-in's second factor: these fixtures test the
+    maker-checker rules, not step-up (tests/staff/test_step_up_actions.py does)."""
     user = StaffUser.objects.create_user(email, "pw-not-used-123", full_name=email.split("@")[0])
     user.groups.set(Group.objects.filter(name__in=roles))
-    return StaffUser.objects.get(pk=user.pk)  # fresh: no stale permission cache
+    return stepped_up(StaffUser.objects.get(pk=user.pk))  # fresh: no stale permission cache
 
 
 @pytest.fixture

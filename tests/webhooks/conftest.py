@@ -20,6 +20,7 @@ from gateway.models import Environment, EnvironmentKind
 from staff.bootstrap import seed_demo_staff
 from staff.models import StaffUser
 from staff.roles import roles_sync
+from tests.identity import client_signed_in
 from webhooks.models import WebhookEndpoint
 
 CURRENT = "whsec_current-secret-for-tests"
@@ -108,9 +109,7 @@ def demo_staff(db: None) -> dict[str, StaffUser]:
 @pytest.fixture
 def client_for(demo_staff: dict[str, StaffUser]) -> Callable[[str], Client]:
     def make(role_key: str) -> Client:
-        client = Client()
-        client.force_login(demo_staff[role_key])
-        return client
+        return client_signed_in(demo_staff[role_key])  # past sign-in's second factor
 
     return make
 

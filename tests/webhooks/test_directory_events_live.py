@@ -6,6 +6,7 @@ import pytest
 
 from accounts.models import VirtualAccount
 from gateway.client import call_sync, upstream
+from tests.identity import stepped_up
 from tests.webhooks.conftest import create_upstream_user
 from users.models import EndUser
 from webhooks.models import EventStatus, WebhookEvent, WebhookEventLink
@@ -18,7 +19,7 @@ def test_user_and_account_events_reach_the_directory_and_link_back(
     live_emulator, emulated_sandbox, backoffice, demo_staff, settings, sync_tasks
 ) -> None:
     settings.WEBHOOKS_PUBLIC_BASE_URL = backoffice
-    webhook_endpoint_register(environment=emulated_sandbox, by=demo_staff["admin"])
+    webhook_endpoint_register(environment=emulated_sandbox, by=stepped_up(demo_staff["admin"]))
     user = create_upstream_user(emulated_sandbox, "ada@example.com")
     live_emulator.control("POST", "webhooks/flush")
     account = call_sync(
@@ -56,7 +57,7 @@ def test_events_replayed_out_of_order_leave_the_user_verified(
     from webhooks.services import webhook_event_process
 
     settings.WEBHOOKS_PUBLIC_BASE_URL = backoffice
-    webhook_endpoint_register(environment=emulated_sandbox, by=demo_staff["admin"])
+    webhook_endpoint_register(environment=emulated_sandbox, by=stepped_up(demo_staff["admin"]))
     user = create_upstream_user(emulated_sandbox, "grace@example.com")
     live_emulator.control("POST", "webhooks/flush")
 
@@ -72,7 +73,7 @@ def test_the_event_page_links_to_the_touched_end_user(
     live_emulator, emulated_sandbox, backoffice, demo_staff, settings, sync_tasks, client_for
 ) -> None:
     settings.WEBHOOKS_PUBLIC_BASE_URL = backoffice
-    webhook_endpoint_register(environment=emulated_sandbox, by=demo_staff["admin"])
+    webhook_endpoint_register(environment=emulated_sandbox, by=stepped_up(demo_staff["admin"]))
     user = create_upstream_user(emulated_sandbox, "linked@example.com")
     live_emulator.control("POST", "webhooks/flush")
     event = WebhookEvent.objects.get(event_type="user.created")

@@ -10,6 +10,7 @@ from django.core.management import call_command
 
 from emulator.models import WebhookRegistration
 from staff.models import AuditEntry
+from tests.identity import stepped_up
 from tests.webhooks.conftest import create_upstream_user
 from webhooks.models import SecretSlot, WebhookDelivery, WebhookEndpoint, WebhookEvent
 from webhooks.services import webhook_endpoint_register, webhook_secret_rotate
@@ -27,7 +28,9 @@ def test_register_sends_the_receiver_url_and_a_strong_secret(
 ) -> None:
     settings.WEBHOOKS_PUBLIC_BASE_URL = "https://payops.example.com"
 
-    result = webhook_endpoint_register(environment=emulated_sandbox, by=demo_staff["admin"])
+    result = webhook_endpoint_register(
+        environment=emulated_sandbox, by=stepped_up(demo_staff["admin"])
+    )
 
     endpoint = WebhookEndpoint.objects.get()
     registration = WebhookRegistration.objects.get()
@@ -44,10 +47,10 @@ def test_rotation_keeps_the_previous_secret_for_the_window_and_is_audited(
     emulated_sandbox, demo_staff, settings
 ) -> None:
     settings.WEBHOOKS_PUBLIC_BASE_URL = "https://payops.example.com"
-    webhook_endpoint_register(environment=emulated_sandbox, by=demo_staff["admin"])
+    webhook_endpoint_register(environment=emulated_sandbox, by=stepped_up(demo_staff["admin"]))
     first = WebhookEndpoint.objects.get().secret
 
-    result = webhook_secret_rotate(environment=emulated_sandbox, by=demo_staff["admin"])
+    result = webhook_secret_rotate(environment=emulated_sandbox, by=stepped_up(demo_staff["admin"]))
 
     endpoint = WebhookEndpoint.objects.get()
     assert result.rotated
@@ -91,10 +94,10 @@ def test_emulator_deliveries_across_a_rotation_are_all_stored(
     live_emulator, emulated_sandbox, backoffice, demo_staff, settings
 ) -> None:
     settings.WEBHOOKS_PUBLIC_BASE_URL = backoffice
-    webhook_endpoint_register(environment=emulated_sandbox, by=demo_staff["admin"])
+    webhook_endpoint_register(environment=emulated_sandbox, by=stepped_up(demo_staff["admin"]))
     create_upstream_user(emulated_sandbox, "before@example.com")  # queued, old secret
 
-    webhook_secret_rotate(environment=emulated_sandbox, by=demo_staff["admin"])
+    webhook_secret_rotate(environment=emulated_sandbox, by=stepped_up(demo_staff["admin"]))
     create_upstream_user(emulated_sandbox, "after@example.com")  # queued, new secret
     live_emulator.control("POST", "webhooks/flush")
 

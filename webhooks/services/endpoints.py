@@ -21,6 +21,7 @@ from gateway.models import Environment
 from gateway.service_errors import service_error_from_upstream
 from staff.errors import ServiceError
 from staff.services import audit_record
+from staff.step_up import step_up_require
 from webhooks.models import WebhookEndpoint
 from webhooks.permissions import WEBHOOKS_MANAGE
 from webhooks.services.catch_up import webhook_catch_up_queue_on_commit
@@ -165,6 +166,10 @@ def _register(
     *, environment: Environment, by: Any, base_url: str, rotate: bool
 ) -> RegistrationResult:
     _require_manage(by)
+    if by is not None:
+        # Where deliveries go and the secret that proves them: a fresh second factor first
+        # (the operator at the shell, by=None, already holds the keys).
+        step_up_require(by, action="webhook.secret" if rotate else "webhook.register")
     if not environment.has_credentials:
         raise ServiceError(
             "This environment has no upstream credentials.",
@@ -211,7 +216,11 @@ def webhook_secret_rotate(
 
 
 def webhook_secrets_reveal(*, endpoint: WebhookEndpoint, base_url: str = "") -> dict[str, Any]:
-    """For the operator command only: the URL and the secrets in full, recorded in the audit."""
+    """For the operator command only: the URL and the secrets in full, recorded in the audit.
+
+    No step-up: no staff member calls it (no page or endpoint shows a secret in full); the
+    operator at the shell already holds the encryption keys the secrets are stored under.
+    """
     with transaction.atomic():
         audit_record(
             actor=None,
