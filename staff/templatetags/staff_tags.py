@@ -31,3 +31,23 @@ def ends_at(value: timedelta | None) -> datetime | None:
     if value is None:
         return None
     return timezone.now() + value
+
+
+@register.inclusion_tag("staff/includes/sign_in_security.html", takes_context=True)
+def sign_in_security(context: template.Context) -> dict[str, object]:
+    """The profile's second-factor section for the signed-in person."""
+    from django.urls import reverse
+
+    from staff.second_factor.devices import device_rows, enrolment_required, recovery_device
+    from staff.second_factor.reset import is_admin
+
+    user = context["request"].user
+    recovery = recovery_device(user)
+    return {
+        "devices": device_rows(user),
+        "required": enrolment_required(user),
+        "recovery_left": recovery.remaining() if recovery else 0,
+        "enrol_url": reverse("staff:enrol"),
+        "csrf_token": context.get("csrf_token"),
+        "resets_url": reverse("staff:second_factor_resets") if is_admin(user) else None,
+    }
