@@ -67,12 +67,8 @@ def _after_code(request: HttpRequest, result: Verified) -> None:
     if result.recovery_codes_left is not None:
         left = result.recovery_codes_left
         level = messages.WARNING if left <= 2 else messages.INFO
-        messages.add_message(
-            request,
-            level,
-            f"Recovery code used; {left} left. "
-            + ("Make new ones on your profile page." if left <= 2 else ""),
-        )
+        advice = " Make new ones on your profile page." if left <= 2 else ""
+        messages.add_message(request, level, f"Recovery code used; {left} left.{advice}")
 
 
 def _code_page(request: HttpRequest, *, purpose: Purpose, template: str) -> HttpResponse:
