@@ -13,6 +13,7 @@ from gateway.models.environment import UNREADABLE
 from gateway.services.environments import environment_create
 from staff.models import StaffUser
 from staff.roles import roles_sync
+from tests.identity import client_signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -25,9 +26,7 @@ def admin_client() -> Client:
     roles_sync()
     user = StaffUser.objects.create_user("admin-unreadable@example.test", "irrelevant-pw-1")
     user.groups.add(Group.objects.get(name="admin"))
-    client = Client()
-    client.force_login(user, backend="django.contrib.auth.backends.ModelBackend")
-    return client
+    return client_signed_in(user)
 
 
 @pytest.fixture

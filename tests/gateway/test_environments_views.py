@@ -15,6 +15,7 @@ from gateway.models import Environment, EnvironmentKind, UpstreamCall
 from gateway.services.environments import environment_create, environment_verification_record
 from staff.models import AuditEntry, StaffUser
 from staff.roles import roles_sync
+from tests.identity import client_signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -33,9 +34,7 @@ def _user(email: str, role: str | None) -> StaffUser:
 
 @pytest.fixture
 def admin_client() -> Client:
-    client = Client()
-    client.force_login(_user("admin-g2@example.test", "admin"), backend=BACKEND)
-    return client
+    return client_signed_in(_user("admin-g2@example.test", "admin"))
 
 
 @pytest.fixture
@@ -45,9 +44,7 @@ def maker() -> StaffUser:
 
 @pytest.fixture
 def maker_client(maker: StaffUser) -> Client:
-    client = Client()
-    client.force_login(maker, backend=BACKEND)
-    return client
+    return client_signed_in(maker)
 
 
 def _environment(
@@ -279,9 +276,8 @@ def test_call_log_htmx_request_renders_only_the_results(admin_client: Client) ->
 
 def test_admin_site_lists_environments_masked() -> None:
     env = _environment()
-    admin_client = Client()
-    admin_client.force_login(
-        StaffUser.objects.create_superuser("root-g2@example.test", "irrelevant-1"), backend=BACKEND
+    admin_client = client_signed_in(
+        StaffUser.objects.create_superuser("root-g2@example.test", "irrelevant-1")
     )
     listing = admin_client.get(reverse("admin:gateway_environment_changelist")).content.decode()
     detail = admin_client.get(

@@ -14,14 +14,13 @@ from payouts.models import ChangeSource, Payout, PayoutStatus
 from payouts.states import payout_transition
 from staff.models import StaffUser
 from tests.finance import make_draft, make_environment
+from tests.identity import client_signed_in
 
 S = PayoutStatus
 
 
 def client_for(user: StaffUser) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+    return client_signed_in(user)
 
 
 def pending(staff: dict[str, StaffUser], maker: str = "maker", amount: str = "100.00") -> Payout:

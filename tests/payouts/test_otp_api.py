@@ -17,15 +17,14 @@ from payouts.states import payout_transition
 from staff.models import StaffUser
 from staff.services import audit_record
 from tests.finance import make_draft, make_environment, make_staff
+from tests.identity import client_signed_in
 from tests.payouts.live import World, submitted_payout
 
 S = PayoutStatus
 
 
 def client_for(user: StaffUser) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+    return client_signed_in(user)
 
 
 def post(client: Client, path: str, body: dict[str, Any] | None = None) -> Any:

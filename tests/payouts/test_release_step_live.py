@@ -11,6 +11,7 @@ from django.test import Client
 from payouts.approval.services import payout_approve
 from payouts.models import Payout, PayoutStatus
 from staff.models import AuditEntry, StaffUser
+from tests.identity import client_signed_in
 from tests.payouts.live import World, submitted_payout
 
 S = PayoutStatus
@@ -24,9 +25,7 @@ def approved(world: World, staff: dict[str, StaffUser]) -> Payout:
 
 
 def approver(staff: dict[str, StaffUser]) -> Client:
-    client = Client()
-    client.force_login(staff["approver"])
-    return client
+    return client_signed_in(staff["approver"])
 
 
 def test_send_then_resend_swap_the_step_and_offer_the_newest_code(

@@ -24,6 +24,7 @@ from payouts.states import payout_transition
 from staff.models import AuditEntry, StaffUser
 from staff.services import audit_record
 from tests.finance import make_draft, make_environment, make_staff
+from tests.identity import client_signed_in
 
 S = PayoutStatus
 HX = {"HTTP_HX_REQUEST": "true"}
@@ -43,9 +44,7 @@ def people(staff: dict[str, StaffUser]) -> dict[str, StaffUser]:
 
 
 def client_for(user: StaffUser) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+    return client_signed_in(user)
 
 
 def approved(staff: dict[str, StaffUser], environment: Environment | None = None) -> Payout:

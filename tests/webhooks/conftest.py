@@ -108,15 +108,14 @@ def demo_staff(db: None) -> dict[str, StaffUser]:
 @pytest.fixture
 def client_for(demo_staff: dict[str, StaffUser]) -> Callable[[str], Client]:
     def make(role_key: str) -> Client:
-        client = Client()
-        client.force_login(demo_staff[role_key])
-        return client
+        return client_signed_in(demo_staff[role_key])
 
     return make
 
 
 # The live emulator of the gateway tests (uvicorn on a free port, over real HTTP).
 from tests.gateway.conftest import LiveEmulator, live_emulator, make_environment  # noqa: E402, F401
+from tests.identity import client_signed_in  # noqa: E402
 from tests.servers import serve_in_thread  # noqa: E402
 
 
