@@ -55,6 +55,10 @@ def _next(request: HttpRequest, default: str = "") -> str:
     return default or reverse("console:dashboard")
 
 
+# Pages of an unfinished sign-in show no menu: its links would only lead back here.
+_NO_MENU: dict[str, object] = {"nav_dashboard": None, "nav_sections": []}
+
+
 def _to_step_up(next_path: str) -> HttpResponse:
     return HttpResponseRedirect(f"{reverse('staff:step_up')}?{urlencode({'next': next_path})}")
 
@@ -94,6 +98,7 @@ def _code_page(request: HttpRequest, *, purpose: Purpose, template: str) -> Http
             "has_second_factor": bool(devices),
             "demo_code": demo_code_hint(user),
             "step_up_minutes": step_up_minutes(),
+            **(_NO_MENU if purpose == "sign_in" else {}),
         },
     )
 
@@ -130,6 +135,7 @@ def enrol(request: HttpRequest) -> HttpResponse:
             "secret": totp_secret(device),
             "next": _next(request),
             "required": required,
+            **(_NO_MENU if required else {}),
         },
     )
 

@@ -51,3 +51,17 @@ def sign_in_security(context: template.Context) -> dict[str, object]:
         "csrf_token": context.get("csrf_token"),
         "resets_url": reverse("staff:second_factor_resets") if is_admin(user) else None,
     }
+
+
+@register.inclusion_tag("staff/includes/passkey_scripts.html", takes_context=True)
+def passkey_scripts(context: template.Context, ceremony: str) -> dict[str, object]:
+    """django-otp-webauthn's configuration and scripts for "auth" or "register".
+
+    Its own tags load the translations asynchronously, so a quick click could find `gettext`
+    missing; here they load first (a plain script), then the module.
+    """
+    from django_otp_webauthn.templatetags.otp_webauthn import get_configuration
+
+    if ceremony not in ("auth", "register"):
+        raise template.TemplateSyntaxError("passkey_scripts takes 'auth' or 'register'.")
+    return {"configuration": get_configuration(context["request"]), "ceremony": ceremony}
