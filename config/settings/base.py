@@ -256,6 +256,8 @@ PAYOPS_STEP_UP_MINUTES = env.int("PAYOPS_STEP_UP_MINUTES", default=5)
 PAYOPS_SECOND_FACTOR_ROLES: list[str] = env.list(
     "PAYOPS_SECOND_FACTOR_ROLES", default=["finance_approver", "admin"]
 )
+# The Django admin never shows an authenticator's secret or QR code (django-otp's own admin).
+OTP_ADMIN_HIDE_SENSITIVE_DATA = True
 # TOTP: the issuer an authenticator app shows next to the account.
 OTP_TOTP_ISSUER = env("PAYOPS_TOTP_ISSUER", default="PayOps")
 # Passkeys (django-otp-webauthn): the relying party id is this site's host name (never an IP

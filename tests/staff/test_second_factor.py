@@ -388,3 +388,18 @@ def test_signed_out_people_are_sent_to_sign_in_from_every_second_factor_page() -
         response = client.get(path)
         assert response.status_code == 302, path
         assert response["Location"].startswith("/login/?next="), path
+
+
+def test_the_django_admin_never_shows_an_authenticators_secret() -> None:
+    root = person("root-admin@example.test", superuser=True)
+    device = enrolled(root)
+    client = client_signed_in(root)
+
+    change = client.get(f"/admin/otp_totp/totpdevice/{device.pk}/change/")
+    listing = client.get("/admin/otp_totp/totpdevice/")
+    qrcode = client.get(f"/admin/otp_totp/totpdevice/{device.pk}/config/")
+
+    assert change.status_code == 200 and listing.status_code == 200
+    assert device.key not in change.content.decode()
+    assert b"qrcode" not in listing.content.lower()
+    assert qrcode.status_code in (403, 404)
