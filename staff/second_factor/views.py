@@ -18,6 +18,7 @@ from staff.errors import ServiceError
 from staff.models import StaffUser
 from staff.second_factor.demo import demo_code_hint
 from staff.second_factor.devices import (
+    device_kind,
     device_of,
     enrolment_required,
     has_second_factor,
@@ -94,7 +95,7 @@ def _code_page(request: HttpRequest, *, purpose: Purpose, template: str) -> Http
         {
             "form": form,
             "next": next_url,
-            "has_passkey": any(d.__class__.__name__ == "WebAuthnCredential" for d in devices),
+            "has_passkey": any(device_kind(d) == "passkey" for d in devices),
             "has_second_factor": bool(devices),
             "demo_code": demo_code_hint(user),
             "step_up_minutes": step_up_minutes(),
@@ -146,6 +147,7 @@ def enrol_totp(request: HttpRequest) -> HttpResponse:
     user = _user(request)
     device = totp_pending(user)
     form = TotpConfirmForm(request.POST)
+    required = enrolment_required(user) and not has_second_factor(user)
     if form.is_valid():
         try:
             totp_confirm(request, device=device, code=form.cleaned_data["code"])
@@ -164,7 +166,8 @@ def enrol_totp(request: HttpRequest) -> HttpResponse:
             "qr_svg": totp_qr_svg(device),
             "secret": totp_secret(device),
             "next": _next(request),
-            "required": enrolment_required(user) and not has_second_factor(user),
+            "required": required,
+            **(_NO_MENU if required else {}),
         },
         status=400,
     )
@@ -172,7 +175,8 @@ def enrol_totp(request: HttpRequest) -> HttpResponse:
 
 def _after_enrolment(request: HttpRequest) -> HttpResponse:
     if request.session.get(NEW_RECOVERY_CODES_SESSION_KEY):
-        return redirect(f"{reverse('staff:recovery_codes')}?next={_next(request)}")
+        target = reverse("staff:recovery_codes")
+        return HttpResponseRedirect(f"{target}?{urlencode({'next': _next(request)})}")
     return HttpResponseRedirect(_next(request, reverse("profile:profile")))
 
 

@@ -150,7 +150,7 @@ def test_a_role_that_requires_a_second_factor_enrols_with_an_authenticator_app()
 
     response = client.post("/login/enrol/totp/", {"code": fresh_code(device), "next": "/payouts/"})
     assert response.status_code == 302
-    assert response["Location"] == "/login/recovery-codes/?next=/payouts/"
+    assert response["Location"] == "/login/recovery-codes/?next=%2Fpayouts%2F"
     codes_page = client.get(response["Location"])
     codes = codes_page.context["codes"]
     assert len(codes) == 10 and len(set(codes)) == 10

@@ -164,3 +164,18 @@ def test_the_break_glass_command_resets_at_once_audited() -> None:
     assert entry.details["how"] == "break-glass command on the server"
     with pytest.raises(CommandError):
         call_command("second_factor_reset", "nobody@example.test", "--reason", "x")
+
+
+def test_sessions_made_before_any_reset_keep_djangos_own_hash() -> None:
+    # Epoch 0 is Django's hash: deploying session_epoch signs nobody out; a reset then does.
+    from django.utils.crypto import salted_hmac
+
+    user = person("epoch@example.test", "finance_maker")
+    djangos = salted_hmac(
+        "django.contrib.auth.models.AbstractBaseUser.get_session_auth_hash",
+        user.password,
+        algorithm="sha256",
+    ).hexdigest()
+    assert user.get_session_auth_hash() == djangos
+    user.session_epoch = 1
+    assert user.get_session_auth_hash() != djangos
