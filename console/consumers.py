@@ -9,10 +9,17 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from console.broadcast import STAFF_EVENTS_GROUP, role_group
 from staff.roles import has_staff_role, user_roles
+from staff.second_factor.gate import session_sign_in_complete
 
 # Close codes in the application range (4000-4999), mirroring HTTP 401 and 403.
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_FORBIDDEN = 4403
+
+
+@database_sync_to_async
+def _signed_in(user: Any, session: Any) -> bool:
+    # A session still at its second step (or its enrolment) is not signed in yet.
+    return session is not None and session_sign_in_complete(user, session)
 
 
 @database_sync_to_async
@@ -30,7 +37,11 @@ class StaffEventsConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         self.groups_joined = []
         user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
+        if (
+            user is None
+            or not user.is_authenticated
+            or not await _signed_in(user, self.scope.get("session"))
+        ):
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
         allowed, roles = await _access(user)

@@ -8,15 +8,18 @@ made any way (our sign-in, the Django admin's login, a test's force_login) is he
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Literal
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.urls import Resolver404, resolve, reverse
+from django_otp import DEVICE_ID_SESSION_KEY
+from django_otp.models import Device
 
 from staff.errors import ServiceError
+from staff.models import StaffUser
 from staff.second_factor.devices import enrolment_required, has_second_factor
 
 State = Literal["done", "verify", "enrol"]
@@ -45,6 +48,16 @@ def is_verified(user: object) -> bool:
     """Whether django-otp's middleware found this session verified by one of the user's devices."""
     check = getattr(user, "is_verified", None)
     return bool(check()) if callable(check) else False
+
+
+def session_sign_in_complete(user: StaffUser, session: Mapping[str, Any]) -> bool:
+    """The gate's rule where no OTPMiddleware ran (websockets): whether this session finished
+    signing in, i.e. its verified device is one of the person's own, or they need none."""
+    persistent_id = session.get(DEVICE_ID_SESSION_KEY)
+    device = Device.from_persistent_id(persistent_id) if persistent_id else None
+    if device is not None and device.user_id == user.pk and device.confirmed:
+        return True
+    return not has_second_factor(user) and not enrolment_required(user)
 
 
 def sign_in_state(request: HttpRequest) -> State:
