@@ -362,6 +362,9 @@ def test_every_role_may_open_its_own_second_factor_pages(role: str) -> None:
     assert client.get("/login/enrol/").status_code == 200
     # Verified already: the second step sends the person on.
     assert client.get("/login/second-factor/?next=/profile/")["Location"] == "/profile/"
+    # Nothing to show once: the recovery codes page and the passkey landing go to the profile.
+    assert client.get("/login/recovery-codes/")["Location"] == "/profile/"
+    assert client.get("/login/enrol/passkey/")["Location"] == "/profile/"
 
 
 @pytest.mark.parametrize("role", ROLE_KEYS)
