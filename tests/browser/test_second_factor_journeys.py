@@ -159,3 +159,8 @@ def test_passkey_enrolment_then_sign_in_with_it(
 
     expect(page).to_have_url(re.compile(r"/profile/$"))
     expect(page.get_by_test_id("second-factor-devices")).to_contain_text("Passkey")
+
+    # Step-up with the same passkey, and back to where it was asked for.
+    page.goto("/step-up/?next=/payouts/")
+    page.get_by_role("button", name="Use a passkey").click()
+    expect(page).to_have_url(re.compile(r"/payouts/$"))
