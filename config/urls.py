@@ -21,6 +21,8 @@ urlpatterns = [
     path("payouts/", include("payouts.urls")),
     path("webhooks/", include("webhooks.urls")),
     path("profile/", include("staff.token_urls")),
+    # Passkeys: django-otp-webauthn's JSON endpoints, wired to staff's second factor.
+    path("webauthn/", include("staff.second_factor.passkeys")),
     path("end-users/", include("users.urls")),
     path("accounts/", include("accounts.urls")),
     path("", include("staff.urls")),

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from console.broadcast import STAFF_EVENTS_GROUP, role_group
 from staff.roles import has_staff_role, user_roles
+from staff.second_factor.gate import session_sign_in_complete
 from staff.sessions import SessionCheck, session_check
 
 # Close codes in the application range (4000-4999), mirroring HTTP 401 and 403.
@@ -19,6 +20,12 @@ CLOSE_FORBIDDEN = 4403
 # The session's expiry time came: live.js reconnects, and the connect check then decides (a person
 # active in another tab carries on; an expired session gets 4401 and the page stops listening).
 CLOSE_SESSION_RECHECK = 4408
+
+
+@database_sync_to_async
+def _signed_in(user: Any, session: Any) -> bool:
+    # A session still at its second step (or its enrolment) is not signed in yet.
+    return session is not None and session_sign_in_complete(user, session)
 
 
 @database_sync_to_async
@@ -45,7 +52,11 @@ class StaffEventsConsumer(AsyncJsonWebsocketConsumer):
     async def connect(self) -> None:
         self.groups_joined = []
         user = self.scope.get("user")
-        if user is None or not user.is_authenticated:
+        if (
+            user is None
+            or not user.is_authenticated
+            or not await _signed_in(user, self.scope.get("session"))
+        ):
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
         # Sessions expire (staff.sessions): an idle or too old one gets no stream.

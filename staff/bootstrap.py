@@ -11,6 +11,7 @@ from django.db import transaction
 
 from staff.models import StaffUser
 from staff.roles import ADMIN, ROLES, Role, roles_sync
+from staff.second_factor.demo import demo_totp_enrol
 from staff.services import audit_record
 
 # One shared password for every demo login; demo staff exist only where
@@ -51,6 +52,8 @@ def seed_demo_staff() -> list[StaffUser]:
                 user.is_staff = user.is_superuser = is_admin
                 user.save(update_fields=["is_active", "is_staff", "is_superuser"])
             user.groups.add(Group.objects.get(name=role.key))
+            # The demo approver and admin come enrolled, so `make run` needs no detour.
+            demo_totp_enrol(user)
             if created:
                 audit_record(
                     actor=None,

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
 from django.db import models
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 
 
 class StaffUserManager(BaseUserManager["StaffUser"]):
@@ -27,7 +28,7 @@ class StaffUserManager(BaseUserManager["StaffUser"]):
         return self.create_user(email, password, **extra)
 
 
-class StaffUser(AbstractBaseUser, PermissionsMixin):
+class StaffUser(AbstractBaseUser, PermissionsMixin):  # type: ignore[django-manager-missing]
     """A person who works in the back office; roles are groups (see staff.roles)."""
 
     email = models.EmailField(unique=True)
@@ -35,6 +36,8 @@ class StaffUser(AbstractBaseUser, PermissionsMixin):
     is_active = models.BooleanField(default=True)
     is_staff = models.BooleanField(default=False, help_text="May log in to the Django admin site.")
     date_joined = models.DateTimeField(default=timezone.now)
+    # Bumped when an admin resets the person's second factor: every session they hold ends.
+    session_epoch = models.PositiveIntegerField(default=0, editable=False)
 
     objects = StaffUserManager()
 
@@ -62,6 +65,18 @@ class StaffUser(AbstractBaseUser, PermissionsMixin):
 
     def __str__(self) -> str:
         return self.email
+
+    def _get_session_auth_hash(self, secret: str | None = None) -> str:
+        # Sessions hold this hash; a new epoch (a second-factor reset) no longer matches it.
+        # Epoch 0 keeps Django's own hash, so existing sessions survive this field's arrival.
+        if not self.session_epoch:
+            return str(super()._get_session_auth_hash(secret=secret))  # type: ignore[misc]
+        return salted_hmac(
+            "staff.StaffUser.session_epoch",
+            f"{self.password}:{self.session_epoch}",
+            secret=secret,
+            algorithm="sha256",
+        ).hexdigest()
 
     def get_full_name(self) -> str:
         return self.full_name or self.email
@@ -150,3 +165,20 @@ class ApiToken(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None and not self.is_expired
+
+
+# The second factor's models live with their code; Django finds them through this module.
+from staff.second_factor.models import (  # noqa: E402
+    RecoveryCode,
+    RecoveryCodeDevice,
+    SecondFactorReset,
+)
+
+__all__ = [
+    "ApiToken",
+    "AuditEntry",
+    "RecoveryCode",
+    "RecoveryCodeDevice",
+    "SecondFactorReset",
+    "StaffUser",
+]

@@ -1,4 +1,6 @@
-"""Staff sign-in pages: sign-in (with the demo logins where seeded), sign-out, password change."""
+"""Staff sign-in pages: sign-in (with the demo logins where seeded), sign-out, password change.
+
+The second step (second factor), enrolment and step-up are staff.second_factor.views."""
 
 from __future__ import annotations
 
@@ -7,11 +9,12 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import PasswordChangeForm
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.urls import reverse_lazy
 
 from staff.bootstrap import DEMO_PASSWORD, demo_logins
 from staff.forms import StaffLoginForm
+from staff.second_factor.demo import demo_codes
 from staff.services import audit_record
 
 
@@ -24,6 +27,7 @@ class LoginView(auth_views.LoginView):
         context = super().get_context_data(**kwargs)
         context["demo_logins"] = demo_logins()
         context["demo_password"] = DEMO_PASSWORD
+        context["demo_codes"] = demo_codes()
         return context
 
 
@@ -47,8 +51,3 @@ class PasswordChangeView(auth_views.PasswordChangeView):
         audit_record(actor=form.user, action="staff.password_changed", target=form.user)
         messages.success(self.request, "Your password has been changed.")
         return response
-
-
-def step_up(request: HttpRequest) -> HttpResponse:
-    """The step-up prompt: placeholder until the second-factor pages land (same session)."""
-    raise Http404("Step-up is not built yet.")

@@ -41,12 +41,11 @@ def demo_staff(db: None) -> dict[str, Any]:
 
 @pytest.fixture
 def client_for(demo_staff: dict[str, Any]) -> Callable[[str], Client]:
-    """A client signed in as the demo user of a role."""
+    """A client signed in as the demo user of a role, second factor passed (tests/identity.py)."""
+    from tests.identity import client_signed_in
 
     def make(role_key: str) -> Client:
-        client = Client()
-        client.force_login(demo_staff[role_key])
-        return client
+        return client_signed_in(demo_staff[role_key])
 
     return make
 

@@ -3,15 +3,23 @@
 Service-level tests that exercise an approval, a release or an admin change (not step-up itself)
 call `stepped_up(user)`, which attaches the proof a session has right after verifying a second
 factor; the tests of step-up (tests/staff) prove what happens without it.
+
+Page tests sign in with `client_signed_in(user)`: a session that passed the whole sign-in, second
+factor included (the person gets a confirmed authenticator app first if they have none), as the
+sign-in gate (staff.second_factor.gate) lets through.
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.test import Client
 from django.utils import timezone
+from django_otp import DEVICE_ID_SESSION_KEY
+from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from staff.models import StaffUser
-from staff.step_up import SECOND_FACTOR_AT_SESSION_KEY, Proof, proof_attach
+from staff.step_up import SECOND_FACTOR_AT_SESSION_KEY, Proof, proof_attach, step_up_minutes
 
 
 def stepped_up[U](user: U) -> U:
@@ -20,13 +28,28 @@ def stepped_up[U](user: U) -> U:
     return user
 
 
+def enrolled(user: StaffUser) -> TOTPDevice:
+    """The person's confirmed authenticator app (made, with a random secret, if they have none)."""
+    device = TOTPDevice.objects.filter(user=user, confirmed=True).first()
+    if device is None:
+        device = TOTPDevice.objects.create(user=user, name="Test authenticator", confirmed=True)
+    return device
+
+
 def client_signed_in(user: StaffUser, *, second_factor: bool = True) -> Client:
-    """A test client signed in as `user`, as if they had just passed sign-in's second factor
-    (`second_factor=False`: a session that has not verified one, e.g. to test step-up)."""
+    """A test client signed in as `user`, as if they had just passed sign-in's second factor.
+
+    `second_factor=False`: a session whose second factor is not fresh (it passed sign-in longer
+    ago than PAYOPS_STEP_UP_MINUTES), e.g. to test step-up.
+    """
     client = Client()
     client.force_login(user)
-    if second_factor:
-        session = client.session
-        session[SECOND_FACTOR_AT_SESSION_KEY] = timezone.now().isoformat()
-        session.save()
+    device = enrolled(user)
+    session = client.session
+    session[DEVICE_ID_SESSION_KEY] = device.persistent_id
+    at = timezone.now()
+    if not second_factor:
+        at -= timedelta(minutes=step_up_minutes() + 1)
+    session[SECOND_FACTOR_AT_SESSION_KEY] = at.isoformat()
+    session.save()
     return client

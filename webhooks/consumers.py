@@ -8,6 +8,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from staff.roles import has_staff_role
+from staff.second_factor.gate import session_sign_in_complete
 from webhooks.permissions import GROUP_PERMISSIONS
 from webhooks.services.live import EVENT_STREAM_GROUP, object_group
 
@@ -16,7 +17,10 @@ CLOSE_FORBIDDEN = 4403
 
 
 @database_sync_to_async
-def _is_staff(user: Any) -> bool:
+def _is_staff(user: Any, session: Any) -> bool:
+    # A session still at its second step (or its enrolment) is not signed in yet.
+    if session is None or not session_sign_in_complete(user, session):
+        return False
     return has_staff_role(user)
 
 
@@ -42,7 +46,7 @@ class WebhookStreamConsumer(AsyncJsonWebsocketConsumer):
         if user is None or not user.is_authenticated:
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
-        if not await _is_staff(user):
+        if not await _is_staff(user, self.scope.get("session")):
             await self.close(code=CLOSE_FORBIDDEN)
             return
         await self.accept()

@@ -33,6 +33,11 @@ INSTALLED_APPS = [
     "ninja",
     "django_q",
     "axes",
+    # The second factor (staff.second_factor): TOTP apps and passkeys; recovery codes are staff's
+    # own (hashed) device, not otp_static, which keeps its tokens in plain text.
+    "django_otp",
+    "django_otp.plugins.otp_totp",
+    "django_otp_webauthn",
     "staff",
     "console",
     "gateway",
@@ -54,6 +59,10 @@ MIDDLEWARE = [
     "staff.middleware.proof_middleware",
     # ...and signed out when its session has idled or reached its absolute age: staff.sessions.
     "staff.sessions.session_expiry_middleware",
+    # request.user.otp_device / is_verified() on the same user object (it keeps its Proof).
+    "django_otp.middleware.OTPMiddleware",
+    # Until the second factor passes (or enrolment is done), a session reaches only those pages.
+    "staff.second_factor.gate.second_factor_gate",
     # A page refused for want of a fresh second factor goes to the step-up prompt (not the API).
     "staff.middleware.StepUpMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -277,6 +286,28 @@ PAYOPS_SESSION_IDLE_MINUTES_PRIVILEGED = env.int(
 )
 PAYOPS_SESSION_MAX_HOURS = env.float("PAYOPS_SESSION_MAX_HOURS", default=8)
 SESSION_COOKIE_AGE = int(PAYOPS_SESSION_MAX_HOURS * 3600)
+
+# The second factor (docs/identity.md): roles that must enrol one at first sign-in (superusers
+# always do); others may enrol from their profile.
+PAYOPS_SECOND_FACTOR_ROLES: list[str] = env.list(
+    "PAYOPS_SECOND_FACTOR_ROLES", default=["finance_approver", "admin"]
+)
+# The Django admin never shows an authenticator's secret or QR code (django-otp's own admin).
+OTP_ADMIN_HIDE_SENSITIVE_DATA = True
+# TOTP: the issuer an authenticator app shows next to the account.
+OTP_TOTP_ISSUER = env("PAYOPS_TOTP_ISSUER", default="PayOps")
+# Passkeys (django-otp-webauthn): the relying party id is this site's host name (never an IP
+# address); credentials are bound to it, so set it once per deployment. Locally: open
+# http://localhost:8000 (a secure context) to use passkeys. Production derives both from its host.
+OTP_WEBAUTHN_RP_ID = env("PAYOPS_WEBAUTHN_RP_ID", default="localhost")
+OTP_WEBAUTHN_RP_NAME = env("PAYOPS_WEBAUTHN_RP_NAME", default="PayOps")
+# The origins (scheme://host[:port]) whose pages may use passkeys.
+OTP_WEBAUTHN_ALLOWED_ORIGINS: list[str] = env.list(
+    "PAYOPS_WEBAUTHN_ALLOWED_ORIGINS", default=["http://localhost:8000"]
+)
+# A passkey is a second factor after the password here, never a password-less sign-in.
+OTP_WEBAUTHN_ALLOW_PASSWORDLESS_LOGIN = False
+
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"

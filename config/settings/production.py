@@ -25,6 +25,11 @@ _required("REDIS_URL")
 ALLOWED_HOSTS = [h for h in _required("DJANGO_ALLOWED_HOSTS").split(",") if h.strip()]
 PAYOPS_ENCRYPTION_KEYS = [k for k in _required("PAYOPS_ENCRYPTION_KEYS").split(",") if k.strip()]
 PAYOPS_SEED_DEMO_STAFF = False
+# Passkeys belong to the site's own host name, over HTTPS.
+OTP_WEBAUTHN_RP_ID = env("PAYOPS_WEBAUTHN_RP_ID", default=ALLOWED_HOSTS[0])
+OTP_WEBAUTHN_ALLOWED_ORIGINS = env.list(
+    "PAYOPS_WEBAUTHN_ALLOWED_ORIGINS", default=[f"https://{OTP_WEBAUTHN_RP_ID}"]
+)
 # Payout notifications by email: SMTP (EMAIL_URL); without it, the host's own MTA on port 25.
 MAILERS = mailers_from_url(env("EMAIL_URL", default="smtp://localhost:25"))  # noqa: F405
 

@@ -22,3 +22,37 @@ def duration_words(value: timedelta | None) -> str:
         if amount:
             parts.append(f"{amount} {unit}{'' if amount == 1 else 's'}")
     return " ".join(parts) or "a moment"
+
+
+@register.inclusion_tag("staff/includes/sign_in_security.html", takes_context=True)
+def sign_in_security(context: template.Context) -> dict[str, object]:
+    """The profile's second-factor section for the signed-in person."""
+    from django.urls import reverse
+
+    from staff.second_factor.devices import device_rows, enrolment_required, recovery_device
+    from staff.second_factor.reset import is_admin
+
+    user = context["request"].user
+    recovery = recovery_device(user)
+    return {
+        "devices": device_rows(user),
+        "required": enrolment_required(user),
+        "recovery_left": recovery.remaining() if recovery else 0,
+        "enrol_url": reverse("staff:enrol"),
+        "csrf_token": context.get("csrf_token"),
+        "resets_url": reverse("staff:second_factor_resets") if is_admin(user) else None,
+    }
+
+
+@register.inclusion_tag("staff/includes/passkey_scripts.html", takes_context=True)
+def passkey_scripts(context: template.Context, ceremony: str) -> dict[str, object]:
+    """django-otp-webauthn's configuration and scripts for "auth" or "register".
+
+    Its own tags load the translations asynchronously, so a quick click could find `gettext`
+    missing; here they load first (a plain script), then the module.
+    """
+    from django_otp_webauthn.templatetags.otp_webauthn import get_configuration
+
+    if ceremony not in ("auth", "register"):
+        raise template.TemplateSyntaxError("passkey_scripts takes 'auth' or 'register'.")
+    return {"configuration": get_configuration(context["request"]), "ceremony": ceremony}

@@ -168,3 +168,39 @@ async def test_on_commit_broadcast_waits_for_the_commit_and_is_dropped_on_rollba
     assert (await communicator.receive_json_from(timeout=5))["kind"] == "committed"
     assert await communicator.receive_nothing(timeout=0.2)
     await communicator.disconnect()
+
+
+async def test_a_session_still_at_its_second_step_is_refused_with_4401(roles_synced) -> None:  # type: ignore[no-untyped-def]
+    from django.contrib.auth.models import Group
+
+    from staff.models import StaffUser
+    from tests.identity import client_signed_in, enrolled
+
+    def approver_sessions() -> tuple[bytes, bytes]:
+        approver = StaffUser.objects.create_user("approver-ws@example.test", "pw-ws-12345")
+        approver.groups.add(Group.objects.get(name="finance_approver"))
+        enrolled(approver)
+        name = settings.SESSION_COOKIE_NAME
+        password_only = Client()
+        password_only.force_login(approver)  # the password passed, the second factor not yet
+        verified = client_signed_in(approver)
+        return (
+            f"{name}={password_only.cookies[name].value}".encode(),
+            f"{name}={verified.cookies[name].value}".encode(),
+        )
+
+    unfinished, finished = await sync_to_async(approver_sessions)()
+    headers = [(b"origin", b"http://testserver"), (b"host", b"testserver")]
+
+    refused = WebsocketCommunicator(
+        application, "/ws/events/", headers=[*headers, (b"cookie", unfinished)]
+    )
+    connected, code = await refused.connect()
+    assert not connected
+    assert code == CLOSE_UNAUTHENTICATED
+
+    accepted = WebsocketCommunicator(
+        application, "/ws/events/", headers=[*headers, (b"cookie", finished)]
+    )
+    assert (await accepted.connect())[0]
+    await accepted.disconnect()

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 from django.db import connection
-from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from gateway.models import Environment, EnvironmentKind
 from staff.models import StaffUser
 from tests.directory.test_pages import seed
+from tests.identity import client_signed_in
 
 
 @pytest.fixture
@@ -32,8 +32,7 @@ def environment(db: None) -> Environment:
 def test_admin_lists_are_read_only_and_cost_constant_queries(
     environment: Environment, staff: dict[str, StaffUser], model: str
 ) -> None:
-    client = Client()
-    client.force_login(staff["admin"])
+    client = client_signed_in(staff["admin"])
     path = f"/admin/{model}/"
 
     def count() -> int:

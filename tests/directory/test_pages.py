@@ -14,6 +14,7 @@ from accounts.models import Recipient, VirtualAccount
 from gateway.models import Environment, EnvironmentKind
 from staff.models import StaffUser
 from tests.directory.conftest import WIRE_RECIPIENT, user_values
+from tests.identity import client_signed_in
 from users.models import EndUser, KycReview
 
 
@@ -25,9 +26,7 @@ def environment(db: None) -> Environment:
 
 
 def browser_for(user: StaffUser) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+    return client_signed_in(user)
 
 
 def seed(environment: Environment, staff: dict[str, StaffUser], n: int, offset: int = 0) -> None:

@@ -4,6 +4,8 @@ import pytest
 from django.contrib import admin
 from django.urls import reverse
 
+from tests.identity import client_signed_in
+
 pytestmark = pytest.mark.django_db(transaction=True)
 
 SEEN_IN_ADMIN = {
@@ -34,7 +36,7 @@ def test_every_emulator_table_has_a_working_admin_page(client, sandbox, receiver
     }
     assert registered >= SEEN_IN_ADMIN, SEEN_IN_ADMIN - registered
     staff = StaffUser.objects.create_superuser(email="root@example.com", password="x-long-pass-1")
-    client.force_login(staff)
+    client = client_signed_in(staff)
     for name in sorted(registered):
         listing = client.get(reverse(f"admin:emulator_{name}_changelist"))
         assert listing.status_code == 200, name

@@ -7,7 +7,6 @@ import socket
 
 import pytest
 from django.contrib.auth.models import Group
-from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
@@ -18,6 +17,7 @@ from gateway.services.environments import environment_test_connection, environme
 from staff.models import AuditEntry, StaffUser
 from staff.roles import roles_sync
 from tests.gateway.conftest import LiveEmulator
+from tests.identity import client_signed_in
 
 
 def _closed_port() -> int:
@@ -116,8 +116,7 @@ def test_htmx_test_connection_swaps_in_the_result(
     roles_sync()
     admin = StaffUser.objects.create_user("admin-conn@example.test", "irrelevant-1")
     admin.groups.add(Group.objects.get(name="admin"))
-    client = Client()
-    client.force_login(admin, backend="django.contrib.auth.backends.ModelBackend")
+    client = client_signed_in(admin)
     response = client.post(
         reverse("gateway:environment_test", args=[sandbox.pk]), HTTP_HX_REQUEST="true"
     )

@@ -45,9 +45,7 @@ def maker() -> StaffUser:
 
 @pytest.fixture
 def maker_client(maker: StaffUser) -> Client:
-    client = Client()
-    client.force_login(maker, backend=BACKEND)
-    return client
+    return client_signed_in(maker)
 
 
 def _environment(
@@ -279,9 +277,8 @@ def test_call_log_htmx_request_renders_only_the_results(admin_client: Client) ->
 
 def test_admin_site_lists_environments_masked() -> None:
     env = _environment()
-    admin_client = Client()
-    admin_client.force_login(
-        StaffUser.objects.create_superuser("root-g2@example.test", "irrelevant-1"), backend=BACKEND
+    admin_client = client_signed_in(
+        StaffUser.objects.create_superuser("root-g2@example.test", "irrelevant-1")
     )
     listing = admin_client.get(reverse("admin:gateway_environment_changelist")).content.decode()
     detail = admin_client.get(

@@ -13,6 +13,7 @@ from payouts.approval.services import payout_approve
 from payouts.models import Payout, PayoutStatus
 from payouts.tracking.polling.run import payouts_poll
 from staff.models import StaffUser
+from tests.identity import client_signed_in
 from tests.payouts.live import World, build_world, crypto_payout
 
 S = PayoutStatus
@@ -52,8 +53,7 @@ def test_crypto_payout_shows_instructions_and_is_tracked_through_kyt_to_complete
     assert base64.b64encode(PDF_BYTES).decode() not in logged
     assert '"file_name": "invoice.pdf"' in str(call.request_body).replace("\\", "")
 
-    client = Client()
-    client.force_login(staff["approver"])
+    client = client_signed_in(staff["approver"])
     html = client.get(f"/payouts/{payout.pk}/").content.decode()
     assert instructions["wallet_address"] in html and "<svg" in html
     assert 'data-testid="deposit-countdown"' in html and 'data-copy="#deposit-address"' in html

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import Client
 
 from gateway.models import UpstreamCall
 from gateway.services.environments import environment_switch
@@ -22,6 +21,7 @@ from payouts.models import NotificationKind, Payout, PayoutNotification, PayoutS
 from payouts.tracking.polling.run import payouts_poll
 from staff.models import AuditEntry, StaffUser
 from tests.emulator.conftest import business_hours_seconds
+from tests.identity import client_signed_in
 from tests.payouts.live import PDF_BYTES, World, build_world
 
 S = PayoutStatus
@@ -70,16 +70,14 @@ def crypto_draft(world: World, maker: StaffUser) -> Payout:
 
 
 def page(person: StaffUser, path: str) -> str:
-    client = Client()
-    client.force_login(person)
+    client = client_signed_in(person)
     response = client.get(path)
     assert response.status_code == 200, response.status_code
     return response.content.decode()
 
 
 def api(person: StaffUser, payout: Payout) -> dict[str, Any]:
-    client = Client()
-    client.force_login(person)
+    client = client_signed_in(person)
     response = client.get(f"/api/v1/payouts/{payout.pk}")
     assert response.status_code == 200, response.content
     return dict(response.json())
@@ -222,8 +220,7 @@ def test_a_reservation_that_does_not_fit_waits_for_a_requote_instead_of_failing(
 def test_the_api_schema_documents_the_charged_figures_and_deposit_instructions(
     staff: dict[str, StaffUser],
 ) -> None:
-    client = Client()
-    client.force_login(staff["approver"])
+    client = client_signed_in(staff["approver"])
     schemas = client.get("/api/v1/openapi.json").json()["components"]["schemas"]
     payout = schemas["PayoutOut"]["properties"]
     for name in ("charged", "charge_differs", "charge_differences", "deposit_instructions"):

@@ -11,6 +11,7 @@ from payouts.models import Payout, PayoutStatus
 from payouts.release.code import payout_otp_confirm, payout_otp_send
 from payouts.release.step import OtpState, OtpStep, otp_step
 from staff.models import StaffUser
+from tests.identity import client_signed_in
 from tests.payouts.live import World, submitted_payout
 
 S = PayoutStatus
@@ -152,8 +153,7 @@ def test_sandbox_panel_shows_the_code_from_the_emulator_mailbox(
 
     payout = approved(world, staff)
     payout_otp_send(payout=payout, by=staff["approver"])
-    client = Client()
-    client.force_login(staff["approver"])
+    client = client_signed_in(staff["approver"])
     page = client.get(f"/payouts/{payout.pk}/").content.decode()
     assert 'data-testid="sandbox-otp-link"' in page
     assert f'data-testid="sandbox-code">{world.otp_code()}<' in page  # offered on the step

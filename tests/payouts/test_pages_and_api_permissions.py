@@ -16,6 +16,7 @@ from gateway.services.environments import environment_switch
 from payouts.models import Payout
 from staff.models import StaffUser
 from tests.finance import make_draft, make_environment, make_staff
+from tests.identity import client_signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -29,9 +30,7 @@ def environment() -> Environment:
 
 def _client(user: StaffUser, environment: Environment) -> Client:
     environment_switch(user=user, environment=environment)
-    client = Client()
-    client.force_login(user)
-    return client
+    return client_signed_in(user)
 
 
 @pytest.fixture

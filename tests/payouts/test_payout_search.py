@@ -25,6 +25,7 @@ from tests.finance import (
     make_staff,
     make_virtual_account,
 )
+from tests.identity import client_signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -139,9 +140,7 @@ def test_search_stays_in_the_environment(
 
 def _client(user: StaffUser, environment: Environment) -> Client:
     environment_switch(user=user, environment=environment)
-    client = Client()
-    client.force_login(user)
-    return client
+    return client_signed_in(user)
 
 
 def test_the_page_and_its_export_search_and_show_names_not_upstream_ids(

@@ -15,6 +15,7 @@ from payouts.models import Payout, PayoutStatus, UpstreamWait
 from payouts.release.code import payout_otp_confirm, payout_otp_send
 from staff.models import StaffUser
 from tests.finance import make_draft
+from tests.identity import client_signed_in
 from tests.payouts.live import World
 from tests.payouts.test_initiation_live import approved
 
@@ -22,9 +23,7 @@ S = PayoutStatus
 
 
 def client_for(user: StaffUser) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+    return client_signed_in(user)
 
 
 def api_post(user: StaffUser, path: str) -> Any:

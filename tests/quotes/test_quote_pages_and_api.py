@@ -15,15 +15,14 @@ from quotes.models import Quote, QuoteStatus
 from staff.models import StaffUser
 from tests.finance import make_staff
 from tests.gateway.conftest import LiveEmulator
+from tests.identity import client_signed_in
 
 pytestmark = pytest.mark.django_db(transaction=True)
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 def _client(user: StaffUser) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+    return client_signed_in(user)
 
 
 def test_the_builder_prices_a_quote_and_shows_the_breakdown_and_countdown(

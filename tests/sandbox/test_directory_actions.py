@@ -12,14 +12,13 @@ from accounts.virtual_accounts import virtual_account_create
 from gateway.models import Environment
 from staff.models import AuditEntry, StaffUser
 from tests.directory.conftest import live_emulator, sandbox, staff, user_values  # noqa: F401
+from tests.identity import client_signed_in
 from users.models import EndUser
 from users.services import end_user_create
 
 
 def browser_for(user: StaffUser) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+    return client_signed_in(user)
 
 
 def review_user(environment: Environment, staff: dict[str, StaffUser]) -> EndUser:  # noqa: F811

@@ -12,14 +12,13 @@ from payouts.release.code import payout_otp_send
 from sandbox.otp_views import emulator_mailbox_hint
 from staff.models import StaffUser
 from tests.gateway.conftest import _fresh_shared_state, live_emulator, sandbox  # noqa: F401
+from tests.identity import client_signed_in
 from tests.payouts.conftest import q_sync, staff, world  # noqa: F401
 from tests.payouts.live import World, submitted_payout
 
 
 def client_for(user: StaffUser) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+    return client_signed_in(user)
 
 
 def sent_payout(world: World, staff: dict[str, StaffUser]) -> Payout:  # noqa: F811

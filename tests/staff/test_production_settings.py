@@ -28,7 +28,7 @@ print(json.dumps({
 """
 
 
-def load_production(**extra: str) -> subprocess.CompletedProcess[str]:
+def load_production(probe: str = PROBE, **extra: str) -> subprocess.CompletedProcess[str]:
     env = {
         "PATH": os.environ.get("PATH", ""),
         "DJANGO_SETTINGS_MODULE": "config.settings.production",
@@ -41,7 +41,7 @@ def load_production(**extra: str) -> subprocess.CompletedProcess[str]:
         **extra,
     }
     return subprocess.run(
-        [sys.executable, "-c", PROBE],
+        [sys.executable, "-c", probe],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -63,4 +63,34 @@ def test_production_never_seeds_demo_staff_and_uses_secure_cookies() -> None:
         "samesite": "Lax",
         "ssl_redirect": True,
         "hsts": 31536000,
+    }
+
+
+SECOND_FACTOR_PROBE = """
+import json
+import django
+django.setup()
+from django.conf import settings
+from staff.models import StaffUser
+from staff.second_factor.demo import demo_code_hint, demo_codes
+print(json.dumps({
+    "hint": demo_code_hint(StaffUser(email="approver@payops.local")),
+    "codes": demo_codes(),
+    "rp_id": settings.OTP_WEBAUTHN_RP_ID,
+    "origins": settings.OTP_WEBAUTHN_ALLOWED_ORIGINS,
+    "passwordless": settings.OTP_WEBAUTHN_ALLOW_PASSWORDLESS_LOGIN,
+}))
+"""
+
+
+def test_production_never_shows_a_demo_code_and_binds_passkeys_to_its_host() -> None:
+    result = load_production(SECOND_FACTOR_PROBE)
+    assert result.returncode == 0, result.stderr
+    values = json.loads(result.stdout.strip().splitlines()[-1])
+    assert values == {
+        "hint": None,
+        "codes": {},
+        "rp_id": "payops.example.com",
+        "origins": ["https://payops.example.com"],
+        "passwordless": False,
     }

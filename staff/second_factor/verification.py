@@ -1,0 +1,189 @@
+"""A second factor passed or failed: the session is verified, and the audit trail says how.
+
+Wrong codes count against the device's own throttle (django-otp's ThrottlingMixin on TOTP apps
+and recovery codes: each failure doubles the wait before the next try), on top of axes's lock on
+the password step; there is no second lockout system.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from django.db import transaction
+from django.http import HttpRequest
+from django.utils import timezone
+from django_otp import login as otp_login
+from django_otp.models import Device
+from django_otp.plugins.otp_totp.models import TOTPDevice
+
+from staff.models import StaffUser
+from staff.second_factor.devices import (
+    enrolment_required,
+    has_second_factor,
+    recovery_device,
+    second_factor_devices,
+)
+from staff.second_factor.errors import SecondFactorNotAllowed, SecondFactorRefused
+from staff.second_factor.gate import is_verified
+from staff.second_factor.recovery import recovery_codes_issue
+from staff.services import audit_record
+from staff.step_up import SECOND_FACTOR_AT_SESSION_KEY, Proof, proof_attach, step_up_require
+
+Method = Literal["totp", "passkey", "recovery_code"]
+Purpose = Literal["sign_in", "step_up", "enrolment"]
+# The recovery codes a first enrolment issued, kept in the session until shown once.
+NEW_RECOVERY_CODES_SESSION_KEY = "payops_new_recovery_codes"
+
+
+@dataclass(frozen=True)
+class Verified:
+    method: Method
+    recovery_codes_left: int | None = None
+
+
+def _user(request: HttpRequest) -> StaffUser:
+    return request.user  # type: ignore[return-value]
+
+
+def second_factor_passed(
+    request: HttpRequest, *, device: Device, method: Method, purpose: Purpose
+) -> None:
+    """Mark this session verified by `device` now: django-otp's device, our step-up clock, audit."""
+    user = _user(request)
+    now = timezone.now()
+    with transaction.atomic():
+        if purpose == "sign_in":
+            # A new session key once the sign-in is complete (as Django does at login).
+            request.session.cycle_key()
+        otp_login(request, device)
+        request.session[SECOND_FACTOR_AT_SESSION_KEY] = now.isoformat()
+        audit_record(
+            actor=user,
+            action="staff.second_factor_verified",
+            target=user,
+            details={"method": method, "purpose": purpose},
+        )
+    proof_attach(user, Proof(method="session", second_factor_at=now))
+
+
+def _refuse(user: StaffUser, *, purpose: Purpose, message: str, throttled: bool) -> None:
+    with transaction.atomic():
+        audit_record(
+            actor=user,
+            action="staff.second_factor_failed",
+            target=user,
+            details={"purpose": purpose, "throttled": throttled},
+        )
+    raise SecondFactorRefused(
+        message, code="second_factor_throttled" if throttled else "second_factor_invalid"
+    )
+
+
+def second_factor_verify(request: HttpRequest, *, code: str, purpose: Purpose) -> Verified:
+    """Check a code from an authenticator app, or a recovery code (used up); verify the session."""
+    user = _user(request)
+    typed = "".join(str(code or "").split())
+    if not typed:
+        raise SecondFactorRefused("Enter the code from your authenticator app, or a recovery code.")
+    totp_devices = list(TOTPDevice.objects.filter(user=user, confirmed=True))
+    recovery = recovery_device(user)
+    throttled = any(not d.verify_is_allowed()[0] for d in totp_devices) or bool(
+        recovery and not recovery.verify_is_allowed()[0]
+    )
+    if typed.isdigit():
+        for device in totp_devices:
+            if device.verify_token(typed):
+                second_factor_passed(request, device=device, method="totp", purpose=purpose)
+                return Verified(method="totp")
+    elif recovery is not None and recovery.verify_token(typed):
+        second_factor_passed(request, device=recovery, method="recovery_code", purpose=purpose)
+        return Verified(method="recovery_code", recovery_codes_left=recovery.remaining())
+    _refuse(
+        user,
+        purpose=purpose,
+        throttled=throttled,
+        message=(
+            "Too many wrong codes: wait a minute, then enter a new code."
+            if throttled
+            else "That code is not right (or was already used). Enter the current code from "
+            "your authenticator app, or an unused recovery code."
+        ),
+    )
+    raise AssertionError("unreachable")  # _refuse raises
+
+
+def _may_add(request: HttpRequest) -> None:
+    """A person adds a device during enrolment (none yet), or later after a fresh step-up."""
+    user = _user(request)
+    if has_second_factor(user):
+        step_up_require(user, action="second_factor.add")
+
+
+def first_device_done(request: HttpRequest, *, device: Device, method: Method) -> None:
+    """After a device is confirmed: audit it; a first device verifies the session and issues
+    recovery codes (kept in the session until shown once)."""
+    user = _user(request)
+    audit_record(
+        actor=user,
+        action="staff.second_factor_enrolled",
+        target=user,
+        details={"method": method, "name": device.name},
+    )
+    if recovery_device(user) is None:
+        codes = recovery_codes_issue(user=user, by=user)
+        request.session[NEW_RECOVERY_CODES_SESSION_KEY] = codes
+    if not is_verified(user) or not request.session.get(SECOND_FACTOR_AT_SESSION_KEY):
+        second_factor_passed(request, device=device, method=method, purpose="enrolment")
+
+
+def totp_confirm(request: HttpRequest, *, device: TOTPDevice, code: str) -> None:
+    """Confirm a pending authenticator app with its first code."""
+    user = _user(request)
+    if device.user_id != user.pk or device.confirmed:
+        raise SecondFactorNotAllowed("This authenticator app is not being set up.")
+    _may_add(request)
+    typed = "".join(str(code or "").split())
+    if not typed.isdigit() or not device.verify_token(typed):
+        _refuse(
+            user,
+            purpose="enrolment",
+            throttled=not device.verify_is_allowed()[0],
+            message="That code is not right. Enter the 6-digit code your app shows now.",
+        )
+    with transaction.atomic():
+        device.confirmed = True
+        device.save(update_fields=["confirmed"])
+        first_device_done(request, device=device, method="totp")
+
+
+def second_factor_remove(request: HttpRequest, *, device: Device) -> None:
+    """Remove one of the person's own devices: needs step-up; never the last of a required role."""
+    user = _user(request)
+    step_up_require(user, action="second_factor.remove")
+    devices = second_factor_devices(user)
+    if device.user_id != user.pk or device not in devices:
+        raise SecondFactorNotAllowed("That device is not one of yours.")
+    if len(devices) == 1 and enrolment_required(user):
+        raise SecondFactorNotAllowed(
+            "Your role needs a second factor: add another device before removing this one.",
+            code="second_factor_last_device",
+        )
+    with transaction.atomic():
+        name = device.name
+        device.delete()
+        audit_record(
+            actor=user,
+            action="staff.second_factor_removed",
+            target=user,
+            details={"name": name},
+        )
+
+
+def recovery_codes_regenerate(request: HttpRequest) -> list[str]:
+    """New recovery codes from the profile (the old ones stop working): needs step-up."""
+    user = _user(request)
+    step_up_require(user, action="second_factor.recovery_codes")
+    if not has_second_factor(user):
+        raise SecondFactorNotAllowed("Add an authenticator app or a passkey first.")
+    return recovery_codes_issue(user=user, by=user)

@@ -1,0 +1,181 @@
+"""An admin resets a person's second factor: a second admin confirms; a single admin applies it
+at once; nobody resets themselves alone; the person's sessions end; the break-glass command."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django_otp.plugins.otp_totp.models import TOTPDevice
+
+from staff.models import AuditEntry
+from staff.roles import roles_sync
+from staff.second_factor.models import RecoveryCodeDevice, SecondFactorReset
+from staff.second_factor.recovery import recovery_codes_issue
+from staff.second_factor.reset import (
+    ResetRefused,
+    second_factor_reset_confirm,
+    second_factor_reset_request,
+)
+from staff.step_up import StepUpRequired
+from tests.identity import client_signed_in, enrolled, stepped_up
+from tests.staff.second_factor_support import password_signed_in, person
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def _roles() -> None:
+    roles_sync()
+
+
+def _target():  # type: ignore[no-untyped-def]
+    target = person("lost-phone@example.test", "finance_approver")
+    enrolled(target)
+    recovery_codes_issue(user=target, by=target)
+    return target
+
+
+def test_a_reset_waits_for_a_second_admin_who_applies_it_and_ends_the_persons_sessions() -> None:
+    first = person("admin-one@example.test", "admin")
+    second = person("admin-two@example.test", "admin")
+    target = _target()
+    their_session = client_signed_in(target)
+    assert their_session.get("/profile/").status_code == 200
+
+    reset = second_factor_reset_request(target=target, by=stepped_up(first), reason="lost phone")
+
+    assert reset.status == SecondFactorReset.Status.PENDING
+    assert TOTPDevice.objects.filter(user=target).exists()
+    with pytest.raises(ResetRefused) as own:
+        second_factor_reset_confirm(reset=reset, by=stepped_up(first))
+    assert own.value.code == "second_factor_reset_own_request"
+
+    reset = second_factor_reset_confirm(reset=reset, by=stepped_up(second))
+
+    assert reset.status == SecondFactorReset.Status.APPLIED
+    assert reset.confirmed_by == second
+    assert not TOTPDevice.objects.filter(user=target).exists()
+    assert not RecoveryCodeDevice.objects.filter(user=target).exists()
+    entry = AuditEntry.objects.get(action="staff.second_factor_reset_applied")
+    assert entry.actor == second
+    assert entry.details["how"] == "confirmed by a second admin"
+    # Their session ended; at the next sign-in they must enrol again.
+    assert their_session.get("/profile/")["Location"].startswith("/login/")
+    assert password_signed_in(target).get("/")["Location"].startswith("/login/enrol/")
+
+
+def test_with_a_single_admin_the_reset_applies_at_once_and_the_audit_says_so() -> None:
+    only = person("admin-only@example.test", "admin")
+    target = _target()
+
+    reset = second_factor_reset_request(target=target, by=stepped_up(only), reason="lost phone")
+
+    assert reset.status == SecondFactorReset.Status.APPLIED
+    assert not TOTPDevice.objects.filter(user=target).exists()
+    entry = AuditEntry.objects.get(action="staff.second_factor_reset_applied")
+    assert "single admin" in entry.details["how"]
+    requested = AuditEntry.objects.get(action="staff.second_factor_reset_requested")
+    assert requested.details["needs_second_admin"] is False
+
+
+def test_a_superuser_counts_as_the_second_admin() -> None:
+    first = person("admin-first@example.test", "admin")
+    person("root@example.test", superuser=True)
+
+    reset = second_factor_reset_request(target=_target(), by=stepped_up(first), reason="x")
+
+    assert reset.status == SecondFactorReset.Status.PENDING
+
+
+def test_an_admin_cannot_reset_themselves_alone_nor_confirm_a_reset_of_themselves() -> None:
+    only = person("admin-self@example.test", "admin")
+    enrolled(only)
+    with pytest.raises(ResetRefused):
+        second_factor_reset_request(target=only, by=stepped_up(only), reason="lost")
+    assert TOTPDevice.objects.filter(user=only).exists()
+
+    other = person("admin-other@example.test", "admin")
+    reset = second_factor_reset_request(target=only, by=stepped_up(other), reason="lost")
+    with pytest.raises(ResetRefused) as refused:
+        second_factor_reset_confirm(reset=reset, by=stepped_up(only))
+    assert refused.value.code == "second_factor_reset_self"
+
+
+def test_the_requester_needs_step_up_and_the_admin_role() -> None:
+    admin = person("admin-stale@example.test", "admin")
+    approver = person("approver-not-admin@example.test", "finance_approver")
+    target = _target()
+
+    with pytest.raises(StepUpRequired):
+        second_factor_reset_request(target=target, by=admin, reason="x")
+    with pytest.raises(ResetRefused) as refused:
+        second_factor_reset_request(target=target, by=stepped_up(approver), reason="x")
+    assert refused.value.code == "permission_denied"
+    assert not SecondFactorReset.objects.exists()
+
+
+def test_the_reset_page_requests_and_a_second_admin_confirms() -> None:
+    first = person("admin-page-one@example.test", "admin")
+    second = person("admin-page-two@example.test", "admin")
+    target = _target()
+
+    stale = client_signed_in(first, second_factor=False)
+    response = stale.post("/second-factor-resets/", {"target": target.pk, "reason": "lost"})
+    assert response["Location"].startswith("/step-up/")
+    assert not SecondFactorReset.objects.exists()
+
+    client = client_signed_in(first)
+    response = client.post("/second-factor-resets/", {"target": target.pk, "reason": "lost"})
+    assert response.status_code == 302
+    reset = SecondFactorReset.objects.get()
+    page = client.get("/second-factor-resets/")
+    assert b"another admin confirms" in page.content
+    assert b'data-testid="confirm-reset"' not in page.content
+
+    other = client_signed_in(second)
+    assert b'data-testid="confirm-reset"' in other.get("/second-factor-resets/").content
+    other.post(f"/second-factor-resets/{reset.pk}/confirm/")
+    reset.refresh_from_db()
+    assert reset.status == SecondFactorReset.Status.APPLIED
+
+
+def test_the_confirm_button_is_refused_to_non_admins() -> None:
+    first = person("admin-confirm@example.test", "admin")
+    person("admin-confirm-2@example.test", "admin")
+    reset = second_factor_reset_request(target=_target(), by=stepped_up(first), reason="x")
+    approver = person("approver-confirm@example.test", "finance_approver")
+
+    response = client_signed_in(approver).post(f"/second-factor-resets/{reset.pk}/confirm/")
+
+    assert response.status_code == 403
+    reset.refresh_from_db()
+    assert reset.status == SecondFactorReset.Status.PENDING
+
+
+def test_the_break_glass_command_resets_at_once_audited() -> None:
+    target = _target()
+
+    call_command("second_factor_reset", target.email, "--reason", "ticket 42")
+
+    assert not TOTPDevice.objects.filter(user=target).exists()
+    entry = AuditEntry.objects.get(action="staff.second_factor_reset_applied")
+    assert entry.actor is None
+    assert entry.details["how"] == "break-glass command on the server"
+    with pytest.raises(CommandError):
+        call_command("second_factor_reset", "nobody@example.test", "--reason", "x")
+
+
+def test_sessions_made_before_any_reset_keep_djangos_own_hash() -> None:
+    # Epoch 0 is Django's hash: deploying session_epoch signs nobody out; a reset then does.
+    from django.utils.crypto import salted_hmac
+
+    user = person("epoch@example.test", "finance_maker")
+    djangos = salted_hmac(
+        "django.contrib.auth.models.AbstractBaseUser.get_session_auth_hash",
+        user.password,
+        algorithm="sha256",
+    ).hexdigest()
+    assert user.get_session_auth_hash() == djangos
+    user.session_epoch = 1
+    assert user.get_session_auth_hash() != djangos
