@@ -12,6 +12,7 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
+from django.contrib.auth.decorators import login_not_required
 from django.core.cache import cache
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
@@ -27,6 +28,7 @@ CHECK_TIMEOUT = 3.0
 
 
 @never_cache
+@login_not_required
 async def healthz(request: HttpRequest) -> JsonResponse:
     """The process is up and serving requests; touches nothing else."""
     return JsonResponse({"status": "ok"})
@@ -138,6 +140,7 @@ async def readiness() -> dict[str, Any]:
 
 
 @never_cache
+@login_not_required
 async def readyz(request: HttpRequest) -> JsonResponse:
     """Ready to serve: every registered check answers (database, cache, channels, worker, ...);
     warnings are reported and do not make the process unready."""

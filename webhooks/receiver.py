@@ -6,6 +6,7 @@ import time
 
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.contrib.auth.decorators import login_not_required
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
@@ -24,6 +25,7 @@ def _declared_length(request: HttpRequest) -> int | None:
 
 @csrf_exempt
 @require_POST
+@login_not_required
 async def webhook_receive(request: HttpRequest, receiver_id: str) -> JsonResponse:
     started = time.perf_counter()
     declared = _declared_length(request)

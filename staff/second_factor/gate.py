@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
-from django.urls import Resolver404, resolve, reverse
+from django.urls import Resolver404, ResolverMatch, resolve, reverse
 from django_otp import DEVICE_ID_SESSION_KEY
 from django_otp.models import Device
 
@@ -74,11 +74,11 @@ def sign_in_state(request: HttpRequest) -> State:
     return "done"
 
 
-def _view_name(request: HttpRequest) -> str:
+def _resolved(request: HttpRequest) -> ResolverMatch | None:
     try:
-        return resolve(request.path_info).view_name
+        return resolve(request.path_info)
     except Resolver404:
-        return ""
+        return None
 
 
 def second_factor_gate(
@@ -89,13 +89,18 @@ def second_factor_gate(
         # neither session nor user here.
         if settings.SESSION_COOKIE_NAME not in request.COOKIES:
             return get_response(request)
+        match = _resolved(request)
+        # Views that never act as a person (Django's login_not_required: health probes, the
+        # webhook receiver) load no session or user here either.
+        if match is not None and getattr(match.func, "login_required", True) is False:
+            return get_response(request)
         api = request.path_info.startswith("/api/")
         if api and "HTTP_AUTHORIZATION" in request.META:
             return get_response(request)
         state = sign_in_state(request)
         if state == "done":
             return get_response(request)
-        name = _view_name(request)
+        name = match.view_name if match is not None else ""
         allowed = _OPEN_TO_VERIFY if state == "verify" else _OPEN_TO_ENROL
         if name in _OPEN_ALWAYS or name in allowed:
             return get_response(request)

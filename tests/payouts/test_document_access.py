@@ -13,6 +13,7 @@ from payouts.drafts.documents import document_add
 from payouts.models import Payout, PayoutDocument, PayoutDocumentView
 from staff.models import AuditEntry, StaffUser
 from tests.finance import make_draft, make_environment, make_staff
+from tests.identity import client_signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -43,9 +44,7 @@ def document(draft: Payout) -> PayoutDocument:
 
 def _client(user: StaffUser, environment: Environment) -> Client:
     environment_switch(user=user, environment=environment)
-    client = Client()
-    client.force_login(user)
-    return client
+    return client_signed_in(user)
 
 
 def _page_url(document: PayoutDocument) -> str:

@@ -14,6 +14,7 @@ from payouts.models import Payout
 from quotes.forms import QuoteAmountForm
 from staff.models import StaffUser
 from tests.finance import make_draft, make_environment, make_staff
+from tests.identity import client_signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -27,9 +28,7 @@ def draft() -> Payout:
 
 def _client(user: StaffUser, environment: Environment) -> Client:
     environment_switch(user=user, environment=environment)
-    client = Client()
-    client.force_login(user)
-    return client
+    return client_signed_in(user)
 
 
 def _post(client: Client, path: str, body: dict[str, object]) -> object:
