@@ -8,9 +8,9 @@ import pytest
 from cryptography.fernet import Fernet
 from django.core.management import CommandError, call_command
 
-from gateway import crypto
 from gateway.models import Environment, EnvironmentKind
 from gateway.services.environments import environment_create
+from staff import crypto
 
 pytestmark = pytest.mark.django_db
 
