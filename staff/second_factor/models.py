@@ -10,7 +10,7 @@ from base64 import b32encode
 from urllib.parse import quote, urlencode
 
 from django.conf import settings
-from django.db import models
+from django.db import models, transaction
 from django.utils import timezone
 from django_otp.models import Device, ThrottlingMixin, TimestampMixin
 from django_otp.oath import TOTP
@@ -23,6 +23,7 @@ TOTP_DIGITS = 6
 # Codes one step either side of now are accepted (clock skew, a code typed as it changes).
 TOTP_TOLERANCE = 1
 TOTP_SEED_BYTES = 20
+_THROTTLE_FIELDS = ("throttling_failure_count", "throttling_failure_timestamp")
 
 
 def seed_encrypt(seed: bytes) -> str:
@@ -72,11 +73,24 @@ class AuthenticatorDevice(TimestampMixin, ThrottlingMixin, Device):
 
     def verify_token(self, token: object) -> bool:
         """Whether `token` is the app's code within the tolerance, at a step after the last
-        accepted one; a wrong code counts against the throttle."""
+        accepted one; a wrong code counts against the throttle. The row is locked while it is
+        checked, so two requests racing with one code cannot both pass (PostgreSQL)."""
+        with transaction.atomic():
+            state = (
+                type(self)
+                .objects.select_for_update()
+                .filter(pk=self.pk)
+                .values("last_t", "drift", *_THROTTLE_FIELDS)
+                .first()
+            )
+            for name, value in (state or {}).items():
+                setattr(self, name, value)
+            return self._verify_locked(str(token).strip())
+
+    def _verify_locked(self, typed: str) -> bool:
         allowed, _ = self.verify_is_allowed()
         if not allowed:
             return False
-        typed = str(token).strip()
         totp = self._totp()
         totp.time = time.time()
         accepted = (

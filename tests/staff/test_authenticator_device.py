@@ -60,6 +60,18 @@ def test_a_code_verifies_once_and_its_replay_is_refused() -> None:
     assert not AuthenticatorDevice.objects.get(pk=device.pk).verify_token(code)
 
 
+def test_a_code_used_through_one_loaded_copy_is_refused_through_another() -> None:
+    """Two requests holding the same device (loaded before either checked a code): the second
+    reads the last used step again, under a row lock, so the code is not accepted twice."""
+    device = enrolled(person("replay-race@example.test", "finance_approver"))
+    first = AuthenticatorDevice.objects.get(pk=device.pk)
+    second = AuthenticatorDevice.objects.get(pk=device.pk)
+    code = code_now(device)
+
+    assert first.verify_token(code)
+    assert not second.verify_token(code)
+
+
 def test_a_code_one_step_ahead_is_accepted_and_its_step_is_the_last_used() -> None:
     device = enrolled(person("drift@example.test", "finance_approver"))
     ahead = int(time.time()) // 30 + 1
