@@ -14,6 +14,7 @@ from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from staff import crypto
 from staff.models import AuthenticatorDevice
+from staff.roles import ROLES
 from staff.second_factor.models import seed_encrypt
 from tests.identity import client_signed_in, enrolled
 from tests.staff.second_factor_support import code_now, fresh_code, password_signed_in, person
@@ -160,3 +161,16 @@ def test_a_session_verified_by_an_authenticator_passes_the_gate() -> None:
     approver = person("gate-pass@example.test", "finance_approver")
 
     assert client_signed_in(approver).get("/payouts/").status_code == 200
+
+
+@pytest.mark.parametrize("role", [role.key for role in ROLES])
+def test_no_role_but_a_superuser_reaches_the_authenticators_admin(role: str) -> None:
+    holder = person(f"admin-page-{role}@example.test", role)
+    client = client_signed_in(holder)
+    outside = client.get("/admin/staff/authenticatordevice/")
+    holder.is_staff = True  # even let into the Django admin, a role grants no view of the apps
+    holder.save(update_fields=["is_staff"])
+    inside = client.get("/admin/staff/authenticatordevice/")
+
+    assert outside.status_code == 302 and outside["Location"].startswith("/admin/login/")
+    assert inside.status_code == 403
