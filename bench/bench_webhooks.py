@@ -124,8 +124,8 @@ def setup_data() -> tuple[str, str]:
     from django.conf import settings
     from django.test import Client
 
-    from gateway import crypto
     from gateway.models import Environment, EnvironmentKind
+    from staff import crypto
     from staff.bootstrap import seed_demo_staff
     from staff.roles import roles_sync
     from webhooks.models import WebhookEndpoint

@@ -8,9 +8,9 @@ from functools import lru_cache
 
 from django.conf import settings
 
-from gateway import crypto
 from gateway.limiter.policy import Limits
 from gateway.models import Environment
+from staff import crypto
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.core.cache import cache
 
-from gateway import crypto
 from gateway.schemas import AccessToken
 from gateway.target import Target
+from staff import crypto
 
 Authenticate = Callable[[Target], Awaitable[AccessToken]]
 

@@ -25,7 +25,6 @@ from django.conf import settings
 from django.db import transaction
 
 from gateway import connections
-from gateway.crypto import SecretDecryptionError
 from gateway.models import Environment, EnvironmentKind
 from gateway.services.environments import (
     environment_create,
@@ -33,6 +32,7 @@ from gateway.services.environments import (
     environment_verification_record,
 )
 from sandbox.control import EmulatorControl, emulator_control
+from staff.crypto import SecretDecryptionError
 from staff.errors import ServiceError
 from webhooks.models import WebhookEndpoint
 from webhooks.services import receiver_url, webhook_endpoint_register

@@ -13,10 +13,12 @@ from django.core.exceptions import ValidationError
 from django.forms import ModelForm
 from django.http import HttpRequest
 from django.utils.html import format_html
+from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from staff.middleware import step_up_url
 from staff.models import ApiToken, AuditEntry, StaffUser
 from staff.roles import ROLE_GRANT_ACTION, role_names_of
+from staff.second_factor.models import AuthenticatorDevice
 from staff.services import audit_record
 from staff.step_up import StepUpRequired, step_up_fresh, step_up_minutes
 
@@ -229,3 +231,23 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+# django-otp's TOTPDevice keeps its seed in plain hex: PayOps' authenticator apps are
+# AuthenticatorDevice (seed encrypted, ADR 0017); the old model stays installed but unused, and
+# its admin (which could add a plaintext device) is taken away.
+if admin.site.is_registered(TOTPDevice):
+    admin.site.unregister(TOTPDevice)
+
+
+@admin.register(AuthenticatorDevice)
+class AuthenticatorDeviceAdmin(ReadOnlyAdmin):
+    """Who has which authenticator app; never its seed (not a field here, not decrypted).
+    Devices are added by enrolment and removed by their owner or an admin reset (both audited)."""
+
+    list_display = ("user", "name", "confirmed", "created_at", "last_used_at")
+    list_filter = ("confirmed",)
+    list_select_related = ("user",)
+    search_fields = ("user__email", "name")
+    fields = ("user", "name", "confirmed", "created_at", "last_used_at")
+    readonly_fields = fields

@@ -169,6 +169,7 @@ class ApiToken(models.Model):
 
 # The second factor's models live with their code; Django finds them through this module.
 from staff.second_factor.models import (  # noqa: E402
+    AuthenticatorDevice,
     RecoveryCode,
     RecoveryCodeDevice,
     SecondFactorReset,
@@ -177,6 +178,7 @@ from staff.second_factor.models import (  # noqa: E402
 __all__ = [
     "ApiToken",
     "AuditEntry",
+    "AuthenticatorDevice",
     "RecoveryCode",
     "RecoveryCodeDevice",
     "SecondFactorReset",

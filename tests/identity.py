@@ -16,9 +16,8 @@ from datetime import timedelta
 from django.test import Client
 from django.utils import timezone
 from django_otp import DEVICE_ID_SESSION_KEY
-from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from staff.models import StaffUser
+from staff.models import AuthenticatorDevice, StaffUser
 from staff.step_up import SECOND_FACTOR_AT_SESSION_KEY, Proof, proof_attach, step_up_minutes
 
 
@@ -28,11 +27,13 @@ def stepped_up[U](user: U) -> U:
     return user
 
 
-def enrolled(user: StaffUser) -> TOTPDevice:
+def enrolled(user: StaffUser) -> AuthenticatorDevice:
     """The person's confirmed authenticator app (made, with a random secret, if they have none)."""
-    device = TOTPDevice.objects.filter(user=user, confirmed=True).first()
+    device = AuthenticatorDevice.objects.filter(user=user, confirmed=True).first()
     if device is None:
-        device = TOTPDevice.objects.create(user=user, name="Test authenticator", confirmed=True)
+        device = AuthenticatorDevice.objects.create(
+            user=user, name="Test authenticator", confirmed=True
+        )
     return device
 
 

@@ -9,8 +9,8 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import models
 from django.utils import timezone
 
-from gateway import crypto
 from gateway.models import Environment
+from staff import crypto
 
 
 def _decrypted(ciphertext: str) -> str:
@@ -22,7 +22,7 @@ class WebhookEndpoint(models.Model):
     Where one environment's upstream pushes events, and the secrets it signs them with.
 
     The receiver path carries a random UUID so it cannot be guessed. Secrets are stored encrypted
-    (gateway.crypto; the `_encrypted` suffix also enrols them in `gateway_rotate_key`). A rotation
+    (staff.crypto; the `_encrypted` suffix also enrols them in `gateway_rotate_key`). A rotation
     first stores the new secret as *pending* (accepted from that moment, since the upstream may
     sign with it as soon as it accepts the registration), then, once the upstream has accepted it,
     makes it current and keeps the old one as *previous* until `previous_valid_until`.

@@ -34,7 +34,9 @@ INSTALLED_APPS = [
     "django_q",
     "axes",
     # The second factor (staff.second_factor): TOTP apps and passkeys; recovery codes are staff's
-    # own (hashed) device, not otp_static, which keeps its tokens in plain text.
+    # own (hashed) device, not otp_static, which keeps its tokens in plain text. Authenticator apps
+    # are staff's AuthenticatorDevice (seed encrypted); otp_totp stays installed only for its
+    # (emptied) table and the migration that moved its rows (ADR 0017); nothing uses TOTPDevice.
     "django_otp",
     "django_otp.plugins.otp_totp",
     "django_otp_webauthn",

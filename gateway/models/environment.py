@@ -10,7 +10,7 @@ from django.core.validators import URLValidator
 from django.db import models
 from django.utils import timezone
 
-from gateway import crypto
+from staff import crypto
 from staff.redaction import mask
 
 # The credentials staff type in; each is stored encrypted in `<name>_encrypted`.
@@ -48,7 +48,7 @@ class Environment(models.Model):
     (`{base_url}`); for sandbox the gateway joins `/sandbox` onto it (interface.md section 9), so
     the stored URL never carries the prefix itself.
 
-    Credentials are stored encrypted (gateway.crypto) in the `*_encrypted` columns; read them with
+    Credentials are stored encrypted (staff.crypto) in the `*_encrypted` columns; read them with
     the `client_id` / `password` / `api_key` properties and write them with `set_credentials()`.
     """
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from django.apps import apps
 from django.db import models, transaction
 
-from gateway import crypto
+from staff import crypto
 
 # A secret column is a text field whose name ends with this suffix (Environment's credentials and
 # webhook secrets today); any app that stores a secret the same way is rotated too.

@@ -17,7 +17,6 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from gateway import crypto
 from gateway.client import call_sync, upstream
 from gateway.errors import BudgetExhausted, PermanentError, TemporaryError, UpstreamError
 from gateway.retry_policy import RetryNotice
@@ -30,6 +29,7 @@ from payouts.models import ChangeSource, NotificationKind, Payout, PayoutStatus
 from payouts.release.waiting import gave_up_message, recovery_due, wait_cleared, wait_record
 from payouts.states import can_move, payout_change_record, payout_locked, payout_transition
 from payouts.tracking.upstream_status import upstream_status
+from staff import crypto
 from staff.models import StaffUser
 from staff.services import audit_record
 

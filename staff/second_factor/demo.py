@@ -4,23 +4,25 @@ staff exist (settings.PAYOPS_SEED_DEMO_STAFF: local and test only, never product
 from __future__ import annotations
 
 from django.conf import settings
-from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from staff.models import StaffUser
 from staff.roles import ROLES
 from staff.second_factor.devices import enrolment_required
+from staff.second_factor.models import AuthenticatorDevice
 from staff.second_factor.totp import totp_current_code
 
 DEMO_DEVICE_NAME = "Demo authenticator"
 
 
-def demo_totp_enrol(user: StaffUser) -> TOTPDevice | None:
+def demo_totp_enrol(user: StaffUser) -> AuthenticatorDevice | None:
     """Give a demo user whose role needs a second factor a confirmed authenticator (once)."""
     if not settings.PAYOPS_SEED_DEMO_STAFF or not enrolment_required(user):
         return None
-    device = TOTPDevice.objects.filter(user=user, confirmed=True).first()
+    device = AuthenticatorDevice.objects.filter(user=user, confirmed=True).first()
     if device is None:
-        device = TOTPDevice.objects.create(user=user, name=DEMO_DEVICE_NAME, confirmed=True)
+        device = AuthenticatorDevice.objects.create(
+            user=user, name=DEMO_DEVICE_NAME, confirmed=True
+        )
     return device
 
 
@@ -31,7 +33,7 @@ def demo_code_hint(user: object) -> str | None:
     email = getattr(user, "email", None)
     if not email or email not in {role.demo_email for role in ROLES}:
         return None
-    device = TOTPDevice.objects.filter(user=user, confirmed=True).first()
+    device = AuthenticatorDevice.objects.filter(user=user, confirmed=True).first()
     return totp_current_code(device) if device else None
 
 
@@ -40,5 +42,5 @@ def demo_codes() -> dict[str, str]:
     if not settings.PAYOPS_SEED_DEMO_STAFF:
         return {}
     emails = {role.demo_email for role in ROLES}
-    devices = TOTPDevice.objects.filter(user__email__in=emails, confirmed=True)
+    devices = AuthenticatorDevice.objects.filter(user__email__in=emails, confirmed=True)
     return {d.user.email: totp_current_code(d) for d in devices.select_related("user")}

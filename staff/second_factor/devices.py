@@ -8,12 +8,11 @@ from typing import Literal
 
 from django.conf import settings
 from django_otp.models import Device
-from django_otp.plugins.otp_totp.models import TOTPDevice
 from django_otp_webauthn.models import WebAuthnCredential
 
 from staff.models import StaffUser
 from staff.roles import user_roles
-from staff.second_factor.models import RecoveryCodeDevice
+from staff.second_factor.models import AuthenticatorDevice, RecoveryCodeDevice
 
 Kind = Literal["totp", "passkey"]
 KIND_LABELS: dict[str, str] = {"totp": "Authenticator app", "passkey": "Passkey"}
@@ -29,14 +28,14 @@ def enrolment_required(user: StaffUser) -> bool:
 
 def second_factor_devices(user: StaffUser) -> list[Device]:
     """The person's confirmed TOTP apps and passkeys (recovery codes are not a device to list)."""
-    totp = list(TOTPDevice.objects.filter(user=user, confirmed=True).order_by("id"))
+    totp = list(AuthenticatorDevice.objects.filter(user=user, confirmed=True).order_by("id"))
     passkeys = list(WebAuthnCredential.objects.filter(user=user, confirmed=True).order_by("id"))
     return [*totp, *passkeys]
 
 
 def has_second_factor(user: StaffUser) -> bool:
     return (
-        TOTPDevice.objects.filter(user=user, confirmed=True).exists()
+        AuthenticatorDevice.objects.filter(user=user, confirmed=True).exists()
         or WebAuthnCredential.objects.filter(user=user, confirmed=True).exists()
     )
 

@@ -13,13 +13,16 @@ from __future__ import annotations
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
-from django_otp.plugins.otp_totp.models import TOTPDevice
 from django_otp_webauthn.models import WebAuthnCredential
 
 from staff.errors import ServiceError
 from staff.models import StaffUser
 from staff.roles import ADMIN
-from staff.second_factor.models import RecoveryCodeDevice, SecondFactorReset
+from staff.second_factor.models import (
+    AuthenticatorDevice,
+    RecoveryCodeDevice,
+    SecondFactorReset,
+)
 from staff.services import audit_record
 from staff.step_up import step_up_require
 
@@ -50,7 +53,7 @@ def admins() -> list[StaffUser]:
 def _apply(reset: SecondFactorReset, *, by: StaffUser | None, how: str) -> None:
     target = StaffUser.objects.select_for_update().get(pk=reset.target_id)
     removed = {
-        "totp": TOTPDevice.objects.filter(user=target).delete()[0],
+        "totp": AuthenticatorDevice.objects.filter(user=target).delete()[0],
         "passkeys": WebAuthnCredential.objects.filter(user=target).delete()[0],
         "recovery_codes": RecoveryCodeDevice.objects.filter(user=target).delete()[0],
     }

@@ -15,7 +15,6 @@ from django.http import HttpRequest
 from django.utils import timezone
 from django_otp import login as otp_login
 from django_otp.models import Device
-from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from staff.models import StaffUser
 from staff.second_factor.devices import (
@@ -26,6 +25,7 @@ from staff.second_factor.devices import (
 )
 from staff.second_factor.errors import SecondFactorNotAllowed, SecondFactorRefused
 from staff.second_factor.gate import is_verified
+from staff.second_factor.models import AuthenticatorDevice
 from staff.second_factor.recovery import recovery_codes_issue
 from staff.services import audit_record
 from staff.step_up import SECOND_FACTOR_AT_SESSION_KEY, Proof, proof_attach, step_up_require
@@ -86,7 +86,7 @@ def second_factor_verify(request: HttpRequest, *, code: str, purpose: Purpose) -
     typed = "".join(str(code or "").split())
     if not typed:
         raise SecondFactorRefused("Enter the code from your authenticator app, or a recovery code.")
-    totp_devices = list(TOTPDevice.objects.filter(user=user, confirmed=True))
+    totp_devices = list(AuthenticatorDevice.objects.filter(user=user, confirmed=True))
     recovery = recovery_device(user)
     throttled = any(not d.verify_is_allowed()[0] for d in totp_devices) or bool(
         recovery and not recovery.verify_is_allowed()[0]
@@ -137,7 +137,7 @@ def first_device_done(request: HttpRequest, *, device: Device, method: Method) -
         second_factor_passed(request, device=device, method=method, purpose="enrolment")
 
 
-def totp_confirm(request: HttpRequest, *, device: TOTPDevice, code: str) -> None:
+def totp_confirm(request: HttpRequest, *, device: AuthenticatorDevice, code: str) -> None:
     """Confirm a pending authenticator app with its first code."""
     user = _user(request)
     if device.user_id != user.pk or device.confirmed:

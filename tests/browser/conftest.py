@@ -18,11 +18,10 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from django_otp.oath import totp
-from django_otp.plugins.otp_totp.models import TOTPDevice
 from playwright.sync_api import Browser, ConsoleMessage, Page, sync_playwright
 
 from staff.bootstrap import DEMO_PASSWORD, seed_demo_staff
-from staff.models import StaffUser
+from staff.models import AuthenticatorDevice, StaffUser
 from staff.roles import roles_sync
 
 CHROMIUM = "/usr/bin/chromium"
@@ -119,12 +118,12 @@ def sign_in() -> Callable[..., None]:
 def authenticator_code(email: str) -> str:
     """What the person's authenticator app shows now (their first confirmed TOTP device).
 
-    django-otp refuses a code of a time step already used (replays); journeys sign the same
+    The device refuses a code of a time step already used (replays); journeys sign the same
     person in several times a minute, so the test's "app" forgets the last step first.
     """
-    device = TOTPDevice.objects.filter(user__email=email, confirmed=True).order_by("id").first()
-    assert device is not None, f"{email} has no authenticator app"
-    TOTPDevice.objects.filter(pk=device.pk).update(last_t=-1, throttling_failure_count=0)
-    return str(totp(device.bin_key, step=device.step, t0=device.t0, digits=device.digits)).zfill(
-        device.digits
+    device = (
+        AuthenticatorDevice.objects.filter(user__email=email, confirmed=True).order_by("id").first()
     )
+    assert device is not None, f"{email} has no authenticator app"
+    AuthenticatorDevice.objects.filter(pk=device.pk).update(last_t=-1, throttling_failure_count=0)
+    return str(totp(device.seed, step=30, t0=0, digits=6)).zfill(6)

@@ -12,9 +12,9 @@ import pytest
 from django.utils import timezone
 from playwright.sync_api import Page, expect
 
-from gateway.crypto import encrypt
 from gateway.services.environments import environment_switch
 from quotes.models import Quote
+from staff.crypto import encrypt
 from staff.models import StaffUser
 from tests.browser.test_look import page_overflow
 from tests.finance import make_draft, make_end_user, make_environment, make_virtual_account

@@ -21,8 +21,8 @@ from django.utils import timezone
 from playwright.sync_api import Locator, Page, expect
 
 from accounts.models import VirtualAccount
-from gateway import crypto
 from gateway.models import UpstreamCall
+from staff import crypto
 from staff.models import StaffUser
 from tests.browser.test_look import PayoutRecords, page_overflow, payouts_at_every_stage
 from tests.finance import make_end_user

@@ -13,10 +13,9 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import Group
 from django_otp.oath import totp
-from django_otp.plugins.otp_totp.models import TOTPDevice
 from playwright.sync_api import Page, expect
 
-from staff.models import StaffUser
+from staff.models import AuthenticatorDevice, StaffUser
 from staff.second_factor.recovery import recovery_codes_issue
 from tests.browser.conftest import authenticator_code
 
@@ -59,7 +58,7 @@ def test_enrolment_with_an_authenticator_app_shows_recovery_codes_once(
     page.get_by_role("button", name="Confirm app").click()
     expect(page.get_by_test_id("field-error")).to_contain_text("not right")
     # A wrong code starts django-otp's throttle (a growing wait); a person types slower than this.
-    TOTPDevice.objects.filter(user__email="approver-journey@example.test").update(
+    AuthenticatorDevice.objects.filter(user__email="approver-journey@example.test").update(
         throttling_failure_count=0
     )
 

@@ -8,9 +8,9 @@ import pytest
 from cryptography.fernet import Fernet
 from django.core.management import CommandError, call_command
 
-from gateway import crypto
 from gateway.models import Environment, EnvironmentKind
 from gateway.services.environments import environment_create
+from staff import crypto
 
 pytestmark = pytest.mark.django_db
 
@@ -83,3 +83,26 @@ def test_without_the_old_key_nothing_changes(settings) -> None:  # type: ignore[
     assert raw_after == raw_before
     settings.PAYOPS_ENCRYPTION_KEYS = [NEW_KEY]
     assert Environment.objects.get(pk=readable.pk).api_key == SECRETS["api_key"]
+
+
+def test_rotation_re_encrypts_authenticator_seeds_and_their_codes_still_verify(settings) -> None:  # type: ignore[no-untyped-def]
+    from staff.models import AuthenticatorDevice
+    from tests.identity import enrolled
+    from tests.staff.second_factor_support import code_now, person
+
+    settings.PAYOPS_ENCRYPTION_KEYS = [OLD_KEY]
+    device = enrolled(person("rotated-seed@example.test", "finance_approver"))
+    seed = device.seed
+    before = device.seed_encrypted
+
+    settings.PAYOPS_ENCRYPTION_KEYS = [NEW_KEY, OLD_KEY]
+    out = StringIO()
+    call_command("gateway_rotate_key", stdout=out)
+    assert "staff.AuthenticatorDevice: 1 rows, 1 secrets re-encrypted" in out.getvalue()
+    assert seed.hex() not in out.getvalue()
+
+    settings.PAYOPS_ENCRYPTION_KEYS = [NEW_KEY]
+    device = AuthenticatorDevice.objects.get(pk=device.pk)
+    assert device.seed_encrypted != before
+    assert device.seed == seed
+    assert device.verify_token(code_now(device))

@@ -7,7 +7,6 @@ from decimal import Decimal
 import pytest
 from django.db import connection
 
-from gateway import crypto
 from gateway.models import Environment, EnvironmentKind, StaffEnvironmentChoice
 from gateway.selectors import environment_current
 from gateway.services.environments import (
@@ -18,6 +17,7 @@ from gateway.services.environments import (
     environment_verification_record,
 )
 from gateway.templatetags.gateway_tags import masked
+from staff import crypto
 from staff.models import AuditEntry, StaffUser
 from tests.identity import stepped_up
 

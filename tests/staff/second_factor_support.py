@@ -5,9 +5,8 @@ from __future__ import annotations
 from django.contrib.auth.models import Group
 from django.test import Client
 from django_otp.oath import totp
-from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from staff.models import StaffUser
+from staff.models import AuthenticatorDevice, StaffUser
 
 PASSWORD = "pw-second-factor-12345"
 
@@ -21,14 +20,14 @@ def person(email: str, *roles: str, superuser: bool = False) -> StaffUser:
     return user
 
 
-def code_now(device: TOTPDevice, *, drift: int = 0) -> str:
-    value = totp(device.bin_key, step=device.step, t0=device.t0, digits=device.digits, drift=drift)
-    return str(value).zfill(device.digits)
+def code_now(device: AuthenticatorDevice, *, drift: int = 0) -> str:
+    """The code the person's app shows now (RFC 6238 from the decrypted seed: 30 s, 6 digits)."""
+    return str(totp(device.seed, step=30, t0=0, digits=6, drift=drift)).zfill(6)
 
 
-def fresh_code(device: TOTPDevice) -> str:
+def fresh_code(device: AuthenticatorDevice) -> str:
     """The app's current code, the device's record of used time steps forgotten (a new window)."""
-    TOTPDevice.objects.filter(pk=device.pk).update(last_t=-1, throttling_failure_count=0)
+    AuthenticatorDevice.objects.filter(pk=device.pk).update(last_t=-1, throttling_failure_count=0)
     device.refresh_from_db()
     return code_now(device)
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django_otp.plugins.otp_totp.models import TOTPDevice
 
-from staff.models import AuditEntry
+from staff.models import AuditEntry, AuthenticatorDevice
 from staff.roles import roles_sync
 from staff.second_factor.models import RecoveryCodeDevice, SecondFactorReset
 from staff.second_factor.recovery import recovery_codes_issue
@@ -46,7 +45,7 @@ def test_a_reset_waits_for_a_second_admin_who_applies_it_and_ends_the_persons_se
     reset = second_factor_reset_request(target=target, by=stepped_up(first), reason="lost phone")
 
     assert reset.status == SecondFactorReset.Status.PENDING
-    assert TOTPDevice.objects.filter(user=target).exists()
+    assert AuthenticatorDevice.objects.filter(user=target).exists()
     with pytest.raises(ResetRefused) as own:
         second_factor_reset_confirm(reset=reset, by=stepped_up(first))
     assert own.value.code == "second_factor_reset_own_request"
@@ -55,7 +54,7 @@ def test_a_reset_waits_for_a_second_admin_who_applies_it_and_ends_the_persons_se
 
     assert reset.status == SecondFactorReset.Status.APPLIED
     assert reset.confirmed_by == second
-    assert not TOTPDevice.objects.filter(user=target).exists()
+    assert not AuthenticatorDevice.objects.filter(user=target).exists()
     assert not RecoveryCodeDevice.objects.filter(user=target).exists()
     entry = AuditEntry.objects.get(action="staff.second_factor_reset_applied")
     assert entry.actor == second
@@ -72,7 +71,7 @@ def test_with_a_single_admin_the_reset_applies_at_once_and_the_audit_says_so() -
     reset = second_factor_reset_request(target=target, by=stepped_up(only), reason="lost phone")
 
     assert reset.status == SecondFactorReset.Status.APPLIED
-    assert not TOTPDevice.objects.filter(user=target).exists()
+    assert not AuthenticatorDevice.objects.filter(user=target).exists()
     entry = AuditEntry.objects.get(action="staff.second_factor_reset_applied")
     assert "single admin" in entry.details["how"]
     requested = AuditEntry.objects.get(action="staff.second_factor_reset_requested")
@@ -93,7 +92,7 @@ def test_an_admin_cannot_reset_themselves_alone_nor_confirm_a_reset_of_themselve
     enrolled(only)
     with pytest.raises(ResetRefused):
         second_factor_reset_request(target=only, by=stepped_up(only), reason="lost")
-    assert TOTPDevice.objects.filter(user=only).exists()
+    assert AuthenticatorDevice.objects.filter(user=only).exists()
 
     other = person("admin-other@example.test", "admin")
     reset = second_factor_reset_request(target=only, by=stepped_up(other), reason="lost")
@@ -158,7 +157,7 @@ def test_the_break_glass_command_resets_at_once_audited() -> None:
 
     call_command("second_factor_reset", target.email, "--reason", "ticket 42")
 
-    assert not TOTPDevice.objects.filter(user=target).exists()
+    assert not AuthenticatorDevice.objects.filter(user=target).exists()
     entry = AuditEntry.objects.get(action="staff.second_factor_reset_applied")
     assert entry.actor is None
     assert entry.details["how"] == "break-glass command on the server"

@@ -15,8 +15,8 @@ from django.test import Client
 from django.utils import timezone
 from django_q.conf import Conf
 
-from gateway import crypto
 from gateway.models import Environment, EnvironmentKind
+from staff import crypto
 from staff.bootstrap import seed_demo_staff
 from staff.models import StaffUser
 from staff.roles import roles_sync

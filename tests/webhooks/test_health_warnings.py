@@ -19,7 +19,7 @@ pytestmark = pytest.mark.django_db
 
 
 def _registered(endpoint: WebhookEndpoint) -> WebhookEndpoint:
-    from gateway import crypto
+    from staff import crypto
 
     endpoint.secret_encrypted = endpoint.secret_encrypted or crypto.encrypt("whsec_for-tests")
     endpoint.registered_at = timezone.now()

@@ -258,7 +258,7 @@ def test_a_duplicate_rolls_back_the_new_event_attempt_and_queues_nothing(post_si
 
 
 def test_a_secret_rotated_elsewhere_is_used_on_the_next_delivery(post_signed, endpoint) -> None:
-    from gateway import crypto
+    from staff import crypto
 
     assert post_signed(new_event("user.created", user_id="u1")).status_code == 200  # cache warm
     # Another process rotates: only the stored ciphertext changes under this process.

@@ -14,11 +14,11 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from gateway import crypto
 from gateway.client import call_sync, upstream
 from gateway.errors import UpstreamError
 from gateway.models import Environment
 from gateway.service_errors import service_error_from_upstream
+from staff import crypto
 from staff.errors import ServiceError
 from staff.services import audit_record
 from staff.step_up import step_up_require

@@ -16,7 +16,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from gateway import crypto
+from staff import crypto
 from webhooks import contract
 from webhooks.envelope import envelope_parse
 from webhooks.models import (

@@ -6,8 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from gateway.crypto import SecretDecryptionError
 from gateway.services.key_rotation import secrets_rotate
+from staff.crypto import SecretDecryptionError
 
 
 class Command(BaseCommand):

@@ -1,4 +1,8 @@
-"""Encryption of secrets at rest: MultiFernet over PAYOPS_ENCRYPTION_KEYS (newest first)."""
+"""Encryption of secrets at rest: MultiFernet over PAYOPS_ENCRYPTION_KEYS (newest first).
+
+In staff, the lowest app, so every app can encrypt its secrets (gateway credentials, webhook
+secrets, payout codes, authenticator seeds); `gateway_rotate_key` re-encrypts them all.
+"""
 
 from __future__ import annotations
 
