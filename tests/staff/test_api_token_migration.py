@@ -3,6 +3,7 @@ after the migration ran (docs/staff.md, CHANGELOG)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -14,8 +15,17 @@ BEFORE = [("staff", "0002_apitoken")]
 AFTER = [("staff", "0003_apitoken_scopes_expiry")]
 
 
+@pytest.fixture
+def back_to_latest() -> Iterator[None]:
+    """Whatever the test migrated to, the database ends at the latest migrations again."""
+    yield
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+
 @pytest.mark.django_db(transaction=True)
-def test_existing_tokens_become_read_prepare_for_30_days() -> None:
+def test_existing_tokens_become_read_prepare_for_30_days(back_to_latest: None) -> None:
     executor = MigrationExecutor(connection)
     executor.migrate(BEFORE)
     old = executor.loader.project_state(BEFORE).apps
