@@ -19,12 +19,21 @@ from django_otp import DEVICE_ID_SESSION_KEY
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from staff.models import StaffUser
-from staff.step_up import SECOND_FACTOR_AT_SESSION_KEY, Proof, proof_attach, step_up_minutes
+from staff.step_up import (
+    SECOND_FACTOR_AT_SESSION_KEY,
+    SECOND_FACTOR_METHOD_SESSION_KEY,
+    Proof,
+    proof_attach,
+    step_up_minutes,
+)
 
 
 def stepped_up[U](user: U) -> U:
     """`user`, carrying a session proof whose second factor was verified just now."""
-    proof_attach(user, Proof(method="session", second_factor_at=timezone.now()))
+    proof_attach(
+        user,
+        Proof(method="session", second_factor_at=timezone.now(), second_factor_method="totp"),
+    )
     return user
 
 
@@ -51,5 +60,6 @@ def client_signed_in(user: StaffUser, *, second_factor: bool = True) -> Client:
     if not second_factor:
         at -= timedelta(minutes=step_up_minutes() + 1)
     session[SECOND_FACTOR_AT_SESSION_KEY] = at.isoformat()
+    session[SECOND_FACTOR_METHOD_SESSION_KEY] = "totp"  # the authenticator app above
     session.save()
     return client
