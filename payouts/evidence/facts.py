@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Q
 
 from gateway.models import UpstreamCall
@@ -375,6 +376,7 @@ def evidence_facts(payout: Payout, *, by: StaffUser, now: datetime) -> dict[str,
         "approvals": _approvals(payout, documents),
         "release": _release(payout, entries),
         "upstream_calls": [_call(call) for call in payout_calls(payout, entries)],
+        "call_log_retention_days": settings.GATEWAY_CALL_LOG_RETENTION_DAYS,
         "events": _events(payout),
         "timeline": _timeline(payout),
         "audit_trail": _audit(entries),

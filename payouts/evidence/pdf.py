@@ -484,7 +484,8 @@ def _calls(facts: dict[str, Any]) -> list[Flowable]:
         Paragraph("6. Upstream calls", H2),
         _p(
             "As the gateway's call log recorded them: secrets, tokens, codes and document "
-            "contents were redacted when written.",
+            "contents were redacted when written. The call log keeps "
+            f"{facts['call_log_retention_days']} days: older calls are no longer listed.",
             NOTE,
         ),
         Spacer(1, 3),

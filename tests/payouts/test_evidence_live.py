@@ -23,6 +23,7 @@ from payouts.evidence.services import payout_evidence_pack
 from payouts.models import Approval, ChangeSource, Payout, PayoutStatus
 from payouts.release.code import payout_otp_confirm, payout_otp_send
 from payouts.states import payout_transition
+from payouts.tracking.events import payout_apply_event
 from staff.models import AuditEntry, StaffUser
 from staff.step_up import Proof, proof_attach
 from tests.payouts.live import PDF_BYTES, World, attach_pdf
@@ -61,7 +62,18 @@ def paid_payout(world: World, staff: dict[str, StaffUser]) -> tuple[Payout, str]
     code = world.otp_code()
     payout = payout_otp_confirm(payout=payout, by=first, code=code)
     assert payout.status == S.CREATED and payout.upstream_id
-    return payout, code
+    # An event received (the flat payout.* shape the upstream sends).
+    payout_apply_event(
+        environment=world.environment,
+        event_type="payout.processing",
+        data={
+            "event_id": "evt-evidence-1",
+            "payout_id": payout.upstream_id,
+            "status": "PROCESSING",
+            "created_at": world_now().isoformat(),
+        },
+    )
+    return Payout.objects.get(pk=payout.pk), code
 
 
 def world_now() -> Any:
@@ -119,7 +131,9 @@ def test_the_pack_holds_the_report_the_documents_and_a_manifest_that_checks(
     initiation = next(c for c in facts["upstream_calls"] if c["operation"] == "payout_initiate")
     assert initiation["idempotency_key"] == str(payout.idempotency_key)
     assert "[redacted]" in initiation["request_body"]  # the document's content, as logged
-    assert facts["timeline"] and facts["timeline"][-1]["status"] == "Created"
+    assert [e["event_id"] for e in facts["events"]] == ["evt-evidence-1"]
+    assert facts["events"][0]["event_type"] == "payout.processing"
+    assert facts["timeline"][-1]["status"] == "Processing"
 
     # The report says the same to a person.
     text = "\n".join(
@@ -139,6 +153,8 @@ def test_the_pack_holds_the_report_the_documents_and_a_manifest_that_checks(
         hashlib.sha256(PDF_BYTES).hexdigest()[:16],
         "payout_initiate",
         "otp_send",
+        "payout.processing",
+        "evt-evidence-1",
         "Page 1 of",
     ):
         assert fact in flat, fact
