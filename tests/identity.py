@@ -19,13 +19,7 @@ from django_otp import DEVICE_ID_SESSION_KEY
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from staff.models import StaffUser
-from staff.step_up import (
-    SECOND_FACTOR_AT_SESSION_KEY,
-    SECOND_FACTOR_METHOD_SESSION_KEY,
-    Proof,
-    proof_attach,
-    step_up_minutes,
-)
+from staff.step_up import SECOND_FACTOR_AT_SESSION_KEY, Proof, proof_attach, step_up_minutes
 
 
 def stepped_up[U](user: U) -> U:
@@ -60,6 +54,5 @@ def client_signed_in(user: StaffUser, *, second_factor: bool = True) -> Client:
     if not second_factor:
         at -= timedelta(minutes=step_up_minutes() + 1)
     session[SECOND_FACTOR_AT_SESSION_KEY] = at.isoformat()
-    session[SECOND_FACTOR_METHOD_SESSION_KEY] = "totp"  # the authenticator app above
     session.save()
     return client
