@@ -77,6 +77,7 @@ H3 = _style(
 )
 BODY = _style("body")
 NOTE = _style("note", fontSize=7.5, leading=9.5, textColor=MUTED)
+NOTE_INTRO = _style("note_intro", fontSize=7.5, leading=9.5, textColor=MUTED, keepWithNext=1)
 CELL = _style("cell", fontSize=7.8, leading=9.6)
 CELL_BOLD = _style("cell_bold", fontName=FONT_BOLD, fontSize=7.8, leading=9.6)
 CELL_BOLD_RIGHT = _style(
@@ -110,6 +111,15 @@ def money(amount: str, currency: str = "") -> str:
     except InvalidOperation:
         text = str(amount)
     return f"{text} {currency}".strip()
+
+
+def fit(text: str, width: float, size: float) -> str:
+    """`text` cut (with "…") to fit `width` points in the body font at `size`."""
+    if pdfmetrics.stringWidth(text, FONT, size) <= width:
+        return text
+    while text and pdfmetrics.stringWidth(text + "…", FONT, size) > width:
+        text = text[:-1]
+    return text + "…"
 
 
 def _p(text: object, style: ParagraphStyle = CELL) -> Paragraph:
@@ -216,7 +226,8 @@ class _NumberedCanvas(Canvas):
         self.setFont(FONT_BOLD, 8)
         self.drawString(MARGIN, top, self.header_left)
         self.setFont(FONT, 8)
-        self.drawRightString(PAGE_WIDTH - MARGIN, top, self.header_right)
+        room = PAGE_WIDTH - 2 * MARGIN - pdfmetrics.stringWidth(self.header_left, FONT_BOLD, 8)
+        self.drawRightString(PAGE_WIDTH - MARGIN, top, fit(self.header_right, room - 6 * mm, 8))
         self.setFont(FONT, 7)
         self.drawString(MARGIN, MARGIN - 8 * mm, self.footer_left)
         self.drawRightString(
@@ -486,9 +497,8 @@ def _calls(facts: dict[str, Any]) -> list[Flowable]:
             "As the gateway's call log recorded them: secrets, tokens, codes and document "
             "contents were redacted when written. The call log keeps "
             f"{facts['call_log_retention_days']} days: older calls are no longer listed.",
-            NOTE,
+            NOTE_INTRO,
         ),
-        Spacer(1, 3),
     ]
     calls = facts["upstream_calls"]
     if not calls:
@@ -582,6 +592,8 @@ def _timeline(facts: dict[str, Any]) -> list[Flowable]:
 def _audit(facts: dict[str, Any]) -> list[Flowable]:
     out: list[Flowable] = [Paragraph("9. Audit trail of this payout", H2)]
     rows = [[when(e["at"]), e["actor"] or "system", e["action"]] for e in facts["audit_trail"]]
+    if not rows:
+        return [*out, _none("No audit entry names this payout.")]
     out.append(_table(["At", "Who", "Action"], rows, [0.24, 0.38, 0.38]))
     return out
 
@@ -593,7 +605,7 @@ def _integrity(facts: dict[str, Any]) -> list[Flowable]:
             "This report is evidence.pdf in a ZIP that also holds the supporting documents as "
             "stored and evidence.json (the same facts, machine-readable, with the SHA-256 of "
             "evidence.pdf and of every document). SHA256SUMS lists the SHA-256 of every file, "
-            "evidence.json included: check them with `sha256sum -c SHA256SUMS`. Each "
+            "evidence.json included: check them with the command sha256sum -c SHA256SUMS. Each "
             "document's SHA-256 above is the one computed when it was uploaded.",
             BODY,
         ),
