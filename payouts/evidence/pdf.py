@@ -26,7 +26,6 @@ from reportlab.pdfgen.canvas import Canvas
 from reportlab.platypus import (
     Paragraph,
     SimpleDocTemplate,
-    Spacer,
     Table,
     TableStyle,
 )
