@@ -26,7 +26,7 @@ from payouts.states import payout_transition
 from payouts.tracking.events import payout_apply_event
 from staff.models import AuditEntry, StaffUser
 from staff.step_up import Proof, proof_attach
-from tests.payouts.live import PDF_BYTES, World, attach_pdf
+from tests.payouts.live import PDF_BYTES, World, attach_pdf, build_world, crypto_payout
 
 S = PayoutStatus
 
@@ -212,3 +212,38 @@ def test_only_evidence_readers_build_the_pack(
     else:
         files, _ = read_pack(payout, staff["approver"])
         assert "evidence.pdf" in files
+
+
+@pytest.fixture
+def crypto_world(
+    transactional_db: None,
+    request: pytest.FixtureRequest,
+    staff: dict[str, StaffUser],
+    q_sync: None,
+) -> World:
+    emulator = request.getfixturevalue("live_emulator")
+    environment = request.getfixturevalue("sandbox")
+    return build_world(emulator, environment, recipient_creator=staff["maker"], mode="crypto")
+
+
+def test_a_crypto_payouts_pack_says_no_code_released_it(
+    crypto_world: World, staff: dict[str, StaffUser]
+) -> None:
+    payout = crypto_payout(crypto_world, maker=staff["maker"])
+    payout_approve(payout=payout, by=staff["approver"])  # the last approval sends it
+    payout = Payout.objects.get(pk=payout.pk)
+    assert payout.upstream_id
+    files, _ = read_pack(payout, staff["approver"])
+    facts = json.loads(files["evidence.json"])
+    release = facts["release"]
+    assert release["needs_code"] is False and release["code"] == "" and release["codes_sent"] == []
+    assert release["sent_upstream_by"] == "approver@pay.test"
+    assert facts["payout"]["payment_instructions"] == {"network": "solana", "currency": "USDC"}
+    assert "payout_initiate" in [c["operation"] for c in facts["upstream_calls"]]
+    text = " ".join(
+        " ".join(
+            page.extract_text() for page in PdfReader(io.BytesIO(files["evidence.pdf"])).pages
+        ).split()
+    )
+    assert "a crypto payout is released by its last approval" in text
+    assert "funded in USDC on solana" in text
