@@ -17,10 +17,13 @@ from payouts.models import Approval, ChangeSource, Payout, PayoutStatus
 from payouts.states import payout_transition
 from staff.api_tokens import api_token_create
 from staff.models import AuditEntry, StaffUser
+from staff.roles import roles_sync
+from staff.second_factor.recovery import recovery_codes_issue
 from staff.step_up import SECOND_FACTOR_METHOD_SESSION_KEY
 from tests.finance import make_draft, make_environment, make_staff
-from tests.identity import client_signed_in, stepped_up
+from tests.identity import client_signed_in, enrolled, stepped_up
 from tests.payouts.live import attach_pdf
+from tests.staff.second_factor_support import password_signed_in, person
 
 pytestmark = pytest.mark.django_db
 
@@ -150,3 +153,22 @@ def test_an_approval_by_token_records_the_tokens_step_up(
     approval = Approval.objects.get(payout=payout)
     assert approval.second_factor_method == "api_token"
     assert approval.second_factor_at == token.token.stepped_up_at
+
+
+def test_a_sign_in_with_a_recovery_code_is_what_the_approval_records(
+    environment: Environment, payout: Payout
+) -> None:
+    """The whole path: the sign-in page's second factor sets the session's method, the proof
+    middleware reads it, payout_approve stores it."""
+    payout = _pending(payout)
+    roles_sync()
+    approver = person("approver-recovery@pay.test", "finance_approver")
+    enrolled(approver)
+    codes = recovery_codes_issue(user=approver, by=approver)
+    environment_switch(user=approver, environment=environment)
+    client = password_signed_in(approver)
+    assert client.post("/login/second-factor/", {"code": codes[0]}).status_code == 302
+    assert client.session[SECOND_FACTOR_METHOD_SESSION_KEY] == "recovery_code"
+    client.post(f"/payouts/{payout.pk}/approve/")
+    approval = Approval.objects.get(payout=payout)
+    assert (approval.approver, approval.second_factor_method) == (approver, "recovery_code")
