@@ -326,7 +326,7 @@ def _pricing(facts: dict[str, Any]) -> list[Flowable]:
                 quote["payment_rail"] + (f" / {quote['network']}" if quote["network"] else ""),
             ],
             ["Total fees", money(quote["total_fees"], quote["base_currency"])],
-            *[[f"Fee: {k.replace('_', ' ')}", v] for k, v in quote["fees"].items()],
+            *fee_lines(quote["fees"], quote["base_currency"], prefix="Fee: "),
             ["Created", when(quote["created_at"])],
             ["Expires", when(quote["expires_at"])],
         ]
