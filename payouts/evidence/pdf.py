@@ -75,7 +75,7 @@ H3 = _style(
     "h3", fontName=FONT_BOLD, fontSize=9, leading=12, spaceBefore=4, spaceAfter=2, keepWithNext=1
 )
 BODY = _style("body")
-NOTE = _style("note", fontSize=7.5, leading=9.5, textColor=MUTED)
+NOTE = _style("note", fontSize=7.5, leading=9.5, textColor=MUTED, spaceBefore=3)
 NOTE_INTRO = _style("note_intro", fontSize=7.5, leading=9.5, textColor=MUTED, keepWithNext=1)
 CELL = _style("cell", fontSize=7.8, leading=9.6)
 CELL_BOLD = _style("cell_bold", fontName=FONT_BOLD, fontSize=7.8, leading=9.6)
