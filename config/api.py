@@ -43,6 +43,7 @@ from accounts.api import router as accounts_router
 from gateway.api_support import ERROR_RESPONSES
 from payouts.approval.api import router as approval_router
 from payouts.drafts.api import router as payouts_router
+from payouts.evidence.api import router as evidence_router
 from payouts.release.api import router as release_router
 from quotes.api import router as quotes_router
 from staff import roles
@@ -108,6 +109,8 @@ OPERATION_PERMISSIONS: dict[str, Need] = {
     "POST /payouts/{payout_id}/otp/send": (roles.PAYOUT_APPROVE,),
     "POST /payouts/{payout_id}/otp/confirm": (roles.PAYOUT_APPROVE,),
     "POST /payouts/{payout_id}/resend": (roles.PAYOUT_APPROVE,),
+    # payouts: the evidence pack
+    "GET /payouts/{payout_id}/evidence": (roles.PAYOUT_EVIDENCE_VIEW,),
     # webhooks
     "GET /webhooks/endpoints": (roles.WEBHOOKS_MANAGE,),
     "POST /webhooks/endpoints/{environment_id}/register": (roles.WEBHOOKS_MANAGE,),
@@ -381,6 +384,7 @@ MOUNTS: tuple[tuple[str, Router], ...] = (
     ("", payouts_router),
     ("", approval_router),
     ("", release_router),
+    ("", evidence_router),
     ("/webhooks", webhooks_router),
 )
 

@@ -5,6 +5,7 @@ from django.urls import path
 from payouts import views
 from payouts.approval import views as approval
 from payouts.drafts import views as drafts
+from payouts.evidence import views as evidence
 from payouts.release import views as release
 
 app_name = "payouts"
@@ -41,4 +42,5 @@ urlpatterns = [
     path("<int:pk>/otp/send/", release.otp_send_view, name="otp_send"),
     path("<int:pk>/otp/confirm/", release.otp_confirm_view, name="otp_confirm"),
     path("<int:pk>/resend/", release.resend_view, name="resend"),
+    path("<int:pk>/evidence/", evidence.evidence_download_view, name="evidence"),
 ]

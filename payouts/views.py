@@ -26,6 +26,7 @@ from payouts.drafts.checks import submission_problems
 from payouts.drafts.documents import document_open, documents_opened_by
 from payouts.drafts.forms import DocumentForm, SubmitForm
 from payouts.errors import REFUSALS, refusal_text
+from payouts.evidence.services import can_download_evidence
 from payouts.forms import PayoutFilterForm
 from payouts.models import Payout, PayoutStatus
 from payouts.pages import document_file_response, payout_of_request
@@ -131,6 +132,7 @@ def detail_context(request: HttpRequest, payout: Payout, **extra: Any) -> dict[s
         **live_context(request, payout),
         "payout": payout,
         "can_edit": can_edit,
+        "can_download_evidence": can_download_evidence(user),
         "problems": submission_problems(payout, now=timezone.now()) if can_edit else {},
         "document_form": extra.pop("document_form", None) or DocumentForm(),
         "submit_form": extra.pop("submit_form", None) or SubmitForm(),

@@ -25,7 +25,7 @@ from staff.errors import ServiceError
 from staff.models import ApiToken, StaffUser
 from staff.roles import PRIVILEGED_SCOPES, SCOPE_PREPARE, SCOPE_READ, TOKEN_SCOPES, has_staff_role
 from staff.services import audit_record
-from staff.step_up import Proof, step_up_require
+from staff.step_up import TOKEN_SECOND_FACTOR_METHOD, Proof, step_up_require
 
 TOKEN_PREFIX = "payops_"
 # last_used_at is written at most this often per token: a busy integration must not turn every
@@ -181,6 +181,7 @@ def token_proof(token: ApiToken) -> Proof:
         second_factor_at=token.stepped_up_at,
         scopes=frozenset(token.scopes),
         token_id=token.pk,
+        second_factor_method=TOKEN_SECOND_FACTOR_METHOD if token.stepped_up_at else "",
     )
 
 

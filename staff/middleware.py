@@ -16,14 +16,22 @@ from django.utils.functional import SimpleLazyObject
 from django.utils.http import url_has_allowed_host_and_scheme
 from django_htmx.http import HttpResponseClientRedirect
 
-from staff.step_up import SECOND_FACTOR_AT_SESSION_KEY, Proof, StepUpRequired, proof_attach
+from staff.step_up import (
+    SECOND_FACTOR_AT_SESSION_KEY,
+    SECOND_FACTOR_METHOD_SESSION_KEY,
+    SECOND_FACTOR_METHODS,
+    Proof,
+    StepUpRequired,
+    proof_attach,
+)
 
 # The JSON API answers StepUpRequired itself (403 `step_up_required`), never with a redirect.
 API_PREFIX = "/api/"
 
 
 def session_proof(request: HttpRequest) -> Proof:
-    """The proof a browser session holds: when (if ever) it last verified a second factor."""
+    """The proof a browser session holds: when (if ever) it last verified a second factor, and
+    which kind it was."""
     raw = request.session.get(SECOND_FACTOR_AT_SESSION_KEY)
     at = None
     if isinstance(raw, str):
@@ -31,7 +39,12 @@ def session_proof(request: HttpRequest) -> Proof:
             at = datetime.fromisoformat(raw)
         except ValueError:
             at = None
-    return Proof(method="session", second_factor_at=at)
+    method = request.session.get(SECOND_FACTOR_METHOD_SESSION_KEY)
+    return Proof(
+        method="session",
+        second_factor_at=at,
+        second_factor_method=method if at and method in SECOND_FACTOR_METHODS else "",
+    )
 
 
 def proof_middleware(get_response: Callable[[HttpRequest], HttpResponse]) -> Callable[..., object]:

@@ -28,6 +28,8 @@ CALL_LOG_VIEW = "staff.view_call_log"
 SYSTEM_HEALTH_VIEW = "staff.view_system_health"
 AUDIT_LOG_VIEW = "staff.view_audit_log"
 APPROVAL_POLICY_MANAGE = "payouts.manage_approval_policy"
+# Download a payout's evidence pack (declared on payouts.Payout.Meta.permissions).
+PAYOUT_EVIDENCE_VIEW = "payouts.view_evidence"
 # Declared on webhooks.WebhookEndpoint.Meta.permissions.
 WEBHOOK_EVENTS_VIEW = "webhooks.view_webhook_events"
 WEBHOOKS_MANAGE = "webhooks.manage_webhooks"
@@ -52,6 +54,7 @@ TOKEN_SCOPES: dict[str, tuple[str, ...]] = {
         CALL_LOG_VIEW,
         SYSTEM_HEALTH_VIEW,
         AUDIT_LOG_VIEW,
+        PAYOUT_EVIDENCE_VIEW,
     ),
     SCOPE_PREPARE: (PAYOUT_INITIATE, END_USERS_MANAGE, ACCOUNTS_MANAGE, KYC_REVIEW),
     # Approve, reject and release (send and confirm the upstream's code).
@@ -106,7 +109,13 @@ FINANCE_APPROVER = Role(
         "Approve or reject them with a reason",
         "Watch failed and returned payouts",
     ),
-    permissions=(FINANCE_VIEW, PAYOUT_APPROVE, DIRECTORY_VIEW, WEBHOOK_EVENTS_VIEW),
+    permissions=(
+        FINANCE_VIEW,
+        PAYOUT_APPROVE,
+        DIRECTORY_VIEW,
+        WEBHOOK_EVENTS_VIEW,
+        PAYOUT_EVIDENCE_VIEW,
+    ),
     demo_email="approver@payops.local",
 )
 COMPLIANCE = Role(
@@ -143,6 +152,7 @@ ADMIN = Role(
         SYSTEM_HEALTH_VIEW,
         AUDIT_LOG_VIEW,
         APPROVAL_POLICY_MANAGE,
+        PAYOUT_EVIDENCE_VIEW,
         WEBHOOK_EVENTS_VIEW,
         WEBHOOKS_MANAGE,
         # Admins hold every permission of the directory too.

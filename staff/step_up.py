@@ -11,6 +11,10 @@ has not stepped up.
 - **Token:** a token that may approve, release or administer is created only after a step-up and
   expires within 90 days (staff.api_tokens); its proof's `second_factor_at` is that step-up, and
   holding the token stands for it until the token expires. A token without such a scope has none.
+
+The proof also says which second factor it was (`second_factor_method`: `totp`, `passkey`,
+`recovery_code` for a session, `api_token` for a token's step-up), so an approval can record it
+(the evidence pack shows it per approval).
 """
 
 from __future__ import annotations
@@ -26,6 +30,11 @@ from staff.errors import ServiceError
 
 # The session key holding when this session last verified a second factor (ISO 8601, UTC).
 SECOND_FACTOR_AT_SESSION_KEY = "payops_second_factor_at"
+# Beside it: which kind of second factor that was (totp, passkey, recovery_code).
+SECOND_FACTOR_METHOD_SESSION_KEY = "payops_second_factor_method"
+SECOND_FACTOR_METHODS = ("totp", "passkey", "recovery_code")
+# The method a token's proof names: its owner's step-up when the token was created.
+TOKEN_SECOND_FACTOR_METHOD = "api_token"
 _PROOF_ATTRIBUTE = "_payops_proof"
 
 
@@ -38,6 +47,8 @@ class Proof:
     # None: everything the person may do (a session); otherwise the token's scopes.
     scopes: frozenset[str] | None = None
     token_id: int | None = None
+    # Which second factor `second_factor_at` was: one of SECOND_FACTOR_METHODS, or "api_token".
+    second_factor_method: str = ""
 
 
 class StepUpRequired(ServiceError):

@@ -23,7 +23,10 @@ from staff.step_up import SECOND_FACTOR_AT_SESSION_KEY, Proof, proof_attach, ste
 
 def stepped_up[U](user: U) -> U:
     """`user`, carrying a session proof whose second factor was verified just now."""
-    proof_attach(user, Proof(method="session", second_factor_at=timezone.now()))
+    proof_attach(
+        user,
+        Proof(method="session", second_factor_at=timezone.now(), second_factor_method="totp"),
+    )
     return user
 
 

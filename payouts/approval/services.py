@@ -24,7 +24,7 @@ from payouts.models import Approval, ChangeSource, NotificationKind, Payout, Pay
 from payouts.states import payout_change_record, payout_locked, payout_transition
 from staff.models import StaffUser
 from staff.roles import PAYOUT_APPROVE, PAYOUT_INITIATE
-from staff.step_up import step_up_require
+from staff.step_up import proof_of, step_up_require
 
 S = PayoutStatus
 REASON_MAX = 500
@@ -88,7 +88,14 @@ def payout_approve(*, payout: Payout | int, by: StaffUser) -> ApprovalOutcome:
             raise PayoutActionRefused(
                 str(decision.refusal), decision.message, status=_REFUSAL_STATUS[decision.refusal]
             )
-        Approval.objects.create(payout=locked, approver=by, round=locked.approval_round)
+        proof = proof_of(by)
+        Approval.objects.create(
+            payout=locked,
+            approver=by,
+            round=locked.approval_round,
+            second_factor_method=proof.second_factor_method if proof else "",
+            second_factor_at=proof.second_factor_at if proof else None,
+        )
         details = {
             "round": locked.approval_round,
             "approvals": decision.count_after,

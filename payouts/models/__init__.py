@@ -203,6 +203,7 @@ class Payout(IdempotentModel):
 
     class Meta:
         ordering = ("-created_at", "-pk")
+        permissions = [("view_evidence", "Can download a payout's evidence pack")]
         constraints = [
             models.UniqueConstraint(
                 fields=["environment", "upstream_id"],

@@ -98,6 +98,10 @@ class Approval(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     voided_at = models.DateTimeField(null=True, blank=True)
     void_reason = models.CharField(max_length=200, blank=True)
+    # The second factor behind this approval (staff.step_up.Proof): which kind (totp, passkey,
+    # recovery_code, api_token) and when it was verified; blank for approvals made before.
+    second_factor_method = models.CharField(max_length=20, blank=True)
+    second_factor_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ("created_at", "pk")

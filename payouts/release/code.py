@@ -27,7 +27,7 @@ from payouts.states import payout_change_record, payout_locked
 from staff.models import StaffUser
 from staff.roles import PAYOUT_APPROVE
 from staff.services import audit_record
-from staff.step_up import step_up_require
+from staff.step_up import proof_of, step_up_require
 
 S = PayoutStatus
 OTP_RE = re.compile(r"^[0-9]{6}\Z")  # ASCII only (\d takes any script's digits)
@@ -159,7 +159,19 @@ def payout_otp_confirm(*, payout: Payout | int, by: StaffUser, code: str) -> Pay
             raise PayoutActionRefused(
                 step.error_code or "otp_not_sent", step.message, field="code", status=400
             )
-        audit_record(actor=by, action="payout.otp_entered", target=locked, details={})
+        proof = proof_of(by)
+        audit_record(
+            actor=by,
+            action="payout.otp_entered",
+            target=locked,
+            # The second factor behind the release (never the code): the evidence pack shows it.
+            details={
+                "second_factor_method": proof.second_factor_method if proof else "",
+                "second_factor_at": (
+                    proof.second_factor_at.isoformat() if proof and proof.second_factor_at else ""
+                ),
+            },
+        )
         submission_start(payout=locked, by=by, otp=code)
     locked.refresh_from_db()
     return locked

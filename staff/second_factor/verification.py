@@ -28,7 +28,13 @@ from staff.second_factor.gate import is_verified
 from staff.second_factor.models import AuthenticatorDevice
 from staff.second_factor.recovery import recovery_codes_issue
 from staff.services import audit_record
-from staff.step_up import SECOND_FACTOR_AT_SESSION_KEY, Proof, proof_attach, step_up_require
+from staff.step_up import (
+    SECOND_FACTOR_AT_SESSION_KEY,
+    SECOND_FACTOR_METHOD_SESSION_KEY,
+    Proof,
+    proof_attach,
+    step_up_require,
+)
 
 Method = Literal["totp", "passkey", "recovery_code"]
 Purpose = Literal["sign_in", "step_up", "enrolment"]
@@ -58,13 +64,14 @@ def second_factor_passed(
             request.session.cycle_key()
         otp_login(request, device)
         request.session[SECOND_FACTOR_AT_SESSION_KEY] = now.isoformat()
+        request.session[SECOND_FACTOR_METHOD_SESSION_KEY] = method
         audit_record(
             actor=user,
             action="staff.second_factor_verified",
             target=user,
             details={"method": method, "purpose": purpose},
         )
-    proof_attach(user, Proof(method="session", second_factor_at=now))
+    proof_attach(user, Proof(method="session", second_factor_at=now, second_factor_method=method))
 
 
 def _refuse(user: StaffUser, *, purpose: Purpose, message: str, throttled: bool) -> None:
