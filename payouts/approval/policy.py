@@ -40,6 +40,7 @@ from staff.services import audit_record
 from staff.step_up import step_up_require
 
 DEFAULT_REQUIRED = 1
+CENT = Decimal("0.01")
 # The roles a chain step may name: the ones whose holders approve payouts (an admin approves
 # only where a step names the admin role).
 APPROVING_ROLES = ("finance_approver", "admin")
@@ -106,7 +107,8 @@ def limits_used(payout: Payout, limits: Sequence[LimitSpec]) -> dict[int, Decima
             rows = rows.filter(maker_id=payout.maker_id)
         else:
             rows = rows.filter(recipient_id=payout.recipient_id)
-        used[index] = rows.aggregate(total=Sum("amount"))["total"] or Decimal("0")
+        total = rows.aggregate(total=Sum("amount"))["total"] or Decimal("0")
+        used[index] = Decimal(total).quantize(CENT)  # amounts have 2 places: exact
     return used
 
 
