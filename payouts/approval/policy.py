@@ -121,12 +121,12 @@ def limit_breach_of(payout: Payout, policy: ApprovalPolicy | None) -> LimitBreac
     )
 
 
-def recipient_approver_roles_current() -> list[str] | None:
-    """The roles the policy in force lets approve a recipient; None: no policy says (default)."""
+def recipient_approver_roles_current() -> list[str]:
+    """The roles the policy in force lets approve a recipient: the provider payouts registers
+    with accounts' dual control (`register_recipient_approver_roles`). Empty (no policy, or
+    none named): accounts falls back to its setting, never to nobody."""
     policy = approval_policy_current()
-    if policy is None or not policy.recipient_approver_roles:
-        return None
-    return list(policy.recipient_approver_roles)
+    return list(policy.recipient_approver_roles) if policy is not None else []
 
 
 class PolicyInvalid(ServiceError):

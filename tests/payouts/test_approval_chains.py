@@ -289,7 +289,7 @@ def test_publishing_refuses_a_policy_it_could_not_apply(
 def test_the_policy_keeps_limits_and_recipient_approver_roles(staff: dict[str, StaffUser]) -> None:
     from payouts.approval.policy import recipient_approver_roles_current
 
-    assert recipient_approver_roles_current() is None
+    assert recipient_approver_roles_current() == []
     policy = publish(
         staff,
         limits=[LimitSpec("recipient", D("100.50"), "usd", days=7)],
