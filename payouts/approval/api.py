@@ -22,7 +22,7 @@ from payouts.approval.rules import ChainStep, LimitSpec, RuleSpec, chain_total
 from payouts.approval.selectors import (
     SCOPE_ANYONE,
     SCOPE_MINE,
-    approval_inbox,
+    approval_inbox_rows,
     policy_impact,
     valid_approvals,
 )
@@ -133,7 +133,9 @@ def approvals(
         raise ServiceError("scope is mine or anyone.", errors=[("scope", "must be mine or anyone")])
     if not can_read_payouts(user):
         raise PermissionDenied("Not allowed.")
-    rows = approval_inbox(user=user, environment=environment_of(request, environment), scope=scope)
+    rows = approval_inbox_rows(
+        user=user, environment=environment_of(request, environment), scope=scope
+    )
     return 200, [
         InboxItemOut(
             id=p.pk,

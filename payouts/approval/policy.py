@@ -35,9 +35,9 @@ from payouts.models import (
 from staff.errors import ServiceError
 from staff.models import StaffUser
 from staff.roles import APPROVAL_POLICY_MANAGE as POLICY_MANAGE
-from staff.roles import ROLES_BY_KEY
+from staff.roles import ROLES_BY_KEY, SCOPE_APPROVE, user_roles
 from staff.services import audit_record
-from staff.step_up import step_up_require
+from staff.step_up import proof_of, step_up_require
 
 DEFAULT_REQUIRED = 1
 CENT = Decimal("0.01")
@@ -127,6 +127,16 @@ def recipient_approver_roles_current() -> list[str]:
     none named): accounts falls back to its setting, never to nobody."""
     policy = approval_policy_current()
     return list(policy.recipient_approver_roles) if policy is not None else []
+
+
+def approver_roles(user: StaffUser) -> frozenset[str]:
+    """The roles that let `user` fill a chain step naming them. A request by an API token fills
+    one only when the token may approve (its `approve` scope): a token never does more than its
+    scopes, whatever its owner's roles."""
+    proof = proof_of(user)
+    if proof is not None and proof.scopes is not None and SCOPE_APPROVE not in proof.scopes:
+        return frozenset()
+    return frozenset(role.key for role in user_roles(user))
 
 
 class PolicyInvalid(ServiceError):

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from gateway import idempotency
 from payouts.approval import notifications
+from payouts.approval.policy import approver_roles
 from payouts.approval.rules import (
     ApprovalFacts,
     Refusal,
@@ -30,8 +31,8 @@ from payouts.models import (
 )
 from payouts.states import payout_change_record, payout_locked, payout_transition
 from staff.models import StaffUser
-from staff.roles import PAYOUT_APPROVE, PAYOUT_INITIATE, SCOPE_APPROVE, user_roles
-from staff.step_up import proof_of, step_up_require
+from staff.roles import PAYOUT_APPROVE, PAYOUT_INITIATE
+from staff.step_up import step_up_require
 
 S = PayoutStatus
 REASON_MAX = 500
@@ -56,16 +57,6 @@ def approval_facts(payout: Payout) -> ApprovalFacts:
         chain=chain_from_json(payout.approval_chain),
         approval_steps=[step for _, step in rows],
     )
-
-
-def approver_roles(user: StaffUser) -> frozenset[str]:
-    """The roles that let `user` fill a chain step naming them. A request by an API token fills
-    one only when the token may approve (its `approve` scope): a token never does more than its
-    scopes, whatever its owner's roles."""
-    proof = proof_of(user)
-    if proof is not None and proof.scopes is not None and SCOPE_APPROVE not in proof.scopes:
-        return frozenset()
-    return frozenset(role.key for role in user_roles(user))
 
 
 def _may_approve_something(user: StaffUser, payout: Payout | int) -> bool:

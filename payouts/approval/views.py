@@ -21,7 +21,13 @@ from payouts.approval.policy import (
     approval_policy_current,
     approval_policy_publish,
 )
-from payouts.approval.selectors import SCOPE_ANYONE, SCOPE_MINE, approval_inbox, policy_impact
+from payouts.approval.selectors import (
+    SCOPE_ANYONE,
+    SCOPE_MINE,
+    approval_inbox,
+    approval_inbox_rows,
+    policy_impact,
+)
 from payouts.approval.services import (
     payout_approval_withdraw,
     payout_approve,
@@ -134,7 +140,7 @@ def approval_inbox_view(request: HttpRequest) -> HttpResponse:
     scope = request.GET.get("scope") or SCOPE_MINE
     if scope not in (SCOPE_MINE, SCOPE_ANYONE):
         scope = SCOPE_MINE
-    rows = list(approval_inbox(user=user, environment=environment_current(user=user), scope=scope))
+    rows = approval_inbox_rows(user=user, environment=environment_current(user=user), scope=scope)
     can_approve = user.has_perm(PAYOUT_APPROVE)
     context = {
         "rows": rows,

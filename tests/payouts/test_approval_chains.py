@@ -299,3 +299,26 @@ def test_the_policy_keeps_limits_and_recipient_approver_roles(staff: dict[str, S
     assert recipient_approver_roles_current() == ["finance_approver", "admin"]
     entry = AuditEntry.objects.get(action="approval_policy.published")
     assert entry.details["limits"][0]["amount"] == "100.50"
+
+
+@pytest.mark.parametrize(
+    ("scopes", "allowed"),
+    [(frozenset({"admin"}), False), (frozenset({"admin", "approve"}), True), (None, True)],
+)
+def test_an_api_token_fills_a_role_step_only_with_the_approve_scope(
+    staff: dict[str, StaffUser], scopes: frozenset[str] | None, allowed: bool
+) -> None:
+    from staff.step_up import Proof, proof_attach
+
+    publish(staff, RuleSpec(required_approvals=2, chain=APPROVER_THEN_ADMIN))
+    payout = submit(draft(staff))
+    payout_approve(payout=payout, by=staff["approver"])
+    admin = StaffUser.objects.get(pk=staff["admin"].pk)
+    method = "session" if scopes is None else "token"
+    proof_attach(admin, Proof(method=method, second_factor_at=timezone.now(), scopes=scopes))
+    if allowed:
+        assert payout_approve(payout=payout, by=admin).complete
+    else:
+        with pytest.raises(PayoutActionRefused) as refused:
+            payout_approve(payout=payout, by=admin)
+        assert refused.value.code == "not_permitted"

@@ -233,3 +233,32 @@ def test_the_payout_page_offers_withdraw_to_whoever_approved(
     payout.refresh_from_db()
     assert (payout.status == S.PENDING_APPROVAL) == ok
     assert payout.approvals.filter(voided_at__isnull=True).exists() != ok
+
+
+def test_my_inbox_lists_what_my_role_can_approve_at_the_current_step(
+    staff: dict[str, StaffUser],
+) -> None:
+    approval_policy_publish(
+        by=staff["admin"],
+        default_required=1,
+        rules=[
+            RuleSpec(
+                required_approvals=2,
+                min_amount=D("10000"),
+                chain=(ChainStep("finance_approver", 1), ChainStep("admin", 1)),
+            )
+        ],
+    )
+    big = pending(staff, "15000.00")
+    small = pending(staff, "10.00")
+
+    def mine(who: str) -> list[int]:
+        response = client_signed_in(staff[who]).get("/api/v1/approvals?scope=mine")
+        assert response.status_code == 200, response.content
+        return sorted(row["id"] for row in response.json())
+
+    assert (mine("approver2"), mine("admin")) == ([big.pk, small.pk], [])
+    payout_approve(payout=big, by=staff["approver"])
+    assert (mine("approver2"), mine("admin")) == ([small.pk], [big.pk])
+    page = client_signed_in(staff["admin"]).get("/payouts/approvals/").content.decode()
+    assert f"#{big.pk}" in page or f"/payouts/{big.pk}/" in page
