@@ -262,3 +262,47 @@ def test_my_inbox_lists_what_my_role_can_approve_at_the_current_step(
     assert (mine("approver2"), mine("admin")) == ([small.pk], [big.pk])
     page = client_signed_in(staff["admin"]).get("/payouts/approvals/").content.decode()
     assert f"#{big.pk}" in page or f"/payouts/{big.pk}/" in page
+
+
+def test_withdrawing_on_the_page_without_a_reason_says_so_on_the_field(
+    staff: dict[str, StaffUser],
+) -> None:
+    payout = pending(staff)
+    payout_approve(payout=payout, by=staff["approver"])
+    client = client_signed_in(staff["approver"])
+    html = client.post(
+        f"/payouts/{payout.pk}/withdraw-approval/", {"reason": ""}, HTTP_HX_REQUEST="true"
+    ).content.decode()
+    assert 'data-testid="withdraw-approval"' in html and "This field is required" in html
+    payout.refresh_from_db()
+    assert payout.status == S.APPROVED
+
+
+@pytest.mark.parametrize("channel", ["page", "api"])
+def test_a_submission_over_a_limit_is_refused_on_the_page_and_the_api(
+    staff: dict[str, StaffUser], channel: str
+) -> None:
+    from payouts.approval.rules import LimitSpec
+    from tests.payouts.test_approval_chains import _ready
+
+    approval_policy_publish(
+        by=staff["admin"],
+        default_required=1,
+        rules=[],
+        limits=[LimitSpec("maker", D("50.00"), "USD", days=0)],
+    )
+    from gateway.models import Environment
+
+    environment = Environment.objects.first() or make_environment()
+    payout = _ready(make_draft(maker=staff["maker"], environment=environment, amount="60.00"))
+    client = client_signed_in(staff["maker"])
+    if channel == "page":
+        html = client.post(f"/payouts/{payout.pk}/submit/", {}).content.decode()
+        assert "maker&#x27;s daily limit of 50.00 USD" in html and "50.00 USD is left" in html
+    else:
+        response = post(client, f"/payouts/{payout.pk}/submit?environment={environment.name}", {})
+        assert response.status_code == 409, response.content
+        body = response.json()
+        assert body["code"] == "limit_exceeded" and body["errors"][0]["field"] == "amount"
+    payout.refresh_from_db()
+    assert payout.status == S.DRAFT and payout.channel == ""
