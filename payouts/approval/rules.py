@@ -161,6 +161,7 @@ class Refusal(enum.StrEnum):
     ALREADY_APPROVED = "already_approved"
     COMPLETE = "complete"
     NOT_YOUR_STEP = "not_your_step"
+    WITHDRAWN = "withdrawn"
 
 
 REFUSAL_MESSAGES: dict[Refusal, str] = {
@@ -171,6 +172,7 @@ REFUSAL_MESSAGES: dict[Refusal, str] = {
     Refusal.ALREADY_APPROVED: "You have already approved this payout; a person counts once.",
     Refusal.COMPLETE: "This payout already has all the approvals it needs.",
     Refusal.NOT_YOUR_STEP: "This payout waits for a step of its chain that your role cannot fill.",
+    Refusal.WITHDRAWN: "You withdrew your approval of this payout; another approver must approve.",
 }
 
 
@@ -189,6 +191,7 @@ class ApprovalFacts:
     required: int
     chain: Sequence[ChainStep] = ()
     approval_steps: Sequence[int] = ()
+    withdrawn_ids: Sequence[int] = ()  # who withdrew an approval in this round
 
     def steps(self) -> Chain:
         return tuple(self.chain) or (ChainStep(ANY_APPROVER, self.required),)
@@ -246,8 +249,9 @@ def approval_decide(
     May `approver_id` approve now, and does that complete the payout's approvals? Steps are
     filled in order: only the current step counts, and a step naming a role is open only to
     people holding it (`roles`); an unnamed step to anyone with the approver permission.
-    Eligibility is necessary, never sufficient: the maker, the recipient's creator and anyone
-    who already approved (at any step) are refused whatever their roles.
+    Eligibility is necessary, never sufficient: the maker, the recipient's creator, anyone who
+    already approved (at any step) and anyone who withdrew their approval in this round (one
+    person, one say per round) are refused whatever their roles.
     """
     distinct = set(facts.approver_ids)
     steps = facts.steps()
@@ -270,6 +274,8 @@ def approval_decide(
         return refuse(Refusal.RECIPIENT_CREATOR)
     if approver_id in distinct:
         return refuse(Refusal.ALREADY_APPROVED)
+    if approver_id in facts.withdrawn_ids:
+        return refuse(Refusal.WITHDRAWN)
     if current is None or len(distinct) >= chain_total(steps):
         return refuse(Refusal.COMPLETE)
     if not eligible(steps[current]):

@@ -71,11 +71,9 @@ def approval_inbox(
     if scope == SCOPE_MINE:
         if not user.has_perm(PAYOUT_APPROVE) and not (approver_roles(user) & set(APPROVING_ROLES)):
             return payouts.none()
+        # Approved in this round, or withdrew (a withdrawn approval is voided in its round).
         mine = Approval.objects.filter(
-            payout=OuterRef("pk"),
-            approver=user,
-            round=OuterRef("approval_round"),
-            voided_at__isnull=True,
+            payout=OuterRef("pk"), approver=user, round=OuterRef("approval_round")
         )
         payouts = (
             payouts.exclude(maker=user).exclude(recipient__created_by=user).exclude(Exists(mine))

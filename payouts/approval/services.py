@@ -38,16 +38,18 @@ S = PayoutStatus
 REASON_MAX = 500
 
 
-def _valid_approvals(payout: Payout) -> list[tuple[int, int]]:
-    return list(
-        payout.approvals.filter(round=payout.approval_round, voided_at__isnull=True)
+def _round_approvals(payout: Payout) -> list[tuple[int, int, bool]]:
+    return [
+        (approver, step, voided is None)
+        for approver, step, voided in payout.approvals.filter(round=payout.approval_round)
         .order_by("created_at", "pk")
-        .values_list("approver_id", "step")
-    )
+        .values_list("approver_id", "step", "voided_at")
+    ]
 
 
 def approval_facts(payout: Payout) -> ApprovalFacts:
-    rows = _valid_approvals(payout)
+    everyone = _round_approvals(payout)
+    rows = [(approver, step) for approver, step, valid in everyone if valid]
     return ApprovalFacts(
         pending=payout.status == S.PENDING_APPROVAL,
         maker_id=payout.maker_id,
@@ -56,6 +58,7 @@ def approval_facts(payout: Payout) -> ApprovalFacts:
         required=payout.approvals_required,
         chain=chain_from_json(payout.approval_chain),
         approval_steps=[step for _, step in rows],
+        withdrawn_ids=[approver for approver, _, valid in everyone if not valid],
     )
 
 
@@ -76,6 +79,7 @@ _REFUSAL_STATUS = {
     Refusal.NOT_PENDING: 409,
     Refusal.COMPLETE: 409,
     Refusal.NOT_YOUR_STEP: 403,
+    Refusal.WITHDRAWN: 409,
 }
 
 

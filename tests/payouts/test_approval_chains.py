@@ -223,9 +223,13 @@ def test_an_approver_withdraws_their_approval_and_the_payout_waits_for_that_step
     assert withdrawn.voided_at and withdrawn.void_reason == "withdrawn: wrong invoice"
     entry = AuditEntry.objects.get(action="payout.approval_withdrawn")
     assert entry.details["reason"] == "wrong invoice" and entry.details["step"] == 1
-    # Step 1 is current again: the admin's step-2 approval stands, another approver completes.
+    # Step 1 is current again: the admin's step-2 approval stands, another approver completes;
+    # who withdrew has had their say in this round (a refusal, never the database's).
     with pytest.raises(PayoutActionRefused):
         payout_approve(payout=payout, by=staff["admin"])
+    with pytest.raises(PayoutActionRefused) as again:
+        payout_approve(payout=payout, by=staff["approver"])
+    assert (again.value.code, again.value.status) == ("withdrawn", 409)
     assert payout_approve(payout=payout, by=staff["approver2"]).complete
 
 

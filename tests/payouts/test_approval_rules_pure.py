@@ -121,6 +121,18 @@ def chained(*approvals: tuple[int, int]) -> ApprovalFacts:
     )
 
 
+def withdrawn(who: int) -> ApprovalFacts:
+    return ApprovalFacts(
+        pending=True,
+        maker_id=1,
+        recipient_creator_id=2,
+        approver_ids=[],
+        required=2,
+        chain=APPROVER_THEN_ADMIN,
+        withdrawn_ids=[who],
+    )
+
+
 @pytest.mark.parametrize(
     ("state", "approver", "permission", "roles", "allowed", "refusal", "complete"),
     [
@@ -140,6 +152,9 @@ def chained(*approvals: tuple[int, int]) -> ApprovalFacts:
         # The maker, even holding the roles.
         (chained((11, 0)), 1, True, {"admin"}, False, Refusal.MAKER, False),
         (chained((11, 0), (10, 1)), 16, True, {FA, "admin"}, False, Refusal.COMPLETE, False),
+        # Who withdrew in this round has had their say.
+        (withdrawn(17), 17, True, {FA}, False, Refusal.WITHDRAWN, False),
+        (withdrawn(17), 18, True, {FA}, True, None, False),
     ],
 )
 def test_chain_decision(
