@@ -127,6 +127,9 @@ def payout_approve(*, payout: Payout | int, by: StaffUser) -> ApprovalOutcome:
         }
         if not decision.complete:
             payout_change_record(locked, by=by, audit="payout.approved", details=details)
+            if approval_facts(locked).current_step() != step:
+                # The next step of the chain opens: tell the people who may fill it.
+                transaction.on_commit(lambda: notifications.notify_waiting_for_approval(locked))
         else:
             locked.approved_amount = locked.amount
             locked.approved_recipient_amount = locked.preview_recipient_amount

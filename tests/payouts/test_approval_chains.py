@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from decimal import Decimal as D
+from typing import Any
 
 import pytest
 from django.utils import timezone
@@ -326,3 +327,23 @@ def test_an_api_token_fills_a_role_step_only_with_the_approve_scope(
         with pytest.raises(PayoutActionRefused) as refused:
             payout_approve(payout=payout, by=admin)
         assert refused.value.code == "not_permitted"
+
+
+def test_each_step_is_announced_to_the_people_who_may_fill_it(
+    staff: dict[str, StaffUser], django_capture_on_commit_callbacks: Any
+) -> None:
+    from payouts.models import NotificationKind, PayoutNotification
+
+    publish(staff, RuleSpec(required_approvals=2, chain=APPROVER_THEN_ADMIN))
+
+    def told() -> set[str]:
+        rows = PayoutNotification.objects.filter(kind=NotificationKind.WAITING_FOR_APPROVAL)
+        return {row.recipient.email for row in rows.select_related("recipient")}
+
+    with django_capture_on_commit_callbacks(execute=True):
+        payout = submit(draft(staff))
+    assert told() == {staff[w].email for w in ("maker_approver", "approver", "approver2")}
+    PayoutNotification.objects.all().delete()
+    with django_capture_on_commit_callbacks(execute=True):
+        payout_approve(payout=payout, by=staff["approver"])
+    assert told() == {staff["admin"].email}
