@@ -101,10 +101,18 @@ OPERATION_PERMISSIONS: dict[str, Need] = {
     "GET /payouts/{payout_id}/documents/{document_id}/content": PAYOUT_READERS,
     "POST /payouts/{payout_id}/submit": (roles.PAYOUT_INITIATE,),
     # payouts: approval and release
-    "POST /payouts/{payout_id}/approve": (roles.PAYOUT_APPROVE,),
+    # A chain step may name the admin role: admins approve (and withdraw) through the service.
+    "POST /payouts/{payout_id}/approve": (roles.PAYOUT_APPROVE, roles.APPROVAL_POLICY_MANAGE),
+    "POST /payouts/{payout_id}/approval/withdraw": (
+        roles.PAYOUT_APPROVE,
+        roles.APPROVAL_POLICY_MANAGE,
+    ),
     "POST /payouts/{payout_id}/reject": (roles.PAYOUT_APPROVE,),
     "POST /payouts/{payout_id}/cancel": (roles.PAYOUT_INITIATE, roles.PAYOUT_APPROVE),
     "GET /approvals": PAYOUT_READERS,
+    "GET /approval-policy": (roles.APPROVAL_POLICY_MANAGE,),
+    "POST /approval-policy/preview": (roles.APPROVAL_POLICY_MANAGE,),
+    "POST /approval-policy": (roles.APPROVAL_POLICY_MANAGE,),
     "GET /payouts/{payout_id}/otp": PAYOUT_READERS,
     "POST /payouts/{payout_id}/otp/send": (roles.PAYOUT_APPROVE,),
     "POST /payouts/{payout_id}/otp/confirm": (roles.PAYOUT_APPROVE,),

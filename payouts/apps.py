@@ -56,6 +56,11 @@ class PayoutsConfig(AppConfig):
             )
         )
 
+        # Who may approve a recipient: the approval policy's list (accounts' dual control). When
+        # accounts offers its hook (issue 20, E1), register it here:
+        #   register_recipient_approver_roles(recipient_approver_roles_current)
+        # from accounts.recipients and payouts.approval.policy respectively.
+
         # Expiry housekeeping of the 15-minute quotes reserved by a payout preview.
         register_schedule("payouts.expire_reservations", tasks.expire_due_reservations, minutes=1)
         # Exactly-once recovery: a payout stuck in `submitting` is re-sent with its own key.

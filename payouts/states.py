@@ -93,18 +93,16 @@ class IllegalTransition(Exception):
 
 
 def _stamp_approval_policy(payout: Payout, *, resubmitted: bool) -> list[str]:
-    from payouts.approval.policy import approval_policy_current, required_for
+    from payouts.approval.policy import approval_policy_current, chain_for, payout_facts
+    from payouts.approval.rules import chain_total
+    from payouts.models import chain_to_json
 
     policy = approval_policy_current()
+    chain = chain_for(policy, payout_facts(payout))
     payout.approval_policy = policy
-    payout.approvals_required = required_for(
-        policy,
-        amount=payout.amount,
-        currency=payout.currency,
-        rail=payout.recipient.account_type,
-        mode=payout.mode,
-    )
-    fields = ["approval_policy", "approvals_required"]
+    payout.approval_chain = chain_to_json(chain)
+    payout.approvals_required = chain_total(chain)
+    fields = ["approval_policy", "approvals_required", "approval_chain"]
     if resubmitted:
         payout.approval_round += 1
         payout.rejection_reason = ""

@@ -33,6 +33,7 @@ urlpatterns = [
     path("<int:pk>/approve/", approval.approve_view, name="approve"),
     path("<int:pk>/reject/", approval.reject_view, name="reject"),
     path("<int:pk>/cancel/", approval.cancel_view, name="cancel"),
+    path("<int:pk>/withdraw-approval/", approval.withdraw_view, name="withdraw_approval"),
     path("<int:pk>/requote/", approval.requote_view, name="requote"),
     path("approvals/", approval.approval_inbox_view, name="approvals"),
     path("approvals/approve/", approval.bulk_approve_view, name="bulk_approve"),

@@ -18,10 +18,15 @@ from console.lists import filters_by_maker, is_htmx, list_template, page_of
 from gateway.models import Environment
 from gateway.selectors import environment_current
 from payouts import selectors
-from payouts.approval.forms import RejectForm
-from payouts.approval.rules import approval_decide
+from payouts.approval.forms import RejectForm, WithdrawForm
+from payouts.approval.rules import approval_decide, chain_label
 from payouts.approval.selectors import approvals_history, valid_approvals
-from payouts.approval.services import CANCELLABLE, approval_facts
+from payouts.approval.services import (
+    CANCELLABLE,
+    approval_facts,
+    approval_released,
+    approver_roles,
+)
 from payouts.drafts.checks import submission_problems
 from payouts.drafts.documents import document_open, documents_opened_by
 from payouts.drafts.forms import DocumentForm, SubmitForm
@@ -170,10 +175,13 @@ def panel_response(request: HttpRequest, pk: int, partial: str, **extra: Any) ->
 def live_context(request: HttpRequest, payout: Payout, **extra: Any) -> dict[str, Any]:
     user = staff_of(request)
     now = timezone.now()
+    facts = approval_facts(payout)
+    roles = approver_roles(user)
     decision = approval_decide(
-        approval_facts(payout), approver_id=user.pk, has_permission=user.has_perm(PAYOUT_APPROVE)
+        facts, approver_id=user.pk, has_permission=user.has_perm(PAYOUT_APPROVE), roles=roles
     )
     is_approver = user.has_perm(PAYOUT_APPROVE)
+    fills_a_step = is_approver or any(step.role in roles for step in facts.steps() if step.role)
     deposit: dict[str, Any] = payout.deposit_instructions or {}
     deposit_expires = None
     if deposit.get("expires_at"):
@@ -195,8 +203,12 @@ def live_context(request: HttpRequest, payout: Payout, **extra: Any) -> dict[str
         "approvals_history": history,
         "can_approve": decision.allowed,
         "approve_refusal": decision.message
-        if is_approver and payout.status == S.PENDING_APPROVAL
+        if fills_a_step and payout.status == S.PENDING_APPROVAL
         else "",
+        "approval_chain_label": chain_label(facts.steps()),
+        "can_withdraw": any(a.approver_id == user.pk for a in approvals)
+        and payout.status in (S.PENDING_APPROVAL, S.APPROVED)
+        and not approval_released(payout),
         "can_reject": is_approver
         and payout.status == S.PENDING_APPROVAL
         and user.pk not in (payout.maker_id, payout.recipient.created_by_id),
@@ -221,6 +233,7 @@ def live_context(request: HttpRequest, payout: Payout, **extra: Any) -> dict[str
         .select_related("actor")
         .order_by("at", "pk"),
         "reject_form": extra.pop("reject_form", None) or RejectForm(),
+        "withdraw_form": extra.pop("withdraw_form", None) or WithdrawForm(),
         # The release step (code sent, tries, expiry, any sandbox hint): payouts.release.views.
         **release_step_context(request, payout),
         **extra,

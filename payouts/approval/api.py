@@ -10,15 +10,34 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from ninja import Field, Router, Schema
 
-from console.inputs import MultilineText
+from console.inputs import Amount, MultilineText, Text
 from gateway.api_support import ERROR_RESPONSES, EnvironmentName
 from payouts.api_support import ERRORS, PayoutStateOut, payout_action, state_out
-from payouts.approval.selectors import SCOPE_ANYONE, SCOPE_MINE, approval_inbox, valid_approvals
-from payouts.approval.services import payout_approve, payout_cancel, payout_reject
-from payouts.models import Payout
+from payouts.approval.policy import (
+    approval_policy_current,
+    approval_policy_publish,
+    policy_validate,
+)
+from payouts.approval.rules import ChainStep, LimitSpec, RuleSpec, chain_total
+from payouts.approval.selectors import (
+    SCOPE_ANYONE,
+    SCOPE_MINE,
+    approval_inbox_rows,
+    policy_impact,
+    valid_approvals,
+)
+from payouts.approval.services import (
+    payout_approval_withdraw,
+    payout_approve,
+    payout_cancel,
+    payout_reject,
+)
+from payouts.models import ApprovalPolicy, Payout
 from payouts.selectors import can_read_payouts
 from quotes.api import environment_of, staff_of
 from staff.errors import ServiceError
+from staff.models import StaffUser
+from staff.roles import APPROVAL_POLICY_MANAGE
 
 router = Router(tags=["approvals"])
 
@@ -114,7 +133,9 @@ def approvals(
         raise ServiceError("scope is mine or anyone.", errors=[("scope", "must be mine or anyone")])
     if not can_read_payouts(user):
         raise PermissionDenied("Not allowed.")
-    rows = approval_inbox(user=user, environment=environment_of(request, environment), scope=scope)
+    rows = approval_inbox_rows(
+        user=user, environment=environment_of(request, environment), scope=scope
+    )
     return 200, [
         InboxItemOut(
             id=p.pk,
@@ -133,3 +154,226 @@ def approvals(
         )
         for p in rows
     ]
+
+
+# --- Undo -----------------------------------------------------------------------------------
+
+
+class WithdrawIn(Schema):
+    reason: MultilineText = Field(description="Why (kept in the audit trail), at most 500.")
+
+
+@router.post(
+    "/payouts/{payout_id}/approval/withdraw",
+    response={200: PayoutStateOut, **ERRORS},
+    operation_id="payouts_approvals_api_withdraw",
+)
+def withdraw(
+    request: HttpRequest,
+    payout_id: int,
+    payload: WithdrawIn,
+    environment: str | None = EnvironmentName,
+) -> tuple[int, Any]:
+    """Withdraw your own approval before release: the payout waits for that step again."""
+    payout = payout_action(
+        request, payout_id, environment, payout_approval_withdraw, reason=payload.reason
+    )
+    return 200, state_out(payout)
+
+
+# --- The approval policy --------------------------------------------------------------------
+
+
+class ChainStepSchema(Schema):
+    role: Text = Field("", description="A role key (finance_approver, admin); empty: any approver.")
+    count: int = Field(ge=1, le=10)
+
+
+class RuleSchema(Schema):
+    min_amount: Amount = Field(Decimal("0"), ge=0, description="From this amount (inclusive).")
+    currency: Text = Field("", max_length=8, description="Empty: any.")
+    rail: Text = Field("", max_length=16, description="Empty: any.")
+    mode: Text = Field("", max_length=8, description="fiat, crypto; empty: any.")
+    required_approvals: int = Field(
+        1, ge=1, le=10, description="Without a chain: this many approvers, any order."
+    )
+    chain: list[ChainStepSchema] = Field(
+        default_factory=list, description="Ordered steps; when given, its total is the count."
+    )
+    country: Text = Field("", max_length=2, description="Recipient's country; empty: any.")
+    channel: Text = Field("", max_length=4, description="page or api; empty: any.")
+    maker_ids: list[int] = Field(default_factory=list, description="Makers (staff ids).")
+    maker_roles: list[Text] = Field(default_factory=list, description="Makers holding a role.")
+    recipient_younger_than_days: int | None = Field(
+        None, ge=1, description="A recipient created fewer than this many days ago."
+    )
+
+
+class LimitSchema(Schema):
+    subject: Text = Field(description="maker or recipient.")
+    amount: Amount = Field(gt=0, max_digits=14, decimal_places=2)
+    currency: Text = Field(max_length=8)
+    days: int = Field(0, ge=0, le=366, description="0: the calendar day (UTC); N: rolling N days.")
+
+
+class PolicyIn(Schema):
+    default_required: int = Field(1, ge=1, le=10)
+    rules: list[RuleSchema] = Field(default_factory=list)
+    limits: list[LimitSchema] = Field(default_factory=list)
+    recipient_approver_roles: list[Text] = Field(default_factory=list)
+    note: Text = Field("", max_length=255)
+
+
+class PolicyOut(PolicyIn):
+    version: int | None = Field(description="None: nothing published yet (the default).")
+    created_at: datetime | None
+    created_by: str | None
+
+
+class ImpactOut(Schema):
+    payout_id: int
+    amount: Decimal
+    currency: str
+    required_now: int
+    required_under_draft: int
+    chain_now: list[ChainStepSchema]
+    chain_under_draft: list[ChainStepSchema]
+    limit_exceeded: str | None = Field(description="The limit it would now exceed, in words.")
+    changed: bool
+
+
+def _rule_spec(rule: RuleSchema) -> RuleSpec:
+    chain = tuple(ChainStep(step.role, step.count) for step in rule.chain)
+    return RuleSpec(
+        required_approvals=chain_total(chain) or rule.required_approvals,
+        min_amount=rule.min_amount,
+        currency=rule.currency.upper(),
+        rail=rule.rail.upper(),
+        mode=rule.mode.lower(),
+        chain=chain,
+        country=rule.country.upper(),
+        channel=rule.channel,
+        maker_ids=frozenset(rule.maker_ids),
+        maker_roles=frozenset(rule.maker_roles),
+        recipient_younger_than_days=rule.recipient_younger_than_days,
+    )
+
+
+def _limit_spec(limit: LimitSchema) -> LimitSpec:
+    return LimitSpec(
+        subject=limit.subject, amount=limit.amount, currency=limit.currency.upper(), days=limit.days
+    )
+
+
+def _rule_out(rule: RuleSpec) -> RuleSchema:
+    return RuleSchema(
+        min_amount=rule.min_amount,
+        currency=rule.currency,
+        rail=rule.rail,
+        mode=rule.mode,
+        required_approvals=rule.required_approvals,
+        chain=[ChainStepSchema(role=s.role, count=s.count) for s in rule.chain],
+        country=rule.country,
+        channel=rule.channel,
+        maker_ids=sorted(rule.maker_ids),
+        maker_roles=sorted(rule.maker_roles),
+        recipient_younger_than_days=rule.recipient_younger_than_days,
+    )
+
+
+def _policy_out(policy: ApprovalPolicy | None) -> PolicyOut:
+    if policy is None:
+        return PolicyOut(
+            version=None, created_at=None, created_by=None, default_required=1, note=""
+        )
+    return PolicyOut(
+        version=policy.version,
+        created_at=policy.created_at,
+        created_by=policy.created_by.email if policy.created_by else None,
+        default_required=policy.default_required,
+        rules=[_rule_out(rule) for rule in policy.specs()],
+        limits=[
+            LimitSchema(subject=x.subject, amount=x.amount, currency=x.currency, days=x.days)
+            for x in policy.limit_specs()
+        ],
+        recipient_approver_roles=list(policy.recipient_approver_roles),
+        note=policy.note,
+    )
+
+
+def _require_policy_manager(request: HttpRequest) -> StaffUser:
+    user = staff_of(request)
+    if not user.has_perm(APPROVAL_POLICY_MANAGE):
+        raise PermissionDenied("The approval policy is managed by admins.")
+    return user
+
+
+@router.get(
+    "/approval-policy",
+    response={200: PolicyOut, **ERROR_RESPONSES},
+    operation_id="payouts_approvals_api_policy",
+)
+def policy_read(request: HttpRequest) -> tuple[int, Any]:
+    """The approval policy in force: its chains and conditions, limits, recipients' approvers."""
+    _require_policy_manager(request)
+    return 200, _policy_out(approval_policy_current())
+
+
+@router.post(
+    "/approval-policy/preview",
+    response={200: list[ImpactOut], **ERROR_RESPONSES},
+    operation_id="payouts_approvals_api_policy_preview",
+)
+def policy_preview(
+    request: HttpRequest, payload: PolicyIn, environment: str | None = EnvironmentName
+) -> tuple[int, Any]:
+    """What a draft policy would change for every payout waiting now (nothing is written)."""
+    _require_policy_manager(request)
+    rules = [_rule_spec(rule) for rule in payload.rules]
+    limits = [_limit_spec(limit) for limit in payload.limits]
+    policy_validate(
+        default_required=payload.default_required,
+        rules=rules,
+        limits=limits,
+        recipient_approver_roles=payload.recipient_approver_roles,
+    )
+    rows = policy_impact(
+        rules=rules,
+        default=payload.default_required,
+        limits=limits,
+        environment=environment_of(request, environment),
+    )
+    return 200, [
+        ImpactOut(
+            payout_id=row.payout.pk,
+            amount=row.payout.amount,
+            currency=row.payout.currency,
+            required_now=row.required_now,
+            required_under_draft=row.required_under_new,
+            chain_now=[ChainStepSchema(role=s.role, count=s.count) for s in row.chain_now],
+            chain_under_draft=[ChainStepSchema(role=s.role, count=s.count) for s in row.chain_new],
+            limit_exceeded=row.breach.message if row.breach else None,
+            changed=row.changed,
+        )
+        for row in rows
+    ]
+
+
+@router.post(
+    "/approval-policy",
+    response={201: PolicyOut, **ERROR_RESPONSES},
+    operation_id="payouts_approvals_api_policy_publish",
+)
+def policy_publish(request: HttpRequest, payload: PolicyIn) -> tuple[int, Any]:
+    """Publish a new version (step-up `approval_policy.publish`); waiting payouts keep theirs."""
+    user = _require_policy_manager(request)
+    policy = approval_policy_publish(
+        by=user,
+        default_required=payload.default_required,
+        rules=[_rule_spec(rule) for rule in payload.rules],
+        limits=[_limit_spec(limit) for limit in payload.limits],
+        recipient_approver_roles=payload.recipient_approver_roles,
+        note=payload.note,
+    )
+    fresh = ApprovalPolicy.objects.select_related("created_by").get(pk=policy.pk)
+    return 201, _policy_out(fresh)

@@ -7,8 +7,16 @@ from decimal import Decimal, InvalidOperation
 from django import forms
 
 from console.inputs import TextField
-from payouts.approval.rules import RuleSpec
+from payouts.approval.rules import (
+    CHANNELS,
+    LIMIT_SUBJECTS,
+    Chain,
+    ChainStep,
+    LimitSpec,
+    RuleSpec,
+)
 from payouts.models import ApprovalRule
+from staff.roles import ROLES
 
 
 class RejectForm(forms.Form):
@@ -20,60 +28,180 @@ class RejectForm(forms.Form):
     )
 
 
+CONDITION_KEYS = ("country", "channel", "makers", "maker_roles", "recipient_under_days")
+
+
+def parse_chain(text: str, number: int) -> tuple[int, Chain]:
+    """`2` (two approvers, any) or `finance_approver:1>admin:1` (in order, by role)."""
+    if text.isdigit():
+        return int(text), ()
+    steps = []
+    for part in text.split(">"):
+        role, _, count = part.partition(":")
+        if not role or not count.isdigit() or int(count) < 1:
+            raise forms.ValidationError(
+                f"Line {number}: approvers is a number or role:count>role:count."
+            )
+        steps.append(ChainStep("" if role == "approver" else role, int(count)))
+    return sum(step.count for step in steps), tuple(steps)
+
+
+def _conditions(parts: list[str], number: int) -> dict[str, str]:
+    found = {}
+    for part in parts:
+        key, sep, value = part.partition("=")
+        if not sep or key not in CONDITION_KEYS or not value:
+            raise forms.ValidationError(
+                f"Line {number}: conditions are key=value, keys {', '.join(CONDITION_KEYS)}."
+            )
+        found[key] = value
+    return found
+
+
+def parse_rule_line(line: str, number: int) -> RuleSpec | None:
+    parts = line.split()
+    if not parts:
+        return None
+    if len(parts) < 5:
+        raise forms.ValidationError(
+            f"Line {number}: five values (amount currency rail mode approvers), then conditions."
+        )
+    amount, currency, rail, mode, approvers = parts[:5]
+    conditions = _conditions(parts[5:], number)
+    try:
+        minimum = Decimal(amount)
+        count, chain = parse_chain(approvers, number)
+        makers = frozenset(int(pk) for pk in conditions.get("makers", "").split(",") if pk)
+        under = conditions.get("recipient_under_days")
+        younger = int(under) if under is not None else None
+    except (InvalidOperation, ValueError):
+        raise forms.ValidationError(
+            f"Line {number}: the amount, approvers, makers and days are numbers."
+        ) from None
+    if not minimum.is_finite() or minimum < 0 or count < 1:
+        raise forms.ValidationError(f"Line {number}: amount ≥ 0 and approvers ≥ 1.")
+    if mode not in ("*", "fiat", "crypto"):
+        raise forms.ValidationError(f"Line {number}: mode is fiat, crypto or *.")
+    channel = conditions.get("channel", "")
+    if channel and channel not in CHANNELS:
+        raise forms.ValidationError(f"Line {number}: channel is page or api.")
+    return RuleSpec(
+        required_approvals=count,
+        min_amount=minimum,
+        currency="" if currency == "*" else currency.upper(),
+        rail="" if rail == "*" else rail.upper(),
+        mode="" if mode == "*" else mode,
+        chain=chain,
+        country=conditions.get("country", "").upper(),
+        channel=channel,
+        maker_ids=makers,
+        maker_roles=frozenset(r for r in conditions.get("maker_roles", "").split(",") if r),
+        recipient_younger_than_days=younger,
+    )
+
+
+def parse_limit_line(line: str, number: int) -> LimitSpec | None:
+    """`maker day 50000 USD` (calendar day) or `recipient 7d 100000 USD` (rolling 7 days)."""
+    parts = line.split()
+    if not parts:
+        return None
+    problem = forms.ValidationError(
+        f"Line {number}: subject (maker, recipient), window (day or Nd), amount, currency."
+    )
+    if len(parts) != 4 or parts[0] not in LIMIT_SUBJECTS:
+        raise problem
+    subject, window, amount, currency = parts
+    if window == "day":
+        days = 0
+    elif window.endswith("d") and window[:-1].isdigit() and int(window[:-1]) >= 1:
+        days = int(window[:-1])
+    else:
+        raise problem
+    try:
+        value = Decimal(amount)
+    except InvalidOperation:
+        raise problem from None
+    if not value.is_finite() or value <= 0 or value.as_tuple().exponent < -2:  # type: ignore[operator]
+        raise forms.ValidationError(f"Line {number}: an amount above 0, at most 2 decimals.")
+    return LimitSpec(subject=subject, amount=value, currency=currency.upper(), days=days)
+
+
+class WithdrawForm(forms.Form):
+    reason = TextField(
+        max_length=500,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        label="Why you withdraw your approval",
+        multiline=True,
+    )
+
+
 class PolicyForm(forms.Form):
-    """The whole policy as lines: `min_amount currency rail mode approvers` (`*` for any)."""
+    """The whole policy as lines: rules, limits and who approves recipients."""
 
     default_required = forms.IntegerField(min_value=1, max_value=10, initial=1)
     rules = TextField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 5}),
         help_text="One rule a line: minimum amount, currency, rail, mode, approvers; * is any. "
-        "Example: 10000 USD * * 2",
+        "Approvers is a number or an ordered chain of role:count (finance_approver:1>admin:1). "
+        "Then optional conditions: country=MX channel=api makers=12,14 "
+        "maker_roles=finance_maker recipient_under_days=30. "
+        "Example: 10000 USD * * finance_approver:1>admin:1 channel=api",
         multiline=True,
+    )
+    limits = TextField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text="One limit a line: maker or recipient, day (calendar day, UTC) or Nd (rolling "
+        "N days), amount, currency. Example: maker 7d 100000 USD",
+        multiline=True,
+    )
+    recipient_approver_roles = forms.MultipleChoiceField(
+        required=False,
+        choices=[(role.key, role.display_name) for role in ROLES],
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Who may approve a new recipient (none ticked: the default setting).",
     )
     note = TextField(required=False, max_length=255)
 
     def clean_rules(self) -> list[RuleSpec]:
-        specs = []
-        for number, line in enumerate(self.cleaned_data["rules"].splitlines(), start=1):
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != 5:
-                raise forms.ValidationError(
-                    f"Line {number}: five values (amount currency rail mode approvers)."
-                )
-            amount, currency, rail, mode, required = parts
-            try:
-                minimum = Decimal(amount)
-                count = int(required)
-            except (InvalidOperation, ValueError):
-                raise forms.ValidationError(
-                    f"Line {number}: the amount and the approvers are numbers."
-                ) from None
-            if minimum < 0 or count < 1:
-                raise forms.ValidationError(f"Line {number}: amount ≥ 0 and approvers ≥ 1.")
-            if mode not in ("*", "fiat", "crypto"):
-                raise forms.ValidationError(f"Line {number}: mode is fiat, crypto or *.")
-            specs.append(
-                RuleSpec(
-                    required_approvals=count,
-                    min_amount=minimum,
-                    currency="" if currency == "*" else currency.upper(),
-                    rail="" if rail == "*" else rail.upper(),
-                    mode="" if mode == "*" else mode,
-                )
-            )
-        return specs
+        lines = self.cleaned_data["rules"].splitlines()
+        specs = [parse_rule_line(line, n) for n, line in enumerate(lines, start=1)]
+        return [spec for spec in specs if spec is not None]
+
+    def clean_limits(self) -> list[LimitSpec]:
+        lines = self.cleaned_data["limits"].splitlines()
+        specs = [parse_limit_line(line, n) for n, line in enumerate(lines, start=1)]
+        return [spec for spec in specs if spec is not None]
 
 
 def rule_line(rule: ApprovalRule) -> str:
-    return " ".join(
-        [
-            str(rule.min_amount),
-            rule.currency or "*",
-            rule.rail or "*",
-            rule.mode or "*",
-            str(rule.required_approvals),
-        ]
+    spec = rule.spec()
+    approvers = (
+        ">".join(f"{step.role or 'approver'}:{step.count}" for step in spec.chain)
+        if spec.chain
+        else str(spec.required_approvals)
     )
+    words = [
+        str(rule.min_amount),
+        rule.currency or "*",
+        rule.rail or "*",
+        rule.mode or "*",
+        approvers,
+    ]
+    if spec.country:
+        words.append(f"country={spec.country}")
+    if spec.channel:
+        words.append(f"channel={spec.channel}")
+    if spec.maker_ids:
+        words.append("makers=" + ",".join(str(pk) for pk in sorted(spec.maker_ids)))
+    if spec.maker_roles:
+        words.append("maker_roles=" + ",".join(sorted(spec.maker_roles)))
+    if spec.recipient_younger_than_days is not None:
+        words.append(f"recipient_under_days={spec.recipient_younger_than_days}")
+    return " ".join(words)
+
+
+def limit_line(limit: LimitSpec) -> str:
+    window = "day" if limit.days == 0 else f"{limit.days}d"
+    return f"{limit.subject} {window} {limit.amount} {limit.currency}"

@@ -10,7 +10,8 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.utils import timezone
 
-from payouts.models import NotificationKind, Payout, PayoutNotification
+from payouts.approval.rules import ApprovalFacts, approval_decide
+from payouts.models import NotificationKind, Payout, PayoutNotification, chain_from_json
 from staff.models import StaffUser
 from staff.roles import PAYOUT_APPROVE
 
@@ -18,16 +19,34 @@ logger = logging.getLogger("payouts")
 
 
 def _approvers_for(payout: Payout) -> list[StaffUser]:
-    """Everyone who may approve it: the permission, minus the people the SoD rules exclude."""
-    excluded = {payout.maker_id, payout.recipient.created_by_id}
-    excluded |= set(
-        payout.approvals.filter(round=payout.approval_round, voided_at__isnull=True).values_list(
-            "approver_id", flat=True
-        )
+    """Everyone who may approve it now: the pure decision for each active person (the approver
+    permission, or the role the chain's current step names), so the SoD rules exclude the maker,
+    the recipient's creator and who approved or withdrew in this round."""
+    rows = list(
+        payout.approvals.filter(round=payout.approval_round)
+        .order_by("created_at", "pk")
+        .values_list("approver_id", "step", "voided_at")
+    )
+    facts = ApprovalFacts(
+        pending=True,
+        maker_id=payout.maker_id,
+        recipient_creator_id=payout.recipient.created_by_id,
+        approver_ids=[who for who, _, voided in rows if voided is None],
+        required=payout.approvals_required,
+        chain=chain_from_json(payout.approval_chain),
+        approval_steps=[step for _, step, voided in rows if voided is None],
+        withdrawn_ids=[who for who, _, voided in rows if voided is not None],
     )
     people = StaffUser.objects.filter(is_active=True).prefetch_related("groups")
     return [
-        person for person in people if person.pk not in excluded and person.has_perm(PAYOUT_APPROVE)
+        person
+        for person in people
+        if approval_decide(
+            facts,
+            approver_id=person.pk,
+            has_permission=person.has_perm(PAYOUT_APPROVE),
+            roles=frozenset(group.name for group in person.groups.all()),
+        ).allowed
     ]
 
 

@@ -4,13 +4,31 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from django.db.models import Exists, OuterRef, Prefetch, QuerySet
+from django.utils import timezone
 
 from gateway.models import Environment
-from payouts.approval.rules import RuleSpec, approvals_required
-from payouts.models import Approval, Payout, PayoutStatus
+from payouts.approval.policy import APPROVING_ROLES, NOT_COUNTED, approver_roles, payout_facts
+from payouts.approval.rules import (
+    ANY_APPROVER,
+    LIMIT_MAKER,
+    ApprovalFacts,
+    Chain,
+    ChainStep,
+    LimitBreach,
+    LimitSpec,
+    RuleSpec,
+    approval_chain,
+    approval_decide,
+    chain_label,
+    chain_total,
+    limit_breach,
+)
+from payouts.models import Approval, Payout, PayoutStatus, chain_from_json
 from staff.models import StaffUser
 from staff.roles import PAYOUT_APPROVE
 
@@ -51,18 +69,47 @@ def approval_inbox(
     if environment is not None:
         payouts = payouts.filter(environment=environment)
     if scope == SCOPE_MINE:
-        if not user.has_perm(PAYOUT_APPROVE):
+        if not user.has_perm(PAYOUT_APPROVE) and not (approver_roles(user) & set(APPROVING_ROLES)):
             return payouts.none()
+        # Approved in this round, or withdrew (a withdrawn approval is voided in its round).
         mine = Approval.objects.filter(
-            payout=OuterRef("pk"),
-            approver=user,
-            round=OuterRef("approval_round"),
-            voided_at__isnull=True,
+            payout=OuterRef("pk"), approver=user, round=OuterRef("approval_round")
         )
         payouts = (
             payouts.exclude(maker=user).exclude(recipient__created_by=user).exclude(Exists(mine))
         )
     return payouts
+
+
+def approval_inbox_rows(
+    *, user: StaffUser, environment: Environment | None, scope: str = SCOPE_MINE
+) -> list[Payout]:
+    """The inbox as rows. `mine` keeps only the payouts whose current chain step this person
+    may fill now (the pure `approval_decide` on the prefetched approvals: no query per row), so
+    an admin sees the payouts waiting for an admin step and an approver no longer sees those."""
+    rows = list(approval_inbox(user=user, environment=environment, scope=scope))
+    if scope != SCOPE_MINE:
+        return rows
+    roles = approver_roles(user)
+    permitted = user.has_perm(PAYOUT_APPROVE)
+    mine = []
+    for payout in rows:
+        approvals = valid_approvals(payout)
+        facts = ApprovalFacts(
+            pending=True,
+            maker_id=payout.maker_id,
+            recipient_creator_id=payout.recipient.created_by_id,
+            approver_ids=[a.approver_id for a in approvals],
+            required=payout.approvals_required,
+            chain=chain_from_json(payout.approval_chain),
+            approval_steps=[a.step for a in approvals],
+        )
+        decision = approval_decide(
+            facts, approver_id=user.pk, has_permission=permitted, roles=roles
+        )
+        if decision.allowed:
+            mine.append(payout)
+    return mine
 
 
 def valid_approvals(payout: Payout) -> list[Approval]:
@@ -79,35 +126,112 @@ def approvals_history(payout: Payout) -> QuerySet[Approval]:
 
 @dataclass(frozen=True)
 class PolicyImpact:
+    """What a draft policy would change for one payout waiting now (it keeps its own chain:
+    stamped at submission; the preview says what the same payout would need if submitted now)."""
+
     payout: Payout
-    required_now: int
-    required_under_new: int
+    chain_now: Chain
+    chain_new: Chain
+    breach: LimitBreach | None
+
+    @property
+    def required_now(self) -> int:
+        return chain_total(self.chain_now)
+
+    @property
+    def required_under_new(self) -> int:
+        return chain_total(self.chain_new)
+
+    @property
+    def chain_now_label(self) -> str:
+        return chain_label(self.chain_now)
+
+    @property
+    def chain_new_label(self) -> str:
+        return chain_label(self.chain_new)
+
+    @property
+    def changed(self) -> bool:
+        return self.chain_now != self.chain_new or self.breach is not None
+
+
+def _limit_usage(
+    payouts: Sequence[Payout], limits: Sequence[LimitSpec], now: datetime
+) -> list[dict[int, Decimal]]:
+    """For each payout, what each limit's subject submitted in the window, the payout itself
+    left out (as if it were submitted now): one query, summed here in exact decimals."""
+    if not limits or not payouts:
+        return [{} for _ in payouts]
+    earliest = min(limit.window_start(now) for limit in limits)
+    counted = list(
+        Payout.objects.filter(submitted_at__gte=earliest)
+        .exclude(status__in=NOT_COUNTED)
+        .values_list("pk", "maker_id", "recipient_id", "currency", "amount", "submitted_at")
+    )
+    usage = []
+    for payout in payouts:
+        used: dict[int, Decimal] = {}
+        for index, limit in enumerate(limits):
+            start = limit.window_start(now)
+            subject = payout.maker_id if limit.subject == LIMIT_MAKER else payout.recipient_id
+            used[index] = sum(
+                (
+                    amount
+                    for pk, maker, recipient, currency, amount, at in counted
+                    if pk != payout.pk
+                    and at is not None
+                    and at >= start
+                    and currency.upper() == limit.currency.upper()
+                    and (maker if limit.subject == LIMIT_MAKER else recipient) == subject
+                ),
+                Decimal("0"),
+            )
+        usage.append(used)
+    return usage
 
 
 def policy_impact(
     *,
     rules: Sequence[RuleSpec],
     default: int,
+    limits: Sequence[LimitSpec] = (),
     environment: Environment | None = None,
 ) -> list[PolicyImpact]:
-    """Pending payouts whose count these rules would have changed (they keep theirs: stamped)."""
-    payouts = Payout.objects.filter(status=S.PENDING_APPROVAL).select_related("recipient")
+    """
+    Every payout waiting for approval now: the chain it was stamped with, the chain the draft
+    policy would give it, and the limit it would now exceed (if any), all from the pure
+    decisions; nothing is written. A constant number of queries whatever the number of payouts.
+    """
+    payouts = (
+        Payout.objects.filter(status=S.PENDING_APPROVAL)
+        .select_related("recipient", "maker")
+        .prefetch_related("maker__groups")
+        .order_by("submitted_at", "pk")
+    )
     if environment is not None:
         payouts = payouts.filter(environment=environment)
+    rows = list(payouts)
+    now = timezone.now()
+    usage = _limit_usage(rows, limits, now)
     impacts = []
-    for payout in payouts.order_by("submitted_at", "pk"):
-        would = approvals_required(
-            rules,
-            default=default,
-            amount=payout.amount,
-            currency=payout.currency,
-            rail=payout.recipient.account_type,
-            mode=payout.mode,
+    for payout, used in zip(rows, usage, strict=True):
+        roles = frozenset(group.name for group in payout.maker.groups.all())
+        facts = payout_facts(payout, maker_roles=roles)
+        stamped = chain_from_json(payout.approval_chain) or (
+            ChainStep(ANY_APPROVER, payout.approvals_required),
         )
-        if would != payout.approvals_required:
-            impacts.append(PolicyImpact(payout, payout.approvals_required, would))
+        impacts.append(
+            PolicyImpact(
+                payout=payout,
+                chain_now=stamped,
+                chain_new=approval_chain(rules, default=default, facts=facts),
+                breach=limit_breach(
+                    limits, amount=payout.amount, currency=payout.currency, used=used
+                ),
+            )
+        )
     return impacts
 
 
 def waiting_count(user: StaffUser, environment: Environment | None) -> int:
-    return approval_inbox(user=user, environment=environment, scope=SCOPE_MINE).count()
+    return len(approval_inbox_rows(user=user, environment=environment, scope=SCOPE_MINE))

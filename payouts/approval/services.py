@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from gateway import idempotency
 from payouts.approval import notifications
+from payouts.approval.policy import approver_roles
 from payouts.approval.rules import (
     ApprovalFacts,
     Refusal,
@@ -20,7 +21,14 @@ from payouts.approval.rules import (
     approvals_kept_after_requote,
 )
 from payouts.errors import PayoutActionRefused
-from payouts.models import Approval, ChangeSource, NotificationKind, Payout, PayoutStatus
+from payouts.models import (
+    Approval,
+    ChangeSource,
+    NotificationKind,
+    Payout,
+    PayoutStatus,
+    chain_from_json,
+)
 from payouts.states import payout_change_record, payout_locked, payout_transition
 from staff.models import StaffUser
 from staff.roles import PAYOUT_APPROVE, PAYOUT_INITIATE
@@ -30,22 +38,37 @@ S = PayoutStatus
 REASON_MAX = 500
 
 
-def _valid_approver_ids(payout: Payout) -> list[int]:
-    return list(
-        payout.approvals.filter(round=payout.approval_round, voided_at__isnull=True)
+def _round_approvals(payout: Payout) -> list[tuple[int, int, bool]]:
+    return [
+        (approver, step, voided is None)
+        for approver, step, voided in payout.approvals.filter(round=payout.approval_round)
         .order_by("created_at", "pk")
-        .values_list("approver_id", flat=True)
-    )
+        .values_list("approver_id", "step", "voided_at")
+    ]
 
 
 def approval_facts(payout: Payout) -> ApprovalFacts:
+    everyone = _round_approvals(payout)
+    rows = [(approver, step) for approver, step, valid in everyone if valid]
     return ApprovalFacts(
         pending=payout.status == S.PENDING_APPROVAL,
         maker_id=payout.maker_id,
         recipient_creator_id=payout.recipient.created_by_id,
-        approver_ids=_valid_approver_ids(payout),
+        approver_ids=[approver for approver, _ in rows],
         required=payout.approvals_required,
+        chain=chain_from_json(payout.approval_chain),
+        approval_steps=[step for _, step in rows],
+        withdrawn_ids=[approver for approver, _, valid in everyone if not valid],
     )
+
+
+def _may_approve_something(user: StaffUser, payout: Payout | int) -> bool:
+    if user.has_perm(PAYOUT_APPROVE):
+        return True
+    pk = payout.pk if isinstance(payout, Payout) else payout
+    chain = Payout.objects.filter(pk=pk).values_list("approval_chain", flat=True).first() or []
+    roles = approver_roles(user)
+    return any(step.role and step.role in roles for step in chain_from_json(chain))
 
 
 _REFUSAL_STATUS = {
@@ -55,6 +78,8 @@ _REFUSAL_STATUS = {
     Refusal.ALREADY_APPROVED: 409,
     Refusal.NOT_PENDING: 409,
     Refusal.COMPLETE: 409,
+    Refusal.NOT_YOUR_STEP: 403,
+    Refusal.WITHDRAWN: 409,
 }
 
 
@@ -76,23 +101,28 @@ def payout_approve(*, payout: Payout | int, by: StaffUser) -> ApprovalOutcome:
     any rule of the payout is looked at; someone without the approver permission is refused as
     before (`not_permitted`), never asked for a second factor they could not use.
     """
-    if by.has_perm(PAYOUT_APPROVE):
+    if _may_approve_something(by, payout):
         step_up_require(by, action="payout.approve")
     with transaction.atomic():
         locked = payout_locked(payout)
         decision = approval_decide(
-            approval_facts(locked), approver_id=by.pk, has_permission=by.has_perm(PAYOUT_APPROVE)
+            approval_facts(locked),
+            approver_id=by.pk,
+            has_permission=by.has_perm(PAYOUT_APPROVE),
+            roles=approver_roles(by),
         )
         if not decision.allowed:
             assert decision.refusal is not None
             raise PayoutActionRefused(
                 str(decision.refusal), decision.message, status=_REFUSAL_STATUS[decision.refusal]
             )
+        step = decision.step or 0
         proof = proof_of(by)
         Approval.objects.create(
             payout=locked,
             approver=by,
             round=locked.approval_round,
+            step=step,
             second_factor_method=proof.second_factor_method if proof else "",
             second_factor_at=proof.second_factor_at if proof else None,
         )
@@ -100,9 +130,14 @@ def payout_approve(*, payout: Payout | int, by: StaffUser) -> ApprovalOutcome:
             "round": locked.approval_round,
             "approvals": decision.count_after,
             "required": locked.approvals_required,
+            "step": step + 1,
+            "step_label": decision.step_label,
         }
         if not decision.complete:
             payout_change_record(locked, by=by, audit="payout.approved", details=details)
+            if approval_facts(locked).current_step() != step:
+                # The next step of the chain opens: tell the people who may fill it.
+                transaction.on_commit(lambda: notifications.notify_waiting_for_approval(locked))
         else:
             locked.approved_amount = locked.amount
             locked.approved_recipient_amount = locked.preview_recipient_amount
@@ -385,4 +420,73 @@ def payout_cancel(*, payout: Payout | int, by: StaffUser, reason: str = "") -> P
             audit="payout.cancelled",
             details={"reason": reason},
         )
+    return locked
+
+
+# --- Undo: an approver withdraws their own approval before release ------------------------------
+
+
+def approval_released(payout: Payout) -> bool:
+    """Past the point of no return for an approval: a code was asked for (fiat) or the
+    initiation began (it may have reached the upstream)."""
+    return bool(payout.otp_sent_to or payout.submitting_since or payout.submit_attempts)
+
+
+def payout_approval_withdraw(*, payout: Payout | int, by: StaffUser, reason: str) -> Payout:
+    """
+    `by` takes back their own approval of this round while the payout is not released (waiting
+    for approval, or approved with no code asked for and nothing sent upstream). The approval is
+    voided with the reason, audited, and the payout waits again for the step it filled (an
+    approved payout goes back to pending approval). No step-up: withdrawing only removes an
+    approval, it can never move money; the reason is required and kept.
+    """
+    reason = (reason or "").strip()
+    if not reason:
+        raise PayoutActionRefused(
+            "reason_required", "Say why the approval is withdrawn.", field="reason", status=400
+        )
+    if len(reason) > REASON_MAX:
+        raise PayoutActionRefused(
+            "reason_too_long",
+            f"The reason must be at most {REASON_MAX} characters.",
+            field="reason",
+            status=400,
+        )
+    with transaction.atomic():
+        locked = payout_locked(payout)
+        mine = (
+            locked.approvals.select_for_update()
+            .filter(round=locked.approval_round, voided_at__isnull=True, approver=by)
+            .first()
+        )
+        if mine is None:
+            raise PayoutActionRefused(
+                "no_approval", "You have no approval of this payout to withdraw.", status=409
+            )
+        if locked.status not in (S.PENDING_APPROVAL, S.APPROVED) or approval_released(locked):
+            raise PayoutActionRefused(
+                "released",
+                "The payout is already being released: an approval can no longer be withdrawn "
+                "(cancel or reject it instead if it is still possible).",
+                status=409,
+            )
+        mine.voided_at = timezone.now()
+        mine.void_reason = f"withdrawn: {reason}"[:200]
+        mine.save(update_fields=["voided_at", "void_reason"])
+        details = {"round": locked.approval_round, "step": mine.step + 1, "reason": reason}
+        if locked.status == S.APPROVED:
+            locked.approved_amount = None
+            locked.approved_recipient_amount = None
+            locked.save(update_fields=["approved_amount", "approved_recipient_amount"])
+            payout_transition(
+                locked,
+                S.PENDING_APPROVAL,
+                source=ChangeSource.STAFF,
+                by=by,
+                reason=f"approval withdrawn: {reason}",
+                audit="payout.approval_withdrawn",
+                details=details,
+            )
+        else:
+            payout_change_record(locked, by=by, audit="payout.approval_withdrawn", details=details)
     return locked

@@ -15,10 +15,26 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from gateway.selectors import environment_current
-from payouts.approval.forms import PolicyForm, RejectForm, rule_line
-from payouts.approval.policy import approval_policy_current, approval_policy_publish
-from payouts.approval.selectors import SCOPE_ANYONE, SCOPE_MINE, approval_inbox, policy_impact
-from payouts.approval.services import payout_approve, payout_cancel, payout_reject, payout_requote
+from payouts.approval.forms import PolicyForm, RejectForm, WithdrawForm, limit_line, rule_line
+from payouts.approval.policy import (
+    PolicyInvalid,
+    approval_policy_current,
+    approval_policy_publish,
+)
+from payouts.approval.selectors import (
+    SCOPE_ANYONE,
+    SCOPE_MINE,
+    approval_inbox,
+    approval_inbox_rows,
+    policy_impact,
+)
+from payouts.approval.services import (
+    payout_approval_withdraw,
+    payout_approve,
+    payout_cancel,
+    payout_reject,
+    payout_requote,
+)
 from payouts.errors import REFUSALS, refusal_text
 from payouts.models import ApprovalPolicy
 from payouts.pages import payout_of_request
@@ -49,6 +65,24 @@ def reject_view(request: HttpRequest, pk: int) -> HttpResponse:
         lambda p, by: payout_reject(payout=p, by=by, reason=reason),
         "Rejected: the payout went back to its maker.",
         reject_form=form,
+    )
+
+
+@require_POST
+@login_required
+def withdraw_view(request: HttpRequest, pk: int) -> HttpResponse:
+    """An approver takes back their own approval before the payout is released."""
+    form = WithdrawForm(request.POST)
+    if not form.is_valid():
+        payout_of_request(request, pk)  # 404 outside the environment
+        return live_region(request, pk, withdraw_form=form)
+    reason = form.cleaned_data["reason"]
+    return live_action(
+        request,
+        pk,
+        lambda p, by: payout_approval_withdraw(payout=p, by=by, reason=reason),
+        "Your approval was withdrawn: the payout waits for that step again.",
+        withdraw_form=form,
     )
 
 
@@ -106,7 +140,7 @@ def approval_inbox_view(request: HttpRequest) -> HttpResponse:
     scope = request.GET.get("scope") or SCOPE_MINE
     if scope not in (SCOPE_MINE, SCOPE_ANYONE):
         scope = SCOPE_MINE
-    rows = list(approval_inbox(user=user, environment=environment_current(user=user), scope=scope))
+    rows = approval_inbox_rows(user=user, environment=environment_current(user=user), scope=scope)
     can_approve = user.has_perm(PAYOUT_APPROVE)
     context = {
         "rows": rows,
@@ -160,6 +194,7 @@ def bulk_approve_view(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def approval_policy_view(request: HttpRequest) -> HttpResponse:
+    """The policy in force, a draft's impact preview on the payouts waiting now, publishing."""
     user = staff_of(request)
     if not user.has_perm(APPROVAL_POLICY_MANAGE):
         raise PermissionDenied("The approval policy is managed by admins.")
@@ -168,32 +203,51 @@ def approval_policy_view(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = PolicyForm(request.POST)
         if form.is_valid():
-            rules, default = form.cleaned_data["rules"], form.cleaned_data["default_required"]
-            impact = policy_impact(rules=rules, default=default)
+            data = form.cleaned_data
+            rules, default = data["rules"], data["default_required"]
+            impact = policy_impact(rules=rules, default=default, limits=data["limits"])
             if request.POST.get("action") == "publish":
-                policy = approval_policy_publish(
-                    by=user, default_required=default, rules=rules, note=form.cleaned_data["note"]
-                )
-                messages.success(
-                    request,
-                    f"Version {policy.version} published: payouts submitted from now on follow "
-                    f"it; {len(impact)} pending payout(s) keep their earlier count.",
-                )
-                current = policy
+                try:
+                    policy = approval_policy_publish(
+                        by=user,
+                        default_required=default,
+                        rules=rules,
+                        note=data["note"],
+                        limits=data["limits"],
+                        recipient_approver_roles=data["recipient_approver_roles"],
+                    )
+                except PolicyInvalid as exc:
+                    exc.add_to_form(form)
+                else:
+                    changed = sum(1 for row in impact if row.changed)
+                    messages.success(
+                        request,
+                        f"Version {policy.version} published: payouts submitted from now on "
+                        f"follow it; {changed} waiting payout(s) it would have changed keep "
+                        "the chain they were submitted with.",
+                    )
+                    current = policy
     else:
-        form = PolicyForm(
-            initial={
-                "default_required": current.default_required if current else 1,
-                "rules": "\n".join(rule_line(r) for r in current.rules.all()) if current else "",
-            }
-        )
+        form = PolicyForm(initial=policy_initial(current))
     return render(
         request,
         "payouts/approval_policy.html",
         {
             "form": form,
             "current": current,
+            "current_limits": current.limit_specs() if current else [],
             "impact": impact,
             "versions": ApprovalPolicy.objects.select_related("created_by")[:10],
         },
     )
+
+
+def policy_initial(current: ApprovalPolicy | None) -> dict[str, Any]:
+    if current is None:
+        return {"default_required": 1, "rules": "", "limits": ""}
+    return {
+        "default_required": current.default_required,
+        "rules": "\n".join(rule_line(r) for r in current.rules.all()),
+        "limits": "\n".join(limit_line(limit) for limit in current.limit_specs()),
+        "recipient_approver_roles": current.recipient_approver_roles,
+    }

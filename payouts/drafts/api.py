@@ -29,7 +29,7 @@ from payouts.drafts.services import (
     payout_draft_update,
     payout_send_for_approval,
 )
-from payouts.models import DocumentKind
+from payouts.models import DocumentKind, PayoutChannel
 from payouts.pages import document_file_response
 from quotes.api import environment_of, staff_of
 from quotes.models import Quote
@@ -155,7 +155,9 @@ def create_payout(
     """Save a payout draft (finance makers). Nothing is sent upstream before approval."""
     user = staff_of(request)
     where = environment_of(request, environment)
-    payout = payout_draft_create(by=user, environment=where, values=_values(payload, where))
+    payout = payout_draft_create(
+        by=user, environment=where, values=_values(payload, where), channel=PayoutChannel.API
+    )
     return 201, payout_fresh(request, payout.pk, environment)
 
 
@@ -290,6 +292,7 @@ def submit_payout(
         environment,
         payout_send_for_approval,
         confirm_duplicate=payload.confirm_duplicate,
+        channel=PayoutChannel.API,
     )
     return 200, payout_fresh(request, payout_id, environment)
 

@@ -22,6 +22,7 @@ from payouts.errors import DuplicateNeedsConfirmation, PayoutInvalid
 from payouts.models import (
     ChangeSource,
     Payout,
+    PayoutChannel,
     PayoutMode,
     PayoutStatus,
     PayoutStatusChange,
@@ -139,9 +140,18 @@ def _jsonable(changes: dict[str, Any]) -> dict[str, Any]:
     return {name: {"from": before, "to": after} for name, (before, after) in changes.items()}
 
 
-def payout_draft_create(*, by: StaffUser, environment: Environment, values: DraftValues) -> Payout:
-    """A new draft of `by`; its idempotency key is created with the row."""
+def payout_draft_create(
+    *,
+    by: StaffUser,
+    environment: Environment,
+    values: DraftValues,
+    channel: str = PayoutChannel.PAGE,
+) -> Payout:
+    """A new draft of `by`; its idempotency key is created with the row. `channel` says where it
+    was made (the page or the API): approval rules can ask more of one than the other."""
     require_initiator(by)
+    if channel not in PayoutChannel.values:
+        raise ValueError(f"unknown channel {channel!r}")
     missing: dict[str, list[str]] = {}
     if values.virtual_account is None:
         add_problem(missing, "virtual_account", "Choose the virtual account to pay from.")
@@ -152,7 +162,9 @@ def payout_draft_create(*, by: StaffUser, environment: Environment, values: Draf
     if missing:
         raise PayoutInvalid(missing)
     now = timezone.now()
-    payout = Payout(environment=environment, maker=by, created_at=now, updated_at=now)
+    payout = Payout(
+        environment=environment, maker=by, created_at=now, updated_at=now, channel=channel
+    )
     _apply(payout, values)
     errors = draft_problems(payout, now=now)
     if errors:
@@ -250,9 +262,22 @@ def payout_draft_delete(*, by: StaffUser, payout: Payout) -> None:
 
 
 def payout_send_for_approval(
-    *, by: StaffUser, payout: Payout, confirm_duplicate: bool = False
+    *,
+    by: StaffUser,
+    payout: Payout,
+    confirm_duplicate: bool = False,
+    channel: str = PayoutChannel.PAGE,
 ) -> Payout:
-    """Send a draft for approval after checking everything again, under the payout's lock."""
+    """Send a draft for approval after checking everything again, under the payout's lock.
+
+    `channel` (page or API) is recorded as where it was submitted. The approval policy's amount
+    limits are checked here: a payout that would exceed one is refused (`limit_exceeded` on
+    `amount`, naming the limit and what is left), never sent to wait for more approvals.
+    """
+    from payouts.approval.policy import approval_policy_current, limit_breach_of
+
+    if channel not in PayoutChannel.values:
+        raise ValueError(f"unknown channel {channel!r}")
     with transaction.atomic():
         locked = own_draft_locked(by, payout)
         now = timezone.now()
@@ -262,6 +287,17 @@ def payout_send_for_approval(
         duplicates = identical_in_flight(locked)
         if duplicates and not confirm_duplicate:
             raise DuplicateNeedsConfirmation(duplicates)
+        policy = approval_policy_current()
+        if policy is not None and policy.limits:
+            # Two submissions of one maker or to one recipient are counted one after the other.
+            StaffUser.objects.select_for_update().filter(pk=locked.maker_id).first()
+            Recipient.objects.select_for_update().filter(pk=locked.recipient_id).first()
+            breach = limit_breach_of(locked, policy)
+            if breach is not None:
+                raise PayoutInvalid({"amount": [breach.message]}, code="limit_exceeded")
+        if locked.channel != channel:
+            locked.channel = channel
+            locked.save(update_fields=["channel"])
         payout_transition(
             locked,
             PayoutStatus.PENDING_APPROVAL,

@@ -25,7 +25,7 @@ from payouts.drafts.services import (
     payout_send_for_approval,
 )
 from payouts.errors import DuplicateNeedsConfirmation, PayoutInvalid, refusal_text, refusal_texts
-from payouts.models import Payout, PayoutDocument
+from payouts.models import Payout, PayoutChannel, PayoutDocument
 from payouts.pages import payout_of_request
 from payouts.views import panel_response
 from staff.requests import staff_of
@@ -72,7 +72,9 @@ def payout_new(request: HttpRequest) -> HttpResponse:
 
     def save(values: DraftValues) -> Payout:
         assert environment is not None
-        return payout_draft_create(by=user, environment=environment, values=values)
+        return payout_draft_create(
+            by=user, environment=environment, values=values, channel=PayoutChannel.PAGE
+        )
 
     return _draft_form_page(request, payout=None, initial=request.GET.dict(), save=save)
 
@@ -168,6 +170,7 @@ def send_for_approval_view(request: HttpRequest, pk: int) -> HttpResponse:
             by=staff_of(request),
             payout=payout,
             confirm_duplicate=bool(form.cleaned_data.get("confirm_duplicate")),
+            channel=PayoutChannel.PAGE,
         )
     except PayoutInvalid as exc:
         needs_confirm = isinstance(exc, DuplicateNeedsConfirmation)

@@ -18,6 +18,10 @@ from payouts.models.approval import (
     ApprovalRule,
     NotificationKind,
     PayoutNotification,
+    chain_from_json,
+    chain_to_json,
+    limit_from_json,
+    limit_to_json,
 )
 
 # decisions.md 2 "Initiate payout": extra_info.memo ≤ 255, extra_info.internal_notes ≤ 1000.
@@ -43,6 +47,11 @@ class PayoutStatus(models.TextChoices):
     RETURNED = "returned", "Returned"
     CANCELLED = "cancelled", "Cancelled"
     REJECTED = "rejected", "Rejected"
+
+
+class PayoutChannel(models.TextChoices):
+    PAGE = "page", "Page"
+    API = "api", "API"
 
 
 class PayoutMode(models.TextChoices):
@@ -150,6 +159,10 @@ class Payout(IdempotentModel):
         "ApprovalPolicy", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
     approvals_required = models.PositiveSmallIntegerField(default=1)
+    # The ordered chain stamped with the policy [{"role", "count"}]; its total is the count.
+    approval_chain = models.JSONField(default=list, blank=True)
+    # Where the payout was created, then submitted: the page or the API (approval conditions).
+    channel = models.CharField(max_length=4, choices=PayoutChannel.choices, blank=True)
     approval_round = models.PositiveIntegerField(default=1)
     approved_amount = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
     approved_recipient_amount = models.DecimalField(
@@ -393,4 +406,8 @@ __all__ = [
     "ApprovalRule",
     "NotificationKind",
     "PayoutNotification",
+    "chain_from_json",
+    "chain_to_json",
+    "limit_from_json",
+    "limit_to_json",
 ]

@@ -9,7 +9,7 @@ from django.core.validators import MinValueValidator
 from django.db import models
 from django.utils import timezone
 
-from payouts.approval.rules import RuleSpec
+from payouts.approval.rules import ChainStep, LimitSpec, RuleSpec
 
 
 class ApprovalPolicy(models.Model):
@@ -28,6 +28,11 @@ class ApprovalPolicy(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
+    # Amount limits checked at submission: [{"subject", "amount", "currency", "days"}], exact
+    # decimals as strings (rules.LimitSpec).
+    limits = models.JSONField(default=list, blank=True)
+    # Roles allowed to approve a recipient (accounts' dual control asks the policy in force).
+    recipient_approver_roles = models.JSONField(default=list, blank=True)
 
     class Meta:
         ordering = ("-version",)
@@ -46,6 +51,35 @@ class ApprovalPolicy(models.Model):
     def specs(self) -> list[RuleSpec]:
         return [rule.spec() for rule in self.rules.all()]
 
+    def limit_specs(self) -> list[LimitSpec]:
+        return [limit_from_json(item) for item in self.limits]
+
+
+def limit_to_json(limit: LimitSpec) -> dict[str, object]:
+    return {
+        "subject": limit.subject,
+        "amount": str(limit.amount),
+        "currency": limit.currency.upper(),
+        "days": limit.days,
+    }
+
+
+def limit_from_json(item: dict[str, object]) -> LimitSpec:
+    return LimitSpec(
+        subject=str(item["subject"]),
+        amount=Decimal(str(item["amount"])),
+        currency=str(item["currency"]),
+        days=int(str(item.get("days", 0))),
+    )
+
+
+def chain_to_json(chain: tuple[ChainStep, ...] | list[ChainStep]) -> list[dict[str, object]]:
+    return [{"role": step.role, "count": step.count} for step in chain]
+
+
+def chain_from_json(items: list[dict[str, object]]) -> tuple[ChainStep, ...]:
+    return tuple(ChainStep(str(item["role"]), int(str(item["count"]))) for item in items or [])
+
 
 class ApprovalRule(models.Model):
     """A line of a policy: from `min_amount` (in `currency`), on `rail` and `mode`, N approvers."""
@@ -63,6 +97,13 @@ class ApprovalRule(models.Model):
     rail = models.CharField(max_length=16, blank=True, help_text="Empty: any payment rail.")
     mode = models.CharField(max_length=8, blank=True, choices=Mode.choices)
     required_approvals = models.PositiveSmallIntegerField(validators=[MinValueValidator(1)])
+    # Ordered steps [{"role", "count"}] ("" any approver); empty: one step of required_approvals.
+    chain = models.JSONField(default=list, blank=True)
+    country = models.CharField(max_length=2, blank=True, help_text="Empty: any country.")
+    channel = models.CharField(max_length=8, blank=True, help_text="page, api; empty: any.")
+    maker_ids = models.JSONField(default=list, blank=True)
+    maker_roles = models.JSONField(default=list, blank=True)
+    recipient_younger_than_days = models.PositiveIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ("policy", "min_amount", "id")
@@ -84,6 +125,12 @@ class ApprovalRule(models.Model):
             currency=self.currency,
             rail=self.rail,
             mode=self.mode,
+            chain=chain_from_json(self.chain),
+            country=self.country,
+            channel=self.channel,
+            maker_ids=frozenset(int(pk) for pk in self.maker_ids),
+            maker_roles=frozenset(str(role) for role in self.maker_roles),
+            recipient_younger_than_days=self.recipient_younger_than_days,
         )
 
 
@@ -95,6 +142,7 @@ class Approval(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="payout_approvals"
     )
     round = models.PositiveIntegerField()
+    step = models.PositiveSmallIntegerField(default=0)  # the chain step it filled (0-based)
     created_at = models.DateTimeField(default=timezone.now)
     voided_at = models.DateTimeField(null=True, blank=True)
     void_reason = models.CharField(max_length=200, blank=True)

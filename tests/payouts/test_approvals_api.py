@@ -48,7 +48,9 @@ def pending_offline(staff: dict[str, StaffUser], count: int = 1) -> list[Payout]
         # Refused by the API's auth step, before the service (config.api.OPERATION_PERMISSIONS).
         ("maker", 403, "permission_denied"),
         ("maker_approver", 200, None),
-        ("admin", 403, "permission_denied"),
+        # Admins pass the auth step (a chain step may name the admin role); the service refuses
+        # them where no step of this payout's chain does.
+        ("admin", 403, "not_permitted"),
         ("approver", 200, None),
     ],
 )

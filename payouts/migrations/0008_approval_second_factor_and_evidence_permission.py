@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("payouts", "0006_document_views"),
+        ("payouts", "0007_approval_chains_conditions_limits"),
     ]
 
     operations = [
