@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from payouts.models import Payout
 
 # A state the request conflicts with (409); any other invalid draft is bad input (400).
-CONFLICT_CODES = ("duplicate_needs_confirmation", "not_a_draft")
+CONFLICT_CODES = ("duplicate_needs_confirmation", "not_a_draft", "recipient_not_approved")
 UNANSWERED = "upstream_unavailable"
 
 
