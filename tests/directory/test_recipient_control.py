@@ -496,3 +496,22 @@ def test_the_api_shows_the_status_queue_and_refuses_bad_input_on_its_field(
     assert [e["field"] for e in bad.json()["errors"]] == ["account.routing_number"]
     same = maker.patch(f"recipients/{waiting.pk}", {"address": {"city": waiting.city}})
     assert (same.status_code, same.json()["code"]) == (400, "no_change")
+
+
+def test_the_release_of_an_approved_payout_is_refused_once_its_recipient_is_archived(
+    offline: Environment, staff: dict[str, StaffUser], default_policy: None
+) -> None:
+    from payouts.release.code import payout_otp_send
+
+    maker = staff["finance_maker"]
+    recipient = make_recipient(offline, make_end_user(offline), created_by=staff["compliance"])
+    payout = payout_draft_create(
+        by=maker, environment=offline, values=draft_values(offline, recipient)
+    )
+    Payout.objects.filter(pk=payout.pk).update(status="approved")
+    recipient_archive(recipient=recipient, by=staff["compliance"])
+    with pytest.raises(PayoutActionRefused) as refused:
+        payout_otp_send(payout=payout.pk, by=stepped_up(staff["finance_approver"]))
+    assert refused.value.code == "recipient_not_approved"
+    assert "archived" in refused.value.message
+    assert Payout.objects.get(pk=payout.pk).otp_sent_to == ""
