@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -221,6 +222,31 @@ class Recipient(UpstreamMirror):
         return self.status == RecipientStatus.APPROVED and self.is_synced
 
 
+# How pages name a recipient's fields in a change's before/after.
+FIELD_LABELS = {
+    "kind": "Recipient is",
+    "first_name": "First name",
+    "last_name": "Last name",
+    "company_name": "Company name",
+    "email": "Email",
+    "street_name": "Street and number",
+    "city": "City",
+    "state": "State or region",
+    "postal_code": "Postal code",
+    "country": "Country",
+    "account_type": "Bank transfer",
+    "account_number": "Account number",
+    "routing_number": "ABA routing number",
+    "swift_code": "SWIFT/BIC",
+    "bank_name": "Bank",
+}
+
+
+def diff_rows(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    """(label, before, after) per changed field, for a page."""
+    return [(FIELD_LABELS.get(k, k), before.get(k), after.get(k)) for k in before]
+
+
 class RecipientChangeStatus(models.TextChoices):
     PENDING_APPROVAL = "pending_approval", "Pending approval"
     APPROVED = "approved", "Approved"
@@ -269,6 +295,10 @@ class RecipientChange(models.Model):
 
     def __str__(self) -> str:
         return f"change {self.pk} of recipient {self.recipient_id} ({self.status})"
+
+    @property
+    def diff_rows(self) -> list[tuple[str, Any, Any]]:
+        return diff_rows(self.before, self.after)
 
 
 class RecipientTimelineEntry(TimelineEntryBase):

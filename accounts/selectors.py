@@ -205,6 +205,7 @@ def recipient_history(recipient: Recipient) -> dict[str, Any]:
                 "reason": change.reason,
                 "before": change.before,
                 "after": change.after,
+                "rows": change.diff_rows,
                 "new_recipient_id": change.new_recipient_id,
             }
             for change in changes
