@@ -515,3 +515,48 @@ def test_the_release_of_an_approved_payout_is_refused_once_its_recipient_is_arch
     assert refused.value.code == "recipient_not_approved"
     assert "archived" in refused.value.message
     assert Payout.objects.get(pk=payout.pk).otp_sent_to == ""
+
+
+def test_each_roles_reach_on_rejecting_and_proposing_a_change_from_the_pages(
+    offline: Environment,
+    staff: dict[str, StaffUser],
+    nobody: StaffUser,
+    default_policy: None,
+) -> None:
+    people = _people(staff, nobody)
+    # (status code, whether it was rejected): the creator here is the maker.
+    expected_reject = {
+        "finance_maker": (403, False),
+        "finance_approver": (302, True),
+        "compliance": (302, True),
+        "admin": (302, False),  # signed in, but no role the policy names: refused in words
+        "nobody": (403, False),
+    }
+    expected_edit = {
+        "finance_maker": 302,
+        "finance_approver": 403,
+        "compliance": 302,
+        "admin": 302,
+        "nobody": 403,
+    }
+    for role in ROLES:
+        client = _signed_in(people[role], offline)
+        waiting = pending_recipient(offline, staff["finance_maker"])
+        answer = client.post(
+            f"/accounts/recipients/{waiting.pk}/reject/", {"reason": "Unclear beneficiary"}
+        )
+        waiting.refresh_from_db()
+        status, rejected = expected_reject[role]
+        assert answer.status_code == status, role
+        assert (waiting.status == RecipientStatus.REJECTED) == rejected, role
+
+        approved = make_recipient(offline, make_end_user(offline), created_by=staff["compliance"])
+        form = {**WIRE_RECIPIENT, "account_number": "222233334444"}
+        answer = client.post(f"/accounts/recipients/{approved.pk}/edit/", form)
+        assert answer.status_code == expected_edit[role], (role, answer.content[:300])
+        proposed = RecipientChange.objects.filter(recipient=approved).first()
+        assert (proposed is not None) == (expected_edit[role] == 302), role
+        if proposed is not None:
+            assert proposed.after["account_number"] == "…4444"
+            approved.refresh_from_db()
+            assert approved.account_number == "123456789"  # unchanged until approved
