@@ -124,11 +124,11 @@ def decision_refusal(
         return RecipientDecisionRefused(
             "change_author", "You proposed this change; someone else must approve it.", status=403
         )
-    if change is None and recipient.supersedes_id and not recipient.is_synced:
+    if change is None and recipient.supersedes_id and recipient.status == "pending_approval":
         return RecipientDecisionRefused(
             "change_in_progress",
-            "This version is being registered for an approved change; decide on the change "
-            "of the recipient it replaces.",
+            "This version is made by a change: it is decided with the change, on the "
+            "recipient it replaces.",
             status=409,
         )
     if change is None and recipient.status != RecipientStatus.PENDING_APPROVAL:
@@ -329,7 +329,10 @@ def _change_approve(*, recipient: Recipient, change: RecipientChange, by: StaffU
         old = _locked(recipient)
         locked_change = RecipientChange.objects.select_for_update().get(pk=change.pk)
         if locked_change.status != RecipientChangeStatus.PENDING_APPROVAL:
-            # A concurrent decision won: return what it made.
+            if locked_change.new_recipient_id != new.pk:
+                # Withdrawn meanwhile (rejected, or the recipient archived): the version just
+                # registered upstream must never become payable.
+                _orphan_reject(new, by=by)
             return locked_change.new_recipient or old
         _decide_require(by, old, locked_change)
         now = timezone.now()
@@ -370,6 +373,24 @@ def _change_approve(*, recipient: Recipient, change: RecipientChange, by: StaffU
             details={"by_recipient": new.pk, "before": old_before, "after": _snapshot(old)},
         )
     return new
+
+
+def _orphan_reject(row: Recipient, *, by: StaffUser) -> None:
+    locked = Recipient.objects.select_for_update().get(pk=row.pk)
+    if locked.status != RecipientStatus.PENDING_APPROVAL:
+        return
+    before = _snapshot(locked)
+    locked.status = RecipientStatus.REJECTED
+    locked.rejected_at = timezone.now()
+    locked.rejection_reason = "The change was withdrawn before its approval completed."
+    locked.save(update_fields=["status", "rejected_at", "rejection_reason", "updated_at"])
+    timeline_add(locked, summary=locked.rejection_reason, actor=by)
+    audit_record(
+        actor=by,
+        action="recipient.rejected",
+        target=locked,
+        details={"reason": locked.rejection_reason, "before": before, "after": _snapshot(locked)},
+    )
 
 
 # --- archive ---------------------------------------------------------------------------------

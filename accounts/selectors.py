@@ -113,7 +113,7 @@ def recipient_list(
     rows = filter_given(rows, end_user_id=end_user_id, account_type=account_type)
     if status == PENDING:
         rows = rows.filter(
-            Q(status=RecipientStatus.PENDING_APPROVAL, upstream_id__gt="")
+            Q(status=RecipientStatus.PENDING_APPROVAL, upstream_id__gt="", supersedes=None)
             | Q(changes__status=RecipientChangeStatus.PENDING_APPROVAL)
         ).distinct()
     elif status:
