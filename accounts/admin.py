@@ -56,11 +56,12 @@ class RecipientAdmin(ReadOnlyAdmin):
         "end_user",
         "account_type",
         "country",
+        "status",
         "created_by",
         "environment",
         "created_at",
     )
-    list_filter = ("environment", "account_type", "kind", "country")
+    list_filter = ("environment", "status", "account_type", "kind", "country")
     list_select_related = ("end_user", "created_by", "environment")
     search_fields = ("first_name", "last_name", "company_name", "email", "upstream_id")
     exclude = ("account_number",)  # shown masked in the list, never in full

@@ -10,8 +10,8 @@ from typing import Any, Literal
 from django.http import Http404, HttpRequest
 from ninja import Field, Query, Router, Schema, Status
 
-from accounts import recipients, selectors, virtual_accounts
-from accounts.models import Recipient, VirtualAccount
+from accounts import recipient_control, recipients, selectors, virtual_accounts
+from accounts.models import Recipient, RecipientChange, VirtualAccount
 from console.inputs import Text
 from gateway.api_support import (
     ERROR_RESPONSES,
@@ -238,6 +238,30 @@ class RecipientOut(Schema):
     account: BankAccountOut
     created_by: str = Field(description="Email of the staff member who registered it.")
     created_at: datetime
+    status: str = Field(
+        description="Dual control: `pending_approval`, `approved` (the only payable one), "
+        "`rejected`, `superseded` (an approved change replaced it) or `archived`."
+    )
+    approved_by: str | None = Field(
+        description="Email of the second person who approved it (`migration` for recipients "
+        "registered before dual control)."
+    )
+    approved_at: datetime | None
+    supersedes_id: int | None = Field(description="The version this one replaced.")
+    change_pending: bool = Field(description="A change of its details waits for approval.")
+
+    @staticmethod
+    def resolve_approved_by(obj: Recipient) -> str | None:
+        if obj.approved_by is not None:
+            return obj.approved_by.email
+        return obj.approval_note or None
+
+    @staticmethod
+    def resolve_change_pending(obj: Recipient) -> bool:
+        pending = getattr(obj, "pending_changes", None)
+        if pending is not None:
+            return bool(pending)
+        return recipient_control.pending_change(obj) is not None
 
     @staticmethod
     def resolve_environment(obj: Recipient) -> str:
@@ -272,6 +296,14 @@ class RecipientOut(Schema):
         return obj.created_by.email
 
 
+RecipientStatusFilter = Literal[
+    "pending", "pending_approval", "approved", "rejected", "superseded", "archived"
+]
+RecipientStatusQuery = Query(
+    None,
+    description="`pending`: the recipient or a change of it waits for approval; a status; "
+    "none: those in use (not archived, not superseded).",
+)
 RecipientSearch = Query("", description="Name, company, email or upstream id.")
 
 
@@ -319,6 +351,7 @@ def list_recipients(
     environment: str | None = EnvironmentName,
     end_user_id: int | None = None,
     account_type: Literal["WIRE", "SWIFT"] | None = None,
+    status: RecipientStatusFilter | None = RecipientStatusQuery,
     search: Text = RecipientSearch,
     page: int = PageNumber,
     page_size: int = PageSize,
@@ -331,6 +364,7 @@ def list_recipients(
         page_size=page_size,
         end_user_id=end_user_id,
         account_type=account_type or "",
+        status=status or "",
         search=search,
     )
 
@@ -340,3 +374,183 @@ def get_recipient(
     request: HttpRequest, id: int, environment: str | None = EnvironmentName
 ) -> Recipient:
     return readable(request, environment, selectors.recipient_get, id)
+
+
+# --- dual control ----------------------------------------------------------------------------
+
+
+class ReasonIn(Schema):
+    reason: Text = Field(description="Why (shown to the proposer and in the history).")
+
+
+class ArchiveIn(Schema):
+    reason: Text = ""
+
+
+class AddressPatch(Schema):
+    street_name: Text | None = None
+    city: Text | None = None
+    state: Text | None = None
+    postal_code: Text | None = None
+    country: Text | None = None
+
+
+class BankAccountPatch(Schema):
+    account_type: Literal["WIRE", "SWIFT"] | None = None
+    account_number: Text | None = None
+    routing_number: Text | None = None
+    swift_code: Text | None = None
+    bank_name: Text | None = None
+
+
+class RecipientPatchIn(Schema):
+    """Only the fields that change; the others keep their current values."""
+
+    first_name: Text | None = None
+    last_name: Text | None = None
+    company_name: Text | None = None
+    email: Text | None = None
+    address: AddressPatch | None = None
+    account: BankAccountPatch | None = None
+
+
+class RecipientChangeOut(Schema):
+    id: int
+    recipient_id: int
+    status: str = Field(description="`pending_approval`, `approved` or `rejected`.")
+    proposed_by: str
+    proposed_at: datetime
+    before: dict[str, Any] = Field(description="The changed fields before (account masked).")
+    after: dict[str, Any] = Field(description="The changed fields after (account masked).")
+
+    @staticmethod
+    def resolve_proposed_by(obj: RecipientChange) -> str:
+        return obj.proposed_by.email
+
+
+class VersionOut(Schema):
+    version: int
+    recipient_id: int
+    upstream_id: str
+    status: str
+    registered_by: str | None
+    registered_at: datetime
+    approved_by: str | None
+    approved_at: datetime | None
+    rejected_by: str | None
+    rejected_at: datetime | None
+    rejection_reason: str
+    archived_by: str | None
+    archived_at: datetime | None
+    details: dict[str, Any] = Field(description="Its fields, the account number masked.")
+
+
+class ChangeHistoryOut(Schema):
+    change_id: int
+    recipient_id: int
+    status: str
+    proposed_by: str | None
+    proposed_at: datetime
+    decided_by: str | None
+    decided_at: datetime | None
+    reason: str
+    before: dict[str, Any]
+    after: dict[str, Any]
+    new_recipient_id: int | None
+
+
+class RecipientHistoryOut(Schema):
+    versions: list[VersionOut]
+    changes: list[ChangeHistoryOut]
+
+
+def _recipient_of(request: HttpRequest, environment: str | None, id: int) -> Recipient:
+    return selectors.recipient_get(environment=api_environment(request, environment), pk=id)
+
+
+DECISION_RESPONSES = {200: RecipientOut, 409: ErrorOut, 502: ErrorOut, **ERROR_RESPONSES}
+
+
+@router.post(
+    "/recipients/{id}/approve",
+    response=DECISION_RESPONSES,
+    summary="Approve a recipient or its pending change",
+)
+def approve_recipient(
+    request: HttpRequest, id: int, environment: str | None = EnvironmentName
+) -> Recipient:
+    """Step-up; never by its creator nor the change's author; a role the policy names. A change
+    is registered upstream as a new recipient, which is returned (the old one is superseded)."""
+    return recipient_control.recipient_approve(
+        recipient=_recipient_of(request, environment, id), by=acting_staff(request)
+    )
+
+
+@router.post(
+    "/recipients/{id}/reject",
+    response=DECISION_RESPONSES,
+    summary="Reject a recipient or its pending change",
+)
+def reject_recipient(
+    request: HttpRequest, id: int, payload: ReasonIn, environment: str | None = EnvironmentName
+) -> Recipient:
+    return recipient_control.recipient_reject(
+        recipient=_recipient_of(request, environment, id),
+        by=acting_staff(request),
+        reason=payload.reason,
+    )
+
+
+@router.post(
+    "/recipients/{id}/archive",
+    response={200: RecipientOut, 409: ErrorOut, **ERROR_RESPONSES},
+    summary="Archive a recipient (no longer payable)",
+)
+def archive_recipient(
+    request: HttpRequest, id: int, payload: ArchiveIn, environment: str | None = EnvironmentName
+) -> Recipient:
+    return recipient_control.recipient_archive(
+        recipient=_recipient_of(request, environment, id),
+        by=acting_staff(request),
+        reason=payload.reason,
+    )
+
+
+@router.patch(
+    "/recipients/{id}",
+    response={202: RecipientChangeOut, 409: ErrorOut, **ERROR_RESPONSES},
+    summary="Propose a change of names, address or bank details",
+)
+def patch_recipient(
+    request: HttpRequest,
+    id: int,
+    payload: RecipientPatchIn,
+    environment: str | None = EnvironmentName,
+) -> Status[RecipientChange]:
+    """202: the change waits for a second person's approval; the current details stay payable
+    until then. Approved, it is registered upstream as a new recipient."""
+    given = payload.dict(exclude_none=True)
+    values = {
+        **{k: v for k, v in given.items() if k not in ("address", "account")},
+        **given.get("address", {}),
+        **given.get("account", {}),
+    }
+    if payload.company_name is not None or payload.first_name is not None:
+        values["kind"] = "company" if (payload.company_name or "").strip() else "individual"
+    change = recipient_control.recipient_change_propose(
+        recipient=_recipient_of(request, environment, id),
+        by=acting_staff(request),
+        values=values,
+    )
+    return Status(202, change)
+
+
+@router.get(
+    "/recipients/{id}/history",
+    response={200: RecipientHistoryOut, **ERROR_RESPONSES},
+    summary="Every version and change of a recipient",
+)
+def recipient_history(
+    request: HttpRequest, id: int, environment: str | None = EnvironmentName
+) -> dict[str, Any]:
+    return selectors.recipient_history(readable(request, environment, selectors.recipient_get, id))

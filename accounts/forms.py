@@ -6,7 +6,13 @@ import uuid
 
 from django import forms
 
-from accounts.models import AccountType, RecipientKind, VirtualAccountMode, VirtualAccountStatus
+from accounts.models import (
+    AccountType,
+    RecipientKind,
+    RecipientStatus,
+    VirtualAccountMode,
+    VirtualAccountStatus,
+)
 from console.forms import show_when
 from console.inputs import TextField
 from users.models import EndUser
@@ -94,8 +100,34 @@ class RecipientForm(forms.Form):
         show_when(self.fields["swift_code"], "account_type", AccountType.SWIFT)
 
 
+class RecipientEditForm(RecipientForm):
+    """A change of names, address or bank details: it waits for a second person's approval."""
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, end_users=EndUser.objects.none(), **kwargs)
+        del self.fields["end_user"]
+        del self.fields["request_key"]
+
+
+class RecipientRejectForm(forms.Form):
+    reason = TextField(label="Reason", max_length=500, help_text="The proposer reads it.")
+
+
+class RecipientArchiveForm(forms.Form):
+    reason = TextField(label="Reason", max_length=500, required=False)
+
+
 class RecipientFilterForm(forms.Form):
     q = forms.CharField(label="Search", required=False, help_text="Name, company, email, id.")
     account_type = forms.ChoiceField(
         label="Transfer", required=False, choices=[("", "Any"), *AccountType.choices]
+    )
+    status = forms.ChoiceField(
+        label="Status",
+        required=False,
+        choices=[
+            ("", "In use"),
+            ("pending", "Waiting for approval (new or changed)"),
+            *RecipientStatus.choices,
+        ],
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -122,6 +123,16 @@ class AccountType(models.TextChoices):
     SWIFT = "SWIFT", "SWIFT (international, BIC)"
 
 
+class RecipientStatus(models.TextChoices):
+    """Dual control: a recipient is payable only once `approved` by a second person."""
+
+    PENDING_APPROVAL = "pending_approval", "Pending approval"
+    APPROVED = "approved", "Approved"
+    REJECTED = "rejected", "Rejected"
+    SUPERSEDED = "superseded", "Superseded by a change"
+    ARCHIVED = "archived", "Archived"
+
+
 class Recipient(UpstreamMirror):
     """
     Who a payout pays: a person or a company, their address and bank account (decisions.md 2
@@ -153,9 +164,34 @@ class Recipient(UpstreamMirror):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="recipients_created"
     )
+    # Dual control (docs/directory.md "Dual control"): who approved or rejected it, when, why.
+    status = models.CharField(
+        max_length=20, choices=RecipientStatus.choices, default=RecipientStatus.PENDING_APPROVAL
+    )
+    approved_by = staff_link()
+    approved_at = models.DateTimeField(null=True, blank=True)
+    # How it was approved when no person did: "migration" (accepted under the rules before).
+    approval_note = models.CharField(max_length=200, blank=True)
+    rejected_by = staff_link()
+    rejected_at = models.DateTimeField(null=True, blank=True)
+    rejection_reason = models.CharField(max_length=500, blank=True)
+    archived_by = staff_link()
+    archived_at = models.DateTimeField(null=True, blank=True)
+    # The version this one replaces: an approved change is a new upstream recipient.
+    supersedes = models.OneToOneField(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="superseded_by",
+    )
 
     class Meta:
         ordering = ("-created_at", "-id")
+        indexes = [models.Index(fields=["environment", "status"])]
+        permissions = [
+            ("approve_recipients", "Can approve or reject recipients and their changes"),
+        ]
         constraints = [
             *mirror_constraints("recipient"),
             models.CheckConstraint(
@@ -180,6 +216,89 @@ class Recipient(UpstreamMirror):
     @property
     def masked_account_number(self) -> str:
         return f"…{self.account_number[-4:]}" if self.account_number else ""
+
+    @property
+    def is_payable(self) -> bool:
+        return self.status == RecipientStatus.APPROVED and self.is_synced
+
+
+# How pages name a recipient's fields in a change's before/after.
+FIELD_LABELS = {
+    "kind": "Recipient is",
+    "first_name": "First name",
+    "last_name": "Last name",
+    "company_name": "Company name",
+    "email": "Email",
+    "street_name": "Street and number",
+    "city": "City",
+    "state": "State or region",
+    "postal_code": "Postal code",
+    "country": "Country",
+    "account_type": "Bank transfer",
+    "account_number": "Account number",
+    "routing_number": "ABA routing number",
+    "swift_code": "SWIFT/BIC",
+    "bank_name": "Bank",
+}
+
+
+def diff_rows(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[str, Any, Any]]:
+    """(label, before, after) per changed field, for a page."""
+    return [(FIELD_LABELS.get(k, k), before.get(k), after.get(k)) for k in before]
+
+
+class RecipientChangeStatus(models.TextChoices):
+    PENDING_APPROVAL = "pending_approval", "Pending approval"
+    APPROVED = "approved", "Approved"
+    REJECTED = "rejected", "Rejected"
+
+
+class RecipientChange(models.Model):
+    """
+    A proposed change of a recipient's names, address or bank details. The upstream has no
+    recipient update: once a second person approves, the new details are registered as a new
+    upstream recipient (`new_recipient`, created with `request_key`, committed here first) and
+    the changed one is superseded. Until then the changed one stays payable as it was.
+    `before` and `after` hold the changed fields, account numbers masked to the last four.
+    """
+
+    recipient = models.ForeignKey(Recipient, on_delete=models.PROTECT, related_name="changes")
+    request_key = models.UUIDField(default=uuid.uuid4, editable=False, unique=True)
+    values = models.JSONField(help_text="The checked new values (all fields of the recipient).")
+    before = models.JSONField(default=dict)
+    after = models.JSONField(default=dict)
+    status = models.CharField(
+        max_length=20,
+        choices=RecipientChangeStatus.choices,
+        default=RecipientChangeStatus.PENDING_APPROVAL,
+    )
+    proposed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    )
+    proposed_at = models.DateTimeField(auto_now_add=True)
+    decided_by = staff_link()
+    decided_at = models.DateTimeField(null=True, blank=True)
+    reason = models.CharField(max_length=500, blank=True)
+    new_recipient = models.OneToOneField(
+        Recipient, null=True, blank=True, on_delete=models.PROTECT, related_name="made_by_change"
+    )
+
+    class Meta:
+        ordering = ("-proposed_at", "-id")
+        constraints = [
+            models.UniqueConstraint(
+                fields=["recipient"],
+                condition=models.Q(status="pending_approval"),
+                name="recipient_one_pending_change",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"change {self.pk} of recipient {self.recipient_id} ({self.status})"
+
+    @property
+    def diff_rows(self) -> list[tuple[str, Any, Any]]:
+        return diff_rows(self.before, self.after)
 
 
 class RecipientTimelineEntry(TimelineEntryBase):

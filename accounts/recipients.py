@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.models import AccountType, Recipient, RecipientKind
+from accounts.models import AccountType, Recipient, RecipientKind, RecipientStatus
 from accounts.validation import (
     normalise_bic,
     normalise_iban,
@@ -46,6 +47,66 @@ SNAPSHOT_FIELDS = {
     "routing_number": "routing_number",
     "swift_code": "swift_code",
 }
+
+
+# --- who may approve (dual control) ---------------------------------------------------------
+
+_approver_roles_provider: Callable[[], Iterable[str]] | None = None
+
+
+def register_recipient_approver_roles(provider: Callable[[], Iterable[str]] | None) -> None:
+    """
+    A higher app (the payouts approval policy) names the roles whose holders may approve
+    recipients and changes to them; `provider()` is read at each decision. None restores the
+    default, the setting PAYOPS_RECIPIENT_APPROVER_ROLES.
+    """
+    global _approver_roles_provider
+    _approver_roles_provider = provider
+
+
+def recipient_approver_roles() -> frozenset[str]:
+    """The role keys that may approve a recipient now (the registered policy's, else the
+    setting's). An empty list from a provider falls back to the setting: never nobody-checks."""
+    provided = list(_approver_roles_provider()) if _approver_roles_provider else []
+    return frozenset(provided or settings.PAYOPS_RECIPIENT_APPROVER_ROLES)
+
+
+class RecipientNotApproved(ServiceError):
+    """A payout to a recipient that is not approved (pending, rejected, changed, archived)."""
+
+    status = 409
+
+    def __init__(self, message: str, *, field: str = "recipient") -> None:
+        super().__init__(message, code="recipient_not_approved", errors=[(field, message)])
+
+
+def recipient_not_payable_reason(recipient: Recipient) -> str:
+    """Why no payout may go to `recipient` now ("" when it may): dual control's one rule."""
+    name = recipient.display_name
+    if recipient.status == RecipientStatus.PENDING_APPROVAL:
+        return (
+            f"{name} is waiting for a second person's approval of its bank details; "
+            "nobody else has approved this recipient yet."
+        )
+    if recipient.status == RecipientStatus.REJECTED:
+        return f"{name} was rejected ({recipient.rejection_reason}); it cannot be paid."
+    if recipient.status == RecipientStatus.SUPERSEDED:
+        return (
+            f"{name}'s bank details were changed; these old details can no longer be paid. "
+            "Choose the recipient's current version."
+        )
+    if recipient.status == RecipientStatus.ARCHIVED:
+        return f"{name} is archived; it cannot be paid."
+    if not recipient.is_synced:
+        return f"{name} is not registered with the upstream yet."
+    return ""
+
+
+def recipient_payable_require(recipient: Recipient, *, field: str = "recipient") -> None:
+    """Refuse (409 `recipient_not_approved`, on `field`) unless the recipient is payable."""
+    reason = recipient_not_payable_reason(recipient)
+    if reason:
+        raise RecipientNotApproved(reason, field=field)
 
 
 # --- checking --------------------------------------------------------------------------------
@@ -247,7 +308,9 @@ def recipient_create(
         refused_for_good=(400, 404),
         what="the new recipient",
         rename=RENAME,
-        created_summary=lambda recipient: f"Registered by {by.email}",
+        created_summary=lambda recipient: (
+            f"Registered by {by.email}; payable once a second person approves it"
+        ),
     )
 
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, Prefetch, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet
 
 from accounts.models import (
     Deposit,
     Recipient,
+    RecipientChange,
+    RecipientChangeStatus,
+    RecipientStatus,
     RecipientTimelineEntry,
     VirtualAccount,
     VirtualAccountMode,
@@ -88,17 +91,35 @@ def virtual_account_detail(*, environment: Environment | None, pk: int) -> Virtu
     return one_of_environment(rows, environment=environment, pk=pk)
 
 
+# The list's `status` filter: a status, "pending" (the recipient or a change of it waits for
+# approval), or "" (in use: all but archived and superseded versions).
+PENDING = "pending"
+OUT_OF_USE = (RecipientStatus.ARCHIVED, RecipientStatus.SUPERSEDED)
+
+
 def recipient_list(
     *,
     environment: Environment,
     end_user_id: int | None = None,
     account_type: str = "",
+    status: str = "",
     search: str = "",
 ) -> QuerySet[Recipient]:
-    rows = Recipient.objects.filter(environment=environment).select_related(
-        "environment", "end_user", "created_by"
+    rows = (
+        Recipient.objects.filter(environment=environment)
+        .select_related("environment", "end_user", "created_by", "approved_by")
+        .prefetch_related(_pending_changes())
     )
     rows = filter_given(rows, end_user_id=end_user_id, account_type=account_type)
+    if status == PENDING:
+        rows = rows.filter(
+            Q(status=RecipientStatus.PENDING_APPROVAL, upstream_id__gt="", supersedes=None)
+            | Q(changes__status=RecipientChangeStatus.PENDING_APPROVAL)
+        ).distinct()
+    elif status:
+        rows = rows.filter(status=status)
+    else:
+        rows = rows.exclude(status__in=OUT_OF_USE)
     rows = matching(
         rows,
         search,
@@ -111,19 +132,104 @@ def recipient_list(
     return rows.order_by("-created_at", "-id")
 
 
+def _pending_changes() -> Prefetch[Any]:
+    return Prefetch(
+        "changes",
+        queryset=RecipientChange.objects.filter(
+            status=RecipientChangeStatus.PENDING_APPROVAL
+        ).select_related("proposed_by"),
+        to_attr="pending_changes",
+    )
+
+
+def recipient_approval_queue(*, environment: Environment) -> QuerySet[Recipient]:
+    """What waits for a second person: new recipients and changes of details, oldest first."""
+    return recipient_list(environment=environment, status=PENDING).order_by("created_at", "id")
+
+
+def recipient_history(recipient: Recipient) -> dict[str, Any]:
+    """
+    Every version of the recipient (an approved change is a new upstream recipient that
+    supersedes the old) with who registered, approved, rejected or archived it and when, and
+    every change proposed with its before/after (account numbers masked to the last four).
+    """
+    from accounts.recipient_control import current_values, masked
+
+    chain = [recipient]
+    while chain[0].supersedes_id:
+        chain.insert(0, Recipient.objects.select_related(*_PEOPLE).get(pk=chain[0].supersedes_id))
+    while True:
+        nxt = Recipient.objects.select_related(*_PEOPLE).filter(supersedes=chain[-1]).first()
+        if nxt is None:
+            break
+        chain.append(nxt)
+    changes = (
+        RecipientChange.objects.filter(recipient__in=chain)
+        .select_related("proposed_by", "decided_by")
+        .order_by("proposed_at", "id")
+    )
+
+    def email(user: Any) -> str | None:
+        return user.email if user is not None else None
+
+    return {
+        "versions": [
+            {
+                "version": number,
+                "recipient_id": row.pk,
+                "upstream_id": row.upstream_id,
+                "status": row.status,
+                "registered_by": email(row.created_by),
+                "registered_at": row.created_at,
+                "approved_by": email(row.approved_by)
+                or (row.approval_note if row.approved_at else None),
+                "approved_at": row.approved_at,
+                "rejected_by": email(row.rejected_by),
+                "rejected_at": row.rejected_at,
+                "rejection_reason": row.rejection_reason,
+                "archived_by": email(row.archived_by),
+                "archived_at": row.archived_at,
+                "details": masked(current_values(row)),
+            }
+            for number, row in enumerate(chain, start=1)
+        ],
+        "changes": [
+            {
+                "change_id": change.pk,
+                "recipient_id": change.recipient_id,
+                "status": change.status,
+                "proposed_by": email(change.proposed_by),
+                "proposed_at": change.proposed_at,
+                "decided_by": email(change.decided_by),
+                "decided_at": change.decided_at,
+                "reason": change.reason,
+                "before": change.before,
+                "after": change.after,
+                "rows": change.diff_rows,
+                "new_recipient_id": change.new_recipient_id,
+            }
+            for change in changes
+        ],
+    }
+
+
+_PEOPLE = ("created_by", "approved_by", "rejected_by", "archived_by")
+
+
 def recipient_get(*, environment: Environment | None, pk: int) -> Recipient:
-    rows = Recipient.objects.select_related("environment", "end_user", "created_by")
+    rows = Recipient.objects.select_related("environment", "end_user", *_PEOPLE).prefetch_related(
+        _pending_changes()
+    )
     return one_of_environment(rows, environment=environment, pk=pk)
 
 
 def recipient_detail(*, environment: Environment | None, pk: int) -> Recipient:
-    rows = Recipient.objects.select_related(
-        "environment", "end_user", "created_by"
-    ).prefetch_related(
+    rows = Recipient.objects.select_related("environment", "end_user", *_PEOPLE).prefetch_related(
         Prefetch(
             "timeline",
             queryset=RecipientTimelineEntry.objects.select_related("actor").order_by("-at", "-id"),
-        )
+        ),
+        _pending_changes(),
     )
     return one_of_environment(rows, environment=environment, pk=pk)
 

@@ -17,5 +17,10 @@ urlpatterns = [
     ),
     path("recipients/", views.recipient_list, name="recipient_list"),
     path("recipients/new/", views.recipient_create, name="recipient_create"),
+    path("recipients/approvals/", views.recipient_approvals, name="recipient_approvals"),
     path("recipients/<int:pk>/", views.recipient_detail, name="recipient_detail"),
+    path("recipients/<int:pk>/edit/", views.recipient_edit, name="recipient_edit"),
+    path("recipients/<int:pk>/approve/", views.recipient_approve, name="recipient_approve"),
+    path("recipients/<int:pk>/reject/", views.recipient_reject, name="recipient_reject"),
+    path("recipients/<int:pk>/archive/", views.recipient_archive, name="recipient_archive"),
 ]

@@ -10,14 +10,18 @@ from django.contrib.auth.decorators import login_required, permission_required
 from django.db.models import Model
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from accounts import recipients, selectors, virtual_accounts
+from accounts import recipient_control, recipients, selectors, virtual_accounts
 from accounts.forms import (
     RECIPIENT_ERROR_FIELDS,
     VIRTUAL_ACCOUNT_ERROR_FIELDS,
+    RecipientArchiveForm,
+    RecipientEditForm,
     RecipientFilterForm,
     RecipientForm,
+    RecipientRejectForm,
     VirtualAccountFilterForm,
     VirtualAccountForm,
 )
@@ -25,6 +29,7 @@ from accounts.models import Recipient
 from console.lists import is_htmx
 from staff import roles
 from staff.errors import ServiceError
+from staff.step_up import StepUpRequired
 from users.views import current_environment, directory_list_view, sandbox_installed, staff_of
 
 
@@ -152,12 +157,141 @@ def recipient_create(request: HttpRequest) -> HttpResponse:
     )
 
 
+def _detail_context(request: HttpRequest, recipient: Recipient) -> dict[str, Any]:
+    user = staff_of(request)
+    change = recipient.pending_changes[0] if recipient.pending_changes else None  # type: ignore[attr-defined]
+    waiting = change is not None or recipient.status == "pending_approval"
+    return {
+        "recipient": recipient,
+        "payouts": selectors.recipient_payouts(recipient),
+        "change": change,
+        "history": selectors.recipient_history(recipient),
+        "waiting": waiting,
+        "decision_refusal": recipient_control.decision_refusal(user, recipient, change)
+        if waiting
+        else None,
+        "can_manage": user.has_perm(roles.ACCOUNTS_MANAGE),
+        "reject_form": RecipientRejectForm(),
+        "archive_form": RecipientArchiveForm(),
+        "payable_reason": recipients.recipient_not_payable_reason(recipient),
+    }
+
+
 @login_required
 @permission_required(roles.DIRECTORY_VIEW, raise_exception=True)
 def recipient_detail(request: HttpRequest, pk: int) -> HttpResponse:
     recipient = selectors.recipient_detail(environment=current_environment(request), pk=pk)
+    return render(request, "accounts/recipient_detail.html", _detail_context(request, recipient))
+
+
+@login_required
+@permission_required(roles.DIRECTORY_VIEW, raise_exception=True)
+def recipient_approvals(request: HttpRequest) -> HttpResponse:
+    """The queue of new recipients and changes of details waiting for a second person."""
+    rows = selectors.recipient_approval_queue(environment=current_environment(request))
+    user = staff_of(request)
+    items = []
+    for row in rows:
+        change = row.pending_changes[0] if row.pending_changes else None  # type: ignore[attr-defined]
+        refusal = recipient_control.decision_refusal(user, row, change)
+        items.append(
+            {"recipient": row, "change": change, "refusal": refusal.message if refusal else ""}
+        )
     return render(
         request,
-        "accounts/recipient_detail.html",
-        {"recipient": recipient, "payouts": selectors.recipient_payouts(recipient)},
+        "accounts/recipient_approvals.html",
+        {"items": items, "reject_form": RecipientRejectForm()},
     )
+
+
+def _decision(
+    request: HttpRequest, pk: int, act: Callable[[Recipient], Recipient], done: str
+) -> HttpResponse:
+    """A POST that decides on a recipient: the service's refusal in words, then back where the
+    person came from (the queue or the recipient)."""
+    recipient = selectors.recipient_get(environment=current_environment(request), pk=pk)
+    back = (
+        reverse("accounts:recipient_approvals")
+        if request.POST.get("from") == "queue"
+        else reverse("accounts:recipient_detail", args=[pk])
+    )
+    try:
+        result = act(recipient)
+    except StepUpRequired as exc:
+        exc.next_url = back  # type: ignore[attr-defined]
+        raise
+    except ServiceError as exc:
+        messages.error(request, exc.as_message())
+        return redirect(back)
+    messages.success(request, done)
+    if result.pk != pk and request.POST.get("from") != "queue":
+        return redirect("accounts:recipient_detail", pk=result.pk)
+    return redirect(back)
+
+
+@login_required
+@require_POST
+@permission_required(roles.RECIPIENTS_APPROVE, raise_exception=True)
+def recipient_approve(request: HttpRequest, pk: int) -> HttpResponse:
+    by = staff_of(request)
+    return _decision(
+        request,
+        pk,
+        lambda r: recipient_control.recipient_approve(recipient=r, by=by),
+        "Approved: the recipient can be paid.",
+    )
+
+
+@login_required
+@require_POST
+@permission_required(roles.RECIPIENTS_APPROVE, raise_exception=True)
+def recipient_reject(request: HttpRequest, pk: int) -> HttpResponse:
+    by = staff_of(request)
+    form = RecipientRejectForm(request.POST)
+    reason = form.cleaned_data["reason"] if form.is_valid() else ""
+    return _decision(
+        request,
+        pk,
+        lambda r: recipient_control.recipient_reject(recipient=r, by=by, reason=reason),
+        "Rejected.",
+    )
+
+
+@login_required
+@require_POST
+@permission_required(roles.ACCOUNTS_MANAGE, raise_exception=True)
+def recipient_archive(request: HttpRequest, pk: int) -> HttpResponse:
+    by = staff_of(request)
+    form = RecipientArchiveForm(request.POST)
+    reason = form.cleaned_data["reason"] if form.is_valid() else ""
+    return _decision(
+        request,
+        pk,
+        lambda r: recipient_control.recipient_archive(recipient=r, by=by, reason=reason),
+        "Archived: the recipient can no longer be paid.",
+    )
+
+
+@login_required
+@permission_required(roles.ACCOUNTS_MANAGE, raise_exception=True)
+def recipient_edit(request: HttpRequest, pk: int) -> HttpResponse:
+    """Propose new details; they wait for a second person's approval (the old stay payable)."""
+    recipient = selectors.recipient_get(environment=current_environment(request), pk=pk)
+    form = RecipientEditForm(
+        request.POST or None, initial=recipient_control.current_values(recipient)
+    )
+    if request.method == "POST" and form.is_valid():
+        try:
+            recipient_control.recipient_change_propose(
+                recipient=recipient, by=staff_of(request), values=dict(form.cleaned_data)
+            )
+        except ServiceError as error:
+            error.add_to_form(form, rename=RECIPIENT_ERROR_FIELDS)
+        else:
+            messages.success(
+                request,
+                "The change waits for a second person's approval; until then the current "
+                "details stay payable.",
+            )
+            return redirect("accounts:recipient_detail", pk=pk)
+    return render(request, "accounts/recipient_edit.html", {"form": form, "recipient": recipient})

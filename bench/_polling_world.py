@@ -247,6 +247,7 @@ def upstream_world(
             environment=env, end_user=end_user, upstream_id=account.id, mode="fiat"
         ),
         "mirror_recipient": Recipient.objects.create(
+            status="approved",  # dual control: a payable recipient
             environment=env,
             end_user=end_user,
             upstream_id=recipient.recipient_id,

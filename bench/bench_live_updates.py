@@ -104,6 +104,7 @@ def setup_data() -> None:
     )  # fmt: skip
     recipient = Recipient.objects.create(
         environment=environment_row, end_user=end_user, kind="individual", first_name="Bea",
+        status="approved",
         last_name="Ruiz", street_name="1 Main St", city="Austin", country="US",
         account_type="WIRE", account_number="123456789", routing_number="021000021",
         created_by=staff["finance_maker"], upstream_id="rcp-bench",

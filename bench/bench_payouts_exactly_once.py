@@ -187,6 +187,7 @@ def run(url: str, token: str) -> None:
         environment=env, end_user=end_user, upstream_id=account.id, mode="fiat", status="active"
     )
     mirror_recipient = Recipient.objects.create(
+        status="approved",  # dual control: a payable recipient
         environment=env,
         end_user=end_user,
         upstream_id=recipient.recipient_id,

@@ -339,6 +339,7 @@ class World:
             status="active",
         )
         self.recipient = Recipient.objects.create(
+            status="approved",  # dual control: a payable recipient
             environment=self.env,
             end_user=end_user,
             upstream_id=recipient.recipient_id,

@@ -84,6 +84,11 @@ OPERATION_PERMISSIONS: dict[str, Need] = {
     "POST /recipients": (roles.ACCOUNTS_MANAGE,),
     "GET /recipients": (roles.DIRECTORY_VIEW,),
     "GET /recipients/{id}": (roles.DIRECTORY_VIEW,),
+    "PATCH /recipients/{id}": (roles.ACCOUNTS_MANAGE,),
+    "GET /recipients/{id}/history": (roles.DIRECTORY_VIEW,),
+    "POST /recipients/{id}/approve": (roles.RECIPIENTS_APPROVE,),
+    "POST /recipients/{id}/reject": (roles.RECIPIENTS_APPROVE,),
+    "POST /recipients/{id}/archive": (roles.ACCOUNTS_MANAGE,),
     # quotes
     "POST /quotes": (roles.PAYOUT_INITIATE,),
     "GET /quotes": (roles.FINANCE_VIEW,),

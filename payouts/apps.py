@@ -8,10 +8,12 @@ class PayoutsConfig(AppConfig):
     verbose_name = "Payouts"
 
     def ready(self) -> None:
+        from accounts.recipients import register_recipient_approver_roles
         from console.dashboard import DashboardPanel, register_panel
         from console.health import register_check
         from console.schedules import register_schedule
         from payouts import tasks
+        from payouts.approval.policy import recipient_approver_roles_current
         from payouts.approval.views import dashboard_panel_context
         from payouts.tracking.catch_up import open_payout_ids, payouts_catch_up
         from payouts.tracking.events import payout_apply_event
@@ -56,10 +58,9 @@ class PayoutsConfig(AppConfig):
             )
         )
 
-        # Who may approve a recipient: the approval policy's list (accounts' dual control). When
-        # accounts offers its hook (issue 20, E1), register it here:
-        #   register_recipient_approver_roles(recipient_approver_roles_current)
-        # from accounts.recipients and payouts.approval.policy respectively.
+        # Who may approve a recipient (accounts' dual control): the approval policy's list, or
+        # accounts' own setting while the policy names none.
+        register_recipient_approver_roles(recipient_approver_roles_current)
 
         # Expiry housekeeping of the 15-minute quotes reserved by a payout preview.
         register_schedule("payouts.expire_reservations", tasks.expire_due_reservations, minutes=1)

@@ -16,7 +16,12 @@ if TYPE_CHECKING:
     from payouts.models import Payout
 
 # A state the request conflicts with (409); any other invalid draft is bad input (400).
-CONFLICT_CODES = ("duplicate_needs_confirmation", "not_a_draft", "limit_exceeded")
+CONFLICT_CODES = (
+    "duplicate_needs_confirmation",
+    "not_a_draft",
+    "limit_exceeded",
+    "recipient_not_approved",
+)
 UNANSWERED = "upstream_unavailable"
 
 

@@ -8,7 +8,7 @@ from decimal import Decimal
 from django.core.exceptions import PermissionDenied
 from django.db.models import Prefetch, Q, QuerySet
 
-from accounts.models import Recipient, VirtualAccount
+from accounts.models import Recipient, RecipientStatus, VirtualAccount
 from console.lists import amount_searched, words_match
 from gateway.models import Environment
 from payouts.models import Payout, PayoutDocument, PayoutStatusChange
@@ -135,7 +135,12 @@ def active_virtual_accounts(environment: Environment | None) -> QuerySet[Virtual
 
 def payout_recipients(environment: Environment | None) -> QuerySet[Recipient]:
     return (
-        Recipient.objects.filter(environment=environment, account_type__in=("WIRE", "SWIFT"))
+        Recipient.objects.filter(
+            environment=environment,
+            account_type__in=("WIRE", "SWIFT"),
+            # Pending ones stay choosable so the refusal says why; the others are out of use.
+            status__in=(RecipientStatus.APPROVED, RecipientStatus.PENDING_APPROVAL),
+        )
         .exclude(upstream_id="")
         .order_by("last_name", "company_name", "pk")
     )

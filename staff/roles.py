@@ -37,6 +37,9 @@ WEBHOOKS_MANAGE = "webhooks.manage_webhooks"
 DIRECTORY_VIEW = "users.view_directory"
 KYC_REVIEW = "users.review_kyc"
 ACCOUNTS_MANAGE = "accounts.manage_accounts"
+# Dual control on bank details: approve or reject a recipient (or a change to one). The policy's
+# roles (accounts.recipients.recipient_approver_roles) must also name one of the person's roles.
+RECIPIENTS_APPROVE = "accounts.approve_recipients"
 
 # What a personal API token may do (staff.api_tokens): each scope allows these permissions, and a
 # token's owner keeps only those of their own permissions that one of the token's scopes allows
@@ -58,13 +61,16 @@ TOKEN_SCOPES: dict[str, tuple[str, ...]] = {
     ),
     SCOPE_PREPARE: (PAYOUT_INITIATE, END_USERS_MANAGE, ACCOUNTS_MANAGE, KYC_REVIEW),
     # Approve, reject and release (send and confirm the upstream's code).
-    SCOPE_APPROVE: (PAYOUT_APPROVE,),
+    SCOPE_APPROVE: (PAYOUT_APPROVE, RECIPIENTS_APPROVE),
     SCOPE_ADMIN: (ENVIRONMENTS_MANAGE, WEBHOOKS_MANAGE, APPROVAL_POLICY_MANAGE),
 }
 TOKEN_SCOPE_LABELS: dict[str, str] = {
     SCOPE_READ: "Read: lists and records (GET only unless another scope is given)",
     SCOPE_PREPARE: "Prepare: quotes, payout drafts, end users, accounts, recipients, KYC review",
-    SCOPE_APPROVE: "Approve: approve, reject and release payouts (needs step-up, at most 90 days)",
+    SCOPE_APPROVE: (
+        "Approve: approve, reject and release payouts, approve recipients "
+        "(needs step-up, at most 90 days)"
+    ),
     SCOPE_ADMIN: "Admin: environments, webhooks, approval policy (needs step-up, at most 90 days)",
 }
 # Scopes that move money or change who may: created only after step-up, for 90 days at most.
@@ -115,6 +121,7 @@ FINANCE_APPROVER = Role(
         DIRECTORY_VIEW,
         WEBHOOK_EVENTS_VIEW,
         PAYOUT_EVIDENCE_VIEW,
+        RECIPIENTS_APPROVE,
     ),
     demo_email="approver@payops.local",
 )
@@ -134,6 +141,7 @@ COMPLIANCE = Role(
         KYC_REVIEW,
         ACCOUNTS_MANAGE,
         WEBHOOK_EVENTS_VIEW,
+        RECIPIENTS_APPROVE,
     ),
     demo_email="compliance@payops.local",
 )

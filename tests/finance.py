@@ -85,6 +85,10 @@ def make_recipient(
         "routing_number": "021000021",
         "created_by": created_by,
         "upstream_id": f"rcp-{next(_serial)}",
+        # Payable: dual control's approval is what tests/directory/test_recipient_control.py
+        # proves; payout tests start from a recipient a second person approved.
+        "status": "approved",
+        "approval_note": "test fixture",
     }
     values.update(fields)
     return Recipient.objects.create(**values)

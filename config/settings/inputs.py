@@ -11,3 +11,13 @@ env = environ.Env()
 #                                  call ends; this only frees the claim of a process that died.
 #                                  Longer than one upstream call with its retries and rate waits.
 PAYOPS_SUBMISSION_CLAIM_SECONDS = env.int("PAYOPS_SUBMISSION_CLAIM_SECONDS", default=180)
+
+# PAYOPS_RECIPIENT_APPROVER_ROLES  dual control on bank details: the roles (comma-separated role
+#                                  keys) whose holders may approve a recipient or a change to one,
+#                                  besides holding accounts.approve_recipients; never its creator
+#                                  nor the change's author. The default when no policy registers
+#                                  its own list (accounts.recipients.
+#                                  register_recipient_approver_roles).
+PAYOPS_RECIPIENT_APPROVER_ROLES = env.list(
+    "PAYOPS_RECIPIENT_APPROVER_ROLES", default=["finance_approver", "compliance"]
+)

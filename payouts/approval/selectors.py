@@ -64,6 +64,7 @@ def approval_inbox(
             "quote",
         )
         .prefetch_related(_current_approvals(), "documents__views")
+        .annotate(recipient_paid_before=_recipient_paid_before())
         .order_by("submitted_at", "pk")
     )
     if environment is not None:
@@ -110,6 +111,36 @@ def approval_inbox_rows(
         if decision.allowed:
             mine.append(payout)
     return mine
+
+
+def _recipient_paid_before() -> Exists:
+    """Another payout to the same recipient (these exact bank details) reached the upstream."""
+    return Exists(
+        Payout.objects.filter(recipient=OuterRef("recipient"))
+        .exclude(upstream_id="")
+        .exclude(pk=OuterRef("pk"))
+    )
+
+
+def recipient_flag(payout: Payout) -> str:
+    """What an approver should notice about the payee (dual control on bank details): the
+    first payout to a new recipient, or to details changed on a date; "" when these details
+    were paid before. Uses the inbox's annotation when present."""
+    paid_before = getattr(payout, "recipient_paid_before", None)
+    if paid_before is None:
+        paid_before = (
+            Payout.objects.filter(recipient_id=payout.recipient_id)
+            .exclude(upstream_id="")
+            .exclude(pk=payout.pk)
+            .exists()
+        )
+    if paid_before:
+        return ""
+    recipient = payout.recipient
+    if recipient.supersedes_id is not None:
+        changed = recipient.approved_at or recipient.created_at
+        return f"Bank details changed {changed:%Y-%m-%d}"
+    return "First payout to this recipient"
 
 
 def valid_approvals(payout: Payout) -> list[Approval]:

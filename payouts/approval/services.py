@@ -11,6 +11,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
 
+from accounts.recipients import recipient_not_payable_reason
 from gateway import idempotency
 from payouts.approval import notifications
 from payouts.approval.policy import approver_roles
@@ -45,6 +46,14 @@ def _round_approvals(payout: Payout) -> list[tuple[int, int, bool]]:
         .order_by("created_at", "pk")
         .values_list("approver_id", "step", "voided_at")
     ]
+
+
+def recipient_payable_refuse(payout: Payout) -> None:
+    """Dual control: no approval or release of a payout whose recipient is not approved now (a
+    change superseded it, it was archived): 409 `recipient_not_approved` on `recipient`."""
+    reason = recipient_not_payable_reason(payout.recipient)
+    if reason:
+        raise PayoutActionRefused("recipient_not_approved", reason, field="recipient")
 
 
 def approval_facts(payout: Payout) -> ApprovalFacts:
@@ -105,6 +114,7 @@ def payout_approve(*, payout: Payout | int, by: StaffUser) -> ApprovalOutcome:
         step_up_require(by, action="payout.approve")
     with transaction.atomic():
         locked = payout_locked(payout)
+        recipient_payable_refuse(locked)
         decision = approval_decide(
             approval_facts(locked),
             approver_id=by.pk,

@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Recipient, VirtualAccount
+from accounts.recipients import recipient_not_payable_reason
 from gateway.models import Environment
 from payouts.drafts.checks import (
     add_problem,
@@ -166,6 +167,7 @@ def payout_draft_create(
         environment=environment, maker=by, created_at=now, updated_at=now, channel=channel
     )
     _apply(payout, values)
+    _recipient_payable(payout)
     errors = draft_problems(payout, now=now)
     if errors:
         raise PayoutInvalid(errors)
@@ -187,6 +189,14 @@ def payout_draft_create(
             },
         )
     return payout
+
+
+def _recipient_payable(payout: Payout) -> None:
+    """Dual control: a draft names only a recipient a second person approved (409
+    `recipient_not_approved` on `recipient`, before anything is written)."""
+    reason = recipient_not_payable_reason(payout.recipient)
+    if reason:
+        raise PayoutInvalid({"recipient": [reason]}, code="recipient_not_approved")
 
 
 def _timeline_start(payout: Payout, *, by: StaffUser) -> None:
@@ -222,6 +232,7 @@ def payout_draft_update(*, by: StaffUser, payout: Payout, values: DraftValues) -
         if not changes:
             return locked
         now = timezone.now()
+        _recipient_payable(locked)
         errors = draft_problems(locked, now=now)
         if errors:
             raise PayoutInvalid(errors)
@@ -281,6 +292,7 @@ def payout_send_for_approval(
     with transaction.atomic():
         locked = own_draft_locked(by, payout)
         now = timezone.now()
+        _recipient_payable(locked)
         problems = submission_problems(locked, now=now)
         if problems:
             raise PayoutInvalid(problems, code="not_ready")

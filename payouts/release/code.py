@@ -19,6 +19,7 @@ from gateway.errors import (
     UpstreamError,
 )
 from gateway.service_errors import unanswered
+from payouts.approval.services import recipient_payable_refuse
 from payouts.errors import PayoutActionRefused
 from payouts.models import Payout, PayoutStatus
 from payouts.release.initiation import submission_start
@@ -59,6 +60,7 @@ def _may_release(payout: Payout, by: StaffUser) -> None:
             "The code is sent once the payout has all its approvals "
             f"(this one is {payout.get_status_display().lower()}).",
         )
+    recipient_payable_refuse(payout)
 
 
 def payout_otp_send(*, payout: Payout | int, by: StaffUser) -> OtpSent:

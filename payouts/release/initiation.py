@@ -17,6 +17,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from accounts.recipients import recipient_not_payable_reason
 from gateway.client import call_sync, upstream
 from gateway.errors import BudgetExhausted, PermanentError, TemporaryError, UpstreamError
 from gateway.retry_policy import RetryNotice
@@ -78,6 +79,9 @@ def submission_start(*, payout: Payout, by: StaffUser | None, otp: str = "") -> 
         raise PayoutActionRefused(
             "not_approved", "Only an approved payout can be sent to the upstream."
         )
+    reason = recipient_not_payable_reason(payout.recipient)
+    if reason:
+        raise PayoutActionRefused("recipient_not_approved", reason, field="recipient")
     now = timezone.now()
     payout.otp_code_encrypted = crypto.encrypt(otp) if otp else ""
     payout.submitting_since = now

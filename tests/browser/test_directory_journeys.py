@@ -132,4 +132,8 @@ def test_finance_opens_an_account_and_fixes_a_recipients_routing_number(
     page.get_by_role("button", name="Register recipient").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Luis Pérez")
     expect(page.get_by_test_id("created-by")).to_have_text("maker@payops.local")
+    # Dual control: not payable until someone else approves it, and the page says so.
+    expect(page.get_by_test_id("recipient-status")).to_have_text("Pending approval")
+    expect(page.get_by_test_id("not-payable")).to_contain_text("second person's approval")
+    expect(page.get_by_test_id("decision-refusal")).to_be_visible()  # a maker cannot approve
     assert Recipient.objects.get().end_user == EndUser.objects.get(pk=user.pk)

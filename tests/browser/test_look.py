@@ -16,6 +16,7 @@ from django.utils import timezone
 from playwright.sync_api import Page, expect
 
 from accounts.models import Recipient, VirtualAccount
+from accounts.recipient_control import recipient_change_propose
 from gateway.models import Environment
 from gateway.services.environments import environment_switch
 from payouts.models import Approval, ChangeSource, Payout, PayoutEvent, PayoutStatus
@@ -77,6 +78,20 @@ def directory_and_quotes(staff: dict[str, StaffUser]) -> Records:
         last_name="Murillo y Sotomayor de Alcántara",
         bank_name="Banco Internacional de Comercio y Desarrollo Regional S.A.",
     )
+    # The approval queue: a new recipient and a change of bank details waiting.
+    make_recipient(
+        environment,
+        end_user,
+        created_by=staff["finance_maker"],
+        company_name="Compañía Exportadora de Productos Agrícolas del Pacífico S.A. de C.V.",
+        kind="company",
+        status="pending_approval",
+    )
+    recipient_change_propose(
+        recipient=recipient,
+        by=staff["finance_maker"],
+        values={"account_number": "987654321098", "bank_name": "Banco Nacional de México"},
+    )
     now = timezone.now()
     quote = Quote.objects.create(
         environment=environment,
@@ -109,6 +124,8 @@ PAGES: list[tuple[str, Callable[[Records], str]]] = [
     ("finance_maker", lambda r: f"/accounts/virtual-accounts/{r.account.pk}/"),
     ("finance_maker", lambda r: "/accounts/recipients/"),
     ("finance_maker", lambda r: f"/accounts/recipients/{r.recipient.pk}/"),
+    ("finance_maker", lambda r: f"/accounts/recipients/{r.recipient.pk}/edit/"),
+    ("compliance", lambda r: "/accounts/recipients/approvals/"),
     ("finance_approver", lambda r: "/quotes/"),
     ("finance_maker", lambda r: f"/quotes/{r.quote.pk}/"),
     ("admin", lambda r: "/end-users/"),
@@ -133,6 +150,8 @@ def page_overflow(page: Page) -> int:
         "virtual-account",
         "recipients",
         "recipient",
+        "recipient-edit",
+        "recipient-approvals",
         "quotes",
         "quote",
         "end-users-as-admin",

@@ -107,6 +107,7 @@ def build_world(
         available_balance=Decimal(balance) if mode == "fiat" else Decimal("0"),
     )
     mirror_recipient = Recipient.objects.create(
+        status="approved",  # dual control: a payable recipient
         environment=environment,
         end_user=end_user,
         upstream_id=recipient.recipient_id,
