@@ -12,8 +12,12 @@ class PayoutsConfig(AppConfig):
         from console.health import register_check
         from console.schedules import register_schedule
         from payouts import tasks
+        from payouts.approval.policy_changes import register_policy_change_kinds
         from payouts.approval.views import dashboard_panel_context
         from payouts.tracking.catch_up import open_payout_ids, payouts_catch_up
+
+        # Publishing the approval policy is an admin change (staff.changes).
+        register_policy_change_kinds()
         from payouts.tracking.events import payout_apply_event
         from payouts.tracking.health import quiet_check, quiet_panel_context
         from staff.roles import FINANCE_VIEW

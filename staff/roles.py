@@ -28,6 +28,8 @@ CALL_LOG_VIEW = "staff.view_call_log"
 SYSTEM_HEALTH_VIEW = "staff.view_system_health"
 AUDIT_LOG_VIEW = "staff.view_audit_log"
 APPROVAL_POLICY_MANAGE = "payouts.manage_approval_policy"
+# Declared on staff.ChangeProposal.Meta.permissions: see and decide admin changes (staff.changes).
+ADMIN_CHANGES_DECIDE = "staff.decide_admin_changes"
 # Declared on webhooks.WebhookEndpoint.Meta.permissions.
 WEBHOOK_EVENTS_VIEW = "webhooks.view_webhook_events"
 WEBHOOKS_MANAGE = "webhooks.manage_webhooks"
@@ -56,7 +58,12 @@ TOKEN_SCOPES: dict[str, tuple[str, ...]] = {
     SCOPE_PREPARE: (PAYOUT_INITIATE, END_USERS_MANAGE, ACCOUNTS_MANAGE, KYC_REVIEW),
     # Approve, reject and release (send and confirm the upstream's code).
     SCOPE_APPROVE: (PAYOUT_APPROVE,),
-    SCOPE_ADMIN: (ENVIRONMENTS_MANAGE, WEBHOOKS_MANAGE, APPROVAL_POLICY_MANAGE),
+    SCOPE_ADMIN: (
+        ENVIRONMENTS_MANAGE,
+        WEBHOOKS_MANAGE,
+        APPROVAL_POLICY_MANAGE,
+        ADMIN_CHANGES_DECIDE,
+    ),
 }
 TOKEN_SCOPE_LABELS: dict[str, str] = {
     SCOPE_READ: "Read: lists and records (GET only unless another scope is given)",
@@ -143,6 +150,7 @@ ADMIN = Role(
         SYSTEM_HEALTH_VIEW,
         AUDIT_LOG_VIEW,
         APPROVAL_POLICY_MANAGE,
+        ADMIN_CHANGES_DECIDE,
         WEBHOOK_EVENTS_VIEW,
         WEBHOOKS_MANAGE,
         # Admins hold every permission of the directory too.
@@ -251,9 +259,20 @@ def _role_change(*, user: StaffUser, role: Role | str, by: Any, grant: bool) -> 
         # Nobody raises (or reshapes) their own powers: another admin decides, as a checker.
         raise PermissionDenied("You may not change your own roles: ask another admin.")
     step_up_require(by, action=ROLE_GRANT_ACTION)
+    return role_change_apply(user=user, role=role, by=by, grant=grant)
+
+
+def role_key_check(role: Role | str) -> str:
     key = role.key if isinstance(role, Role) else str(role)
     if key not in ROLES_BY_KEY:
         raise UnknownRole(key)
+    return key
+
+
+def role_change_apply(*, user: StaffUser, role: Role | str, by: Any, grant: bool) -> bool:
+    """The write of a role grant or revoke, audited; the callers checked who may (role_grant,
+    or an approved admin change: staff.change_kinds, where `by` is None once its wait ended)."""
+    key = role_key_check(role)
     with transaction.atomic():
         user = StaffUser.objects.select_for_update().get(pk=user.pk)
         group, _ = Group.objects.get_or_create(name=key)

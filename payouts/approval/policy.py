@@ -49,6 +49,22 @@ def approval_policy_publish(
     if not by.has_perm(POLICY_MANAGE):
         raise PermissionDenied("Publishing an approval policy needs the admin role.")
     step_up_require(by, action="approval_policy.publish")
+    return approval_policy_publish_apply(
+        by=by, created_by=by, default_required=default_required, rules=rules, note=note
+    )
+
+
+def approval_policy_publish_apply(
+    *,
+    by: StaffUser | None,
+    created_by: StaffUser,
+    default_required: int,
+    rules: Sequence[RuleSpec],
+    note: str = "",
+) -> ApprovalPolicy:
+    """The write of a publication, audited as `by` (None: the system); its callers checked who
+    may (approval_policy_publish, or an approved admin change: payouts.approval.policy_changes,
+    where `created_by` is the proposer)."""
     if default_required < 1 or any(rule.required_approvals < 1 for rule in rules):
         raise ValueError("every count of approvers is at least 1")
     with transaction.atomic():
@@ -60,7 +76,7 @@ def approval_policy_publish(
             version=previous + 1,
             default_required=default_required,
             note=note,
-            created_by=by,
+            created_by=created_by,
         )
         ApprovalRule.objects.bulk_create(
             ApprovalRule(

@@ -16,7 +16,8 @@ from django.views.decorators.http import require_POST
 
 from gateway.selectors import environment_current
 from payouts.approval.forms import PolicyForm, RejectForm, rule_line
-from payouts.approval.policy import approval_policy_current, approval_policy_publish
+from payouts.approval.policy import approval_policy_current
+from payouts.approval.policy_changes import approval_policy_propose
 from payouts.approval.selectors import SCOPE_ANYONE, SCOPE_MINE, approval_inbox, policy_impact
 from payouts.approval.services import payout_approve, payout_cancel, payout_reject, payout_requote
 from payouts.errors import REFUSALS, refusal_text
@@ -24,6 +25,7 @@ from payouts.models import ApprovalPolicy
 from payouts.pages import payout_of_request
 from payouts.selectors import require_payout_reader
 from payouts.views import live_action, live_region
+from staff.changes import proposal_message
 from staff.requests import staff_of
 from staff.roles import APPROVAL_POLICY_MANAGE, PAYOUT_APPROVE
 from staff.step_up import StepUpRequired
@@ -171,15 +173,16 @@ def approval_policy_view(request: HttpRequest) -> HttpResponse:
             rules, default = form.cleaned_data["rules"], form.cleaned_data["default_required"]
             impact = policy_impact(rules=rules, default=default)
             if request.POST.get("action") == "publish":
-                policy = approval_policy_publish(
+                # An admin change (staff.changes): published once another admin approves it.
+                proposal = approval_policy_propose(
                     by=user, default_required=default, rules=rules, note=form.cleaned_data["note"]
                 )
                 messages.success(
                     request,
-                    f"Version {policy.version} published: payouts submitted from now on follow "
-                    f"it; {len(impact)} pending payout(s) keep their earlier count.",
+                    f"{proposal_message(proposal)} Payouts submitted after it is published "
+                    f"follow it; {len(impact)} pending payout(s) keep their earlier count.",
                 )
-                current = policy
+                current = approval_policy_current()
     else:
         form = PolicyForm(
             initial={
