@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest
-from ninja import Field, Query, Router, Schema
+from ninja import Field, Query, Router, Schema, Status
 from ninja.params.functions import Query as QueryParam
 
 from console.inputs import Text
@@ -220,7 +220,7 @@ def _endpoint_change(request: HttpRequest, environment_id: int, *, rotate: bool)
     proposal = webhook_endpoint_change_propose(
         environment=environment, by=request.user, base_url=_base(base), rotate=rotate
     )
-    return 202, ChangeOut.of(proposal)
+    return Status(202, ChangeOut.of(proposal))
 
 
 @router.post("/endpoints/{environment_id}/register", response={202: ChangeOut, **ERROR_RESPONSES})

@@ -59,6 +59,8 @@ def environment_change(
 ) -> ChangeProposal | None:
     """An admin's edit: the guarded part is proposed (returned), the rest applies now (None
     when nothing guarded changed)."""
+    # The stored row, not `environment` (a ModelForm has already copied its values onto it).
+    environment = Environment.objects.get(pk=environment.pk)
     before = _public_fields(environment)
     guarded = {k: fields.pop(k) for k in STEP_UP_FIELDS & set(fields) if fields[k] != before[k]}
     for k in STEP_UP_FIELDS & set(fields):

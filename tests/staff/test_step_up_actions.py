@@ -19,9 +19,10 @@ from django.test import RequestFactory
 from django.urls import reverse
 from django.utils import timezone
 
+from staff.changes import changes_apply_due
 from staff.errors import ServiceError
 from staff.middleware import StepUpMiddleware
-from staff.models import AuditEntry, StaffUser
+from staff.models import AuditEntry, ChangeProposal, StaffUser
 from staff.roles import UnknownRole, role_grant, role_revoke
 from staff.step_up import Proof, StepUpRequired, proof_attach
 from tests.identity import client_signed_in, stepped_up
@@ -192,9 +193,16 @@ def test_the_admin_changes_roles_with_a_fresh_second_factor_and_audits_them(
         _change_url(target), _change_data(target, groups=[approver], is_staff="on")
     )
     assert response.status_code == 302, response.content.decode()[:3000]
+    # An admin change (staff.changes): proposed, not applied; the demo's only admin waits it out.
+    assert groups_of(target) == {"finance_maker"}
+    proposal = ChangeProposal.objects.get(kind="staff.access")
+    assert proposal.after["groups"] == ["finance_approver"]
+    assert proposal.apply_after is not None
+    assert changes_apply_due(now=proposal.apply_after) == 1
     assert groups_of(target) == {"finance_approver"}
     entry = AuditEntry.objects.get(action="role.changed_in_admin")
-    assert entry.actor_id == demo_staff["admin"].pk
+    assert entry.actor_id is None
+    assert entry.details["change"]["proposed_by"] == demo_staff["admin"].email
     assert entry.details["before"]["groups"] == ["finance_maker"]
     assert entry.details["after"]["groups"] == ["finance_approver"]
     assert (entry.details["before"]["is_staff"], entry.details["after"]["is_staff"]) == (
