@@ -14,9 +14,11 @@ from gateway.models import Environment
 from staff.changes import change_propose, register_change_kind
 from staff.models import ChangeProposal
 from webhooks.models import WebhookEndpoint
+from staff.errors import ServiceError
 from webhooks.services.endpoints import (
     _require_manage,
-    endpoint_url,
+    receiver_url,
+    webhook_endpoint_get_or_create,
     webhook_endpoint_register,
     webhook_secret_rotate,
 )
@@ -39,14 +41,15 @@ def webhook_endpoint_change_propose(
 ) -> ChangeProposal:
     """Propose registering the receiver (or rotating its secret) for `environment`."""
     _require_manage(by)
-    endpoint = WebhookEndpoint.objects.filter(environment=environment).first()
-    current = ""
-    if endpoint is not None and endpoint.registered_url:
-        current = endpoint.registered_url
-    try:
-        url = endpoint_url(endpoint, base_url=base_url) if endpoint else base_url
-    except Exception:  # a misconfigured base URL: applying says so, the proposal shows the base
-        url = base_url
+    if not environment.has_credentials:
+        raise ServiceError(
+            "This environment has no upstream credentials.",
+            errors=[("environment", "has no upstream credentials")],
+        )
+    endpoint = webhook_endpoint_get_or_create(environment=environment)
+    current = endpoint.registered_url
+    # Refused now (400 on `base_url`) rather than when another admin approves it.
+    url = receiver_url(endpoint, base_url=base_url)
     action = "Rotate the webhook secret" if rotate else "Register the webhook receiver"
     return change_propose(
         kind=KIND,
@@ -55,7 +58,7 @@ def webhook_endpoint_change_propose(
         target_label=environment.name,
         summary=f"{action} of {environment.name}",
         before={"url": current or "not registered", "secret": "current" if current else "none"},
-        after={"url": url or "the public base URL", "secret": "replaced" if rotate else "kept"},
+        after={"url": url, "secret": "replaced" if rotate else "kept"},
         payload={"environment": environment.pk, "base_url": base_url, "rotate": rotate},
     )
 
