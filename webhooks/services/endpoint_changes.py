@@ -12,9 +12,9 @@ from typing import Any
 
 from gateway.models import Environment
 from staff.changes import change_propose, register_change_kind
+from staff.errors import ServiceError
 from staff.models import ChangeProposal
 from webhooks.models import WebhookEndpoint
-from staff.errors import ServiceError
 from webhooks.services.endpoints import (
     _require_manage,
     receiver_url,
