@@ -14,7 +14,7 @@ from django.forms import ModelForm
 from django.http import HttpRequest
 from django.utils.html import format_html
 
-from staff.change_kinds import access_change_propose
+from staff.change_kinds import access_change_propose, group_change_propose
 from staff.changes import proposal_message
 from staff.errors import ServiceError
 from staff.middleware import step_up_url
@@ -246,6 +246,40 @@ class RoleGroupAdmin(StepUpAccessAdmin, GroupAdmin):
 
     def access_of(self, obj: Any) -> dict[str, Any]:
         return {"name": obj.name, "permissions": _permission_names(obj.permissions)}
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        """A change of a role's group is an admin change (staff.changes): proposed, not saved."""
+        if not (change and self.access_changed(form)):
+            super().save_model(request, obj, form, change)
+            return
+        if not step_up_fresh(request.user):
+            raise StepUpRequired(ROLE_GRANT_ACTION)
+        data = form.cleaned_data
+        after = {
+            "name": str(data.get("name", obj.name)),
+            "permissions": _permission_names(
+                Permission.objects.filter(pk__in=[p.pk for p in data.get("permissions", [])])
+            ),
+        }
+        setattr(form, _ACCESS_PROPOSED, after)
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        after = getattr(form, _ACCESS_PROPOSED, None)
+        if after is None:
+            super().save_related(request, form, formsets, change)
+            return
+        group = Group.objects.get(pk=form.instance.pk)
+        form.instance.name = group.name  # the page after saving shows what is in force
+        try:
+            proposal = group_change_propose(
+                group=group,
+                by=request.user,  # type: ignore[arg-type]
+                after=after,
+            )
+        except ServiceError as exc:
+            self.message_user(request, exc.as_message(), level=messages.ERROR)
+        else:
+            self.message_user(request, proposal_message(proposal), level=messages.WARNING)
 
 
 @admin.register(AuditEntry)

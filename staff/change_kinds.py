@@ -130,7 +130,60 @@ def _access_apply(proposal: ChangeProposal, *, by: StaffUser | None) -> None:
         )
 
 
+# --- A role's group changed in the Django admin (its name or permissions) -----------------------
+
+GROUP_KIND = "staff.group"
+
+
+def group_access_of(group: Group) -> dict[str, Any]:
+    return {"name": group.name, "permissions": _permission_names(group.permissions)}
+
+
+def group_change_propose(*, group: Group, by: StaffUser, after: dict[str, Any]) -> ChangeProposal:
+    """Propose a role group's new name or permissions (what everyone holding it may do)."""
+    before = group_access_of(group)
+    return change_propose(
+        kind=GROUP_KIND,
+        by=by,
+        target=group,
+        target_label=group.name,
+        summary=f"Change the role group {group.name} "
+        f"({', '.join(k for k in after if after[k] != before[k])})",
+        before=before,
+        after=after,
+        payload={"group": group.pk, "after": after},
+    )
+
+
+def _group_version(proposal: ChangeProposal) -> str:
+    group = Group.objects.filter(pk=proposal.payload["group"]).first()
+    return json.dumps(group_access_of(group), sort_keys=True) if group else "gone"
+
+
+def _group_apply(proposal: ChangeProposal, *, by: StaffUser | None) -> None:
+    after = proposal.payload["after"]
+    group = Group.objects.select_for_update().get(pk=proposal.payload["group"])
+    before = group_access_of(group)
+    group.name = after["name"]
+    group.save(update_fields=["name"])
+    wanted = {tuple(name.split(".", 1)) for name in after["permissions"]}
+    group.permissions.set(
+        p
+        for p in Permission.objects.select_related("content_type")
+        if (p.content_type.app_label, p.codename) in wanted
+    )
+    audit_record(
+        actor=by,
+        action="role.group_changed_in_admin",
+        target=group,
+        details={"before": before, "after": group_access_of(group)},
+    )
+
+
 def register_staff_change_kinds() -> None:
+    register_change_kind(
+        GROUP_KIND, apply=_group_apply, version=_group_version, label="Role group (Django admin)"
+    )
     register_change_kind(ROLE_KIND, apply=_role_apply, version=_groups_version, label="Role")
     register_change_kind(
         ACCESS_KIND, apply=_access_apply, version=_groups_version, label="Access (Django admin)"

@@ -228,6 +228,11 @@ def test_a_roles_group_permissions_change_in_the_admin_needs_a_fresh_second_fact
     assert not group.permissions.filter(codename="approve_payout").exists()
     fresh = client_signed_in(demo_staff["admin"])
     assert fresh.post(url, data).status_code == 302
+    # An admin change (staff.changes): proposed; the demo's only admin waits it out.
+    assert not group.permissions.filter(codename="approve_payout").exists()
+    proposal = ChangeProposal.objects.get(kind="staff.group")
+    assert "staff.approve_payout" in proposal.after["permissions"]
+    assert changes_apply_due(now=proposal.apply_after) == 1
     assert group.permissions.filter(codename="approve_payout").exists()
     entry = AuditEntry.objects.get(action="role.group_changed_in_admin")
     assert "staff.approve_payout" in entry.details["after"]["permissions"]
@@ -273,3 +278,30 @@ def test_the_api_and_other_errors_are_left_alone() -> None:
     assert _middleware().process_exception(api, StepUpRequired("payout.approve")) is None
     page = _request("post", "/payouts/1/approve/")
     assert _middleware().process_exception(page, ServiceError("other")) is None
+
+
+def test_in_the_admin_a_second_admin_approves_a_proposed_role_change_and_names_stay_saved(
+    demo_staff: dict[str, StaffUser],
+) -> None:
+    target = demo_staff["finance_maker"]
+    second = StaffUser.objects.create_user("admin-second@example.test", "pw-second-admin-1")
+    second.groups.add(Group.objects.get(name="admin"))
+    approver = str(Group.objects.get(name="finance_approver").pk)
+    client = client_signed_in(demo_staff["admin"])
+
+    renamed = client.post(_change_url(target), _change_data(target, full_name="Renamed Maker"))
+    assert renamed.status_code == 302
+    assert StaffUser.objects.get(pk=target.pk).full_name == "Renamed Maker"  # not an access field
+    assert not ChangeProposal.objects.exists()
+
+    client.post(_change_url(target), _change_data(target, groups=[approver]))
+    proposal = ChangeProposal.objects.get(kind="staff.access")
+    assert proposal.apply_after is None  # another admin exists
+    assert groups_of(target) == {"finance_maker"}
+
+    approved = client_signed_in(second).post(f"/changes/{proposal.pk}/approve/")
+    assert approved.status_code == 302
+    assert groups_of(target) == {"finance_approver"}
+    entry = AuditEntry.objects.get(action="role.changed_in_admin")
+    assert entry.actor == second
+    assert entry.details["change"]["proposed_by"] == demo_staff["admin"].email
