@@ -362,3 +362,17 @@ def test_a_stale_due_time_after_a_decision_does_nothing() -> None:
 
     assert changes_apply_due(now=timezone.now() + timedelta(days=2)) == 0
     assert "compliance" not in _groups(clerk)
+
+
+def test_admins_see_the_count_of_waiting_changes_in_the_navigation() -> None:
+    first = person("admin-one@example.test", "admin")
+    second = person("admin-two@example.test", "admin")
+    clerk = person("clerk@example.test", "finance_maker")
+    client = client_signed_in(second)
+    assert b'data-testid="nav-changes-pending"' not in client.get("/changes/").content
+
+    role_change_propose(user=clerk, role="compliance", by=stepped_up(first), grant=True)
+
+    html = client.get("/changes/").content.decode()
+    assert 'data-testid="nav-changes-pending">1</span>' in html
+    assert b"nav-changes-pending" not in client_signed_in(clerk).get("/").content
