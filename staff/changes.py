@@ -187,7 +187,9 @@ def change_propose(
             proposed_by=by,
         )
         proposal.target_version = spec.version(proposal)
-        others = [admin for admin in admins() if admin.pk != by.pk]
+        # Who could approve it: another admin, and not the person the change is about.
+        about = target_id if target_type == StaffUser._meta.label_lower else None
+        others = [a for a in admins() if a.pk != by.pk and str(a.pk) != about]
         if maker_checker_on() and not others:
             proposal.apply_after = timezone.now() + timedelta(hours=wait_hours())
         proposal.save()

@@ -376,3 +376,60 @@ def test_admins_see_the_count_of_waiting_changes_in_the_navigation() -> None:
     html = client.get("/changes/").content.decode()
     assert 'data-testid="nav-changes-pending">1</span>' in html
     assert b"nav-changes-pending" not in client_signed_in(clerk).get("/").content
+
+
+@pytest.mark.parametrize("role_key", ROLE_KEYS)
+@pytest.mark.parametrize("action", ["approve", "reject", "withdraw"])
+def test_deciding_on_the_page_is_for_admins_only(
+    role_key: str, action: str, client_for: Any
+) -> None:
+    proposer = person("admin-proposer@example.test", "admin")
+    clerk = person("clerk@example.test", "finance_maker")
+    proposal = role_change_propose(
+        user=clerk, role="compliance", by=stepped_up(proposer), grant=True
+    )
+
+    response = client_for(role_key).post(f"/changes/{proposal.pk}/{action}/", {"reason": "not now"})
+
+    proposal.refresh_from_db()
+    if role_key != "admin":
+        assert response.status_code == 403
+        assert proposal.is_pending
+        return
+    assert response.status_code == 302
+    expected = {
+        "approve": ChangeProposal.State.APPLIED,
+        "reject": ChangeProposal.State.REJECTED,
+        "withdraw": ChangeProposal.State.PENDING,  # only its proposer may withdraw it
+    }[action]
+    assert proposal.state == expected
+
+
+def test_the_webhook_register_endpoint_answers_202_with_the_proposal(
+    client_for: Any, settings: Any
+) -> None:
+    settings.WEBHOOKS_PUBLIC_BASE_URL = "https://payops.example.test"
+    environment = _environment()
+
+    response = client_for("admin").post(f"/api/v1/webhooks/endpoints/{environment.pk}/register")
+
+    assert response.status_code == 202, response.content
+    body = response.json()
+    assert body["kind"] == "webhooks.endpoint" and body["state"] == "pending"
+    assert body["apply_after"]  # the demo's single admin: it waits
+    listed = client_for("admin").get(f"/api/v1/changes/{body['id']}").json()
+    assert listed["summary"].startswith("Register the webhook receiver")
+
+
+def test_a_change_about_the_only_other_admin_waits_as_they_cannot_approve_it() -> None:
+    first = person("admin-one@example.test", "admin")
+    second = person("admin-two@example.test", "admin")
+
+    proposal = role_change_propose(user=second, role="compliance", by=stepped_up(first), grant=True)
+
+    assert proposal.apply_after is not None  # nobody but `second` could approve: the wait path
+    with pytest.raises(ChangeRefused) as refused:
+        change_approve(proposal=proposal, by=stepped_up(second))
+    assert refused.value.code == "change_self"
+    assert changes_apply_due(now=proposal.apply_after) == 1
+    assert "compliance" in _groups(second)
