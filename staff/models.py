@@ -227,7 +227,7 @@ class ChangeProposal(models.Model):
     def diff_rows(self) -> list[tuple[str, Any, Any]]:
         """(field, before, after) for each field either side shows, for pages and the API."""
         keys = list(dict.fromkeys([*self.before, *self.after]))
-        return [(key, self.before.get(key, "—"), self.after.get(key, "—")) for key in keys]
+        return [(key, self.before.get(key), self.after.get(key)) for key in keys]
 
 
 # The second factor's models live with their code; Django finds them through this module.

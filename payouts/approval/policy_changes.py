@@ -34,13 +34,22 @@ def _rule_in(data: dict[str, Any]) -> RuleSpec:
     return RuleSpec(**{**data, "min_amount": Decimal(str(data.get("min_amount", "0")))})
 
 
+def _line(rule: RuleSpec) -> str:
+    """A rule as the policy page writes it: minimum, currency, rail, mode, approvers (* any)."""
+    parts = (rule.currency, rule.rail, rule.mode)
+    return " ".join(
+        [str(rule.min_amount), *(part or "*" for part in parts), str(rule.required_approvals)]
+    )
+
+
 def _policy_display(policy: ApprovalPolicy | None) -> dict[str, Any]:
     if policy is None:
-        return {"version": None, "default_required": 1, "rules": []}
+        return {"version": "none (1 approver)", "default_required": 1, "rules": []}
     return {
         "version": policy.version,
         "default_required": policy.default_required,
-        "rules": [_rule_out(spec) for spec in policy.specs()],
+        "rules": [_line(spec) for spec in policy.specs()],
+        "note": policy.note,
     }
 
 
@@ -61,7 +70,12 @@ def approval_policy_propose(
         target_label="approval policy",
         summary=f"Publish approval policy version {(current.version if current else 0) + 1}",
         before=_policy_display(current),
-        after={"default_required": default_required, "rules": draft, "note": note},
+        after={
+            "version": (current.version if current else 0) + 1,
+            "default_required": default_required,
+            "rules": [_line(rule) for rule in rules],
+            "note": note,
+        },
         payload={"default_required": default_required, "rules": draft, "note": note},
     )
 
