@@ -18,7 +18,7 @@ from staff.change_kinds import access_change_propose, group_change_propose
 from staff.changes import proposal_message
 from staff.errors import ServiceError
 from staff.middleware import step_up_url
-from staff.models import ApiToken, AuditEntry, StaffUser
+from staff.models import ApiToken, AuditEntry, ChangeProposal, StaffUser
 from staff.roles import ROLE_GRANT_ACTION, role_names_of
 from staff.services import audit_record
 from staff.step_up import StepUpRequired, step_up_fresh, step_up_minutes
@@ -292,6 +292,17 @@ class AuditEntryAdmin(ReadOnlyAdmin):
     date_hierarchy = "at"
     list_select_related = ("actor",)
     readonly_fields = ("at", "actor", "action", "target_type", "target_id", "details")
+
+
+@admin.register(ChangeProposal)
+class ChangeProposalAdmin(ReadOnlyAdmin):
+    """Admin changes are decided on the Changes page (staff.changes); here they are only read."""
+
+    list_display = ("proposed_at", "kind", "summary", "state", "proposed_by", "decided_by")
+    list_filter = ("state", "kind")
+    search_fields = ("summary", "proposed_by__email", "target_label")
+    list_select_related = ("proposed_by", "decided_by")
+    exclude = ("payload",)  # what applying needs (secrets encrypted): not for reading
 
 
 @admin.register(ApiToken)
