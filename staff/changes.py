@@ -29,9 +29,9 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
+from django.core.exceptions import ImproperlyConfigured, PermissionDenied, ValidationError
 from django.core.mail import send_mail
-from django.db import models, transaction
+from django.db import IntegrityError, models, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -145,6 +145,15 @@ def _details(proposal: ChangeProposal) -> dict[str, Any]:
     }
 
 
+def _already_waiting(target_label: str) -> ChangeRefused:
+    return ChangeRefused(
+        f"A change of this kind to {target_label or 'this'} is already waiting: "
+        "decide or withdraw it first.",
+        code="change_pending",
+        status=409,
+    )
+
+
 def change_propose(
     *,
     kind: str,
@@ -169,12 +178,7 @@ def change_propose(
             target_id=target_id,
             state=ChangeProposal.State.PENDING,
         ).exists():
-            raise ChangeRefused(
-                f"A change of this kind to {target_label or 'this'} is already waiting: "
-                "decide or withdraw it first.",
-                code="change_pending",
-                status=409,
-            )
+            raise _already_waiting(target_label)
         proposal = ChangeProposal(
             kind=kind,
             target_type=target_type,
@@ -192,7 +196,11 @@ def change_propose(
         others = [a for a in admins() if a.pk != by.pk and str(a.pk) != about]
         if maker_checker_on() and not others:
             proposal.apply_after = timezone.now() + timedelta(hours=wait_hours())
-        proposal.save()
+        try:
+            with transaction.atomic():
+                proposal.save()
+        except IntegrityError:  # another admin proposed the same at the same moment
+            raise _already_waiting(target_label) from None
         audit_record(
             actor=by,
             action="change.proposed",
@@ -237,6 +245,18 @@ def _fail(proposal: ChangeProposal, why: str, *, by: StaffUser | None) -> None:
         target=proposal,
         details={**_details(proposal), "why": why},
     )
+
+
+# What the owning service may refuse with when the change applies: the proposal fails, with why.
+REFUSALS = (ServiceError, ValidationError, PermissionDenied, ValueError)
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, ServiceError):
+        return exc.as_message()
+    if isinstance(exc, ValidationError):
+        return "; ".join(exc.messages)
+    return str(exc) or type(exc).__name__
 
 
 def _context(proposal: ChangeProposal, *, by: StaffUser | None, how: str) -> dict[str, Any]:
@@ -287,8 +307,8 @@ def _apply(proposal: ChangeProposal, *, by: StaffUser | None, how: str) -> bool:
     try:
         with transaction.atomic(), audit_context(**_context(proposal, by=by, how=how)):
             spec.apply(proposal, by=by)
-    except ServiceError as exc:
-        _fail(proposal, f"Applying it was refused: {exc.as_message()}", by=by)
+    except REFUSALS as exc:
+        _fail(proposal, f"Applying it was refused: {_why(exc)}", by=by)
         return False
     _applied(proposal, by=by, how=how)
     return True
@@ -302,9 +322,9 @@ def _apply_outside(proposal: ChangeProposal, *, by: StaffUser | None, how: str) 
     try:
         with audit_context(**_context(proposal, by=by, how=how)):
             spec.apply(proposal, by=by)
-    except ServiceError as exc:
+    except REFUSALS as exc:
         with transaction.atomic():
-            _fail(proposal, f"Applying it was refused: {exc.as_message()}", by=by)
+            _fail(proposal, f"Applying it was refused: {_why(exc)}", by=by)
         return
     with transaction.atomic():
         _applied(proposal, by=by, how=how)

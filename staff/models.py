@@ -216,6 +216,13 @@ class ChangeProposal(models.Model):
         ordering = ("-proposed_at", "-id")
         permissions = [("decide_admin_changes", "Can propose and decide admin changes")]
         indexes = [models.Index(fields=["kind", "target_id", "state"], name="staff_change_target")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["kind", "target_type", "target_id"],
+                condition=models.Q(state="pending"),
+                name="one_pending_change_per_target",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} #{self.pk} ({self.state})"

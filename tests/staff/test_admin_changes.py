@@ -433,3 +433,16 @@ def test_a_change_about_the_only_other_admin_waits_as_they_cannot_approve_it() -
     assert refused.value.code == "change_self"
     assert changes_apply_due(now=proposal.apply_after) == 1
     assert "compliance" in _groups(second)
+
+
+def test_one_pending_change_per_kind_and_target() -> None:
+    first = person("admin-one@example.test", "admin")
+    person("admin-two@example.test", "admin")
+    clerk = person("clerk@example.test", "finance_maker")
+    role_change_propose(user=clerk, role="compliance", by=stepped_up(first), grant=True)
+
+    with pytest.raises(ChangeRefused) as again:
+        role_change_propose(user=clerk, role="compliance", by=stepped_up(first), grant=True)
+
+    assert again.value.code == "change_pending" and again.value.status == 409
+    assert ChangeProposal.objects.count() == 1
