@@ -41,6 +41,7 @@ from ninja.security import HttpBearer, SessionAuth
 
 from accounts.api import router as accounts_router
 from gateway.api_support import ERROR_RESPONSES
+from gateway.changes_api import router as changes_router
 from payouts.approval.api import router as approval_router
 from payouts.drafts.api import router as payouts_router
 from payouts.evidence.api import router as evidence_router
@@ -134,6 +135,12 @@ OPERATION_PERMISSIONS: dict[str, Need] = {
     "POST /webhooks/events/reprocess": (roles.WEBHOOKS_MANAGE,),
     "GET /webhooks/runs/{run_pk}": (roles.WEBHOOKS_MANAGE,),
     "GET /webhooks/missed": (roles.WEBHOOK_EVENTS_VIEW,),
+    # admin changes (maker-checker, staff.changes)
+    "GET /changes": (roles.ADMIN_CHANGES_DECIDE,),
+    "GET /changes/{change_id}": (roles.ADMIN_CHANGES_DECIDE,),
+    "POST /changes/{change_id}/approve": (roles.ADMIN_CHANGES_DECIDE,),
+    "POST /changes/{change_id}/reject": (roles.ADMIN_CHANGES_DECIDE,),
+    "POST /changes/{change_id}/withdraw": (roles.ADMIN_CHANGES_DECIDE,),
 }
 
 
@@ -399,6 +406,7 @@ MOUNTS: tuple[tuple[str, Router], ...] = (
     ("", release_router),
     ("", evidence_router),
     ("/webhooks", webhooks_router),
+    ("", changes_router),
 )
 
 

@@ -133,6 +133,13 @@ NAV_SECTIONS: tuple[NavSection, ...] = (
                 description="How many distinct approvers a payout needs, by amount and rail.",
             ),
             NavItem(
+                "changes",
+                "Changes",
+                "staff:changes",
+                roles.ADMIN_CHANGES_DECIDE,
+                description="Admin changes waiting for a second admin, and their history.",
+            ),
+            NavItem(
                 "call-log",
                 "Call log",
                 "gateway:call_log",

@@ -128,3 +128,52 @@ def paginate(rows: QuerySet[Any], *, page: int, page_size: int) -> dict[str, Any
 def acting_staff(request: HttpRequest) -> StaffUser:
     """The staff member the request acts as (token or session; auth guarantees one)."""
     return staff_of(request)
+
+
+class ChangeDiffOut(Schema):
+    field: str
+    before: Any = None
+    after: Any = None
+
+
+class ChangeOut(Schema):
+    """An admin change (staff.changes): what it changes, who proposed and decided it, its state."""
+
+    id: int
+    kind: str
+    summary: str
+    target_type: str
+    target_id: str
+    target: str
+    state: str
+    diff: list[ChangeDiffOut]
+    proposed_by: str
+    proposed_at: Any
+    apply_after: Any = Field(
+        None, description="Where no other admin exists: when it applies unless someone decides."
+    )
+    decided_by: str | None = None
+    decided_at: Any = None
+    reason: str = ""
+
+    @staticmethod
+    def of(proposal: Any) -> ChangeOut:
+        return ChangeOut(
+            id=proposal.pk,
+            kind=proposal.kind,
+            summary=proposal.summary,
+            target_type=proposal.target_type,
+            target_id=proposal.target_id,
+            target=proposal.target_label,
+            state=proposal.state,
+            diff=[
+                ChangeDiffOut(field=field, before=before, after=after)
+                for field, before, after in proposal.diff_rows()
+            ],
+            proposed_by=proposal.proposed_by.email,
+            proposed_at=proposal.proposed_at,
+            apply_after=proposal.apply_after,
+            decided_by=proposal.decided_by.email if proposal.decided_by else None,
+            decided_at=proposal.decided_at,
+            reason=proposal.reason,
+        )

@@ -14,10 +14,13 @@ class GatewayConfig(AppConfig):
         from console.health import register_check
         from console.schedules import register_schedule
         from gateway.health import upstream_check
+        from gateway.services.environment_changes import register_environment_change_kinds
         from gateway.tasks import refresh_upstream_tokens
         from gateway.views import quota_panel_context
         from staff.roles import ENVIRONMENTS_MANAGE
 
+        # Credentials, base URL and verification email changes are admin changes (staff.changes).
+        register_environment_change_kinds()
         register_panel(
             DashboardPanel(
                 "gateway.quota",

@@ -17,15 +17,18 @@ from django.views.decorators.http import require_POST
 from gateway import selectors
 from gateway.forms import CallLogFilterForm, EnvironmentForm
 from gateway.models import Environment
+from gateway.services.environment_changes import environment_change
 from gateway.services.environments import (
     EnvironmentSwitchRefused,
     ProductionNotConfirmed,
     environment_create,
     environment_switch,
     environment_test_connection,
-    environment_update,
 )
+from staff.changes import proposal_message
+from staff.errors import ServiceError
 from staff.roles import CALL_LOG_VIEW, ENVIRONMENTS_MANAGE
+from staff.step_up import StepUpRequired
 
 CALL_LOG_PAGE_SIZE = 50
 
@@ -73,14 +76,22 @@ def environment_edit(request: HttpRequest, pk: int) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         # The ModelForm has already copied the cleaned values onto `environment`; the service
         # reloads the row under a lock and applies them there, so nothing is saved twice.
-        environment_update(
-            environment=environment,
-            by=request.user,  # type: ignore[arg-type]
-            **form.settings_values(),
-            **form.credentials(),
-        )
-        messages.success(request, f"Environment {form.cleaned_data['name']} saved.")
-        return redirect("gateway:environments")
+        try:
+            proposal = environment_change(
+                environment=environment,
+                by=request.user,  # type: ignore[arg-type]
+                **form.settings_values(),
+                **form.credentials(),
+            )
+        except StepUpRequired:
+            raise  # the middleware sends the person to the step-up prompt
+        except ServiceError as exc:
+            exc.add_to_form(form)
+        else:
+            messages.success(request, f"Environment {form.cleaned_data['name']} saved.")
+            if proposal is not None:
+                messages.info(request, proposal_message(proposal))
+            return redirect("gateway:environments")
     return render(
         request, "gateway/environment_form.html", {"form": form, "environment": environment}
     )

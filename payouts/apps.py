@@ -14,6 +14,7 @@ class PayoutsConfig(AppConfig):
         from console.schedules import register_schedule
         from payouts import tasks
         from payouts.approval.policy import recipient_approver_roles_current
+        from payouts.approval.policy_changes import register_policy_change_kinds
         from payouts.approval.views import dashboard_panel_context
         from payouts.tracking.catch_up import open_payout_ids, payouts_catch_up
         from payouts.tracking.events import payout_apply_event
@@ -57,6 +58,9 @@ class PayoutsConfig(AppConfig):
                 context=dashboard_panel_context,
             )
         )
+
+        # Publishing the approval policy is an admin change (staff.changes).
+        register_policy_change_kinds()
 
         # Who may approve a recipient (accounts' dual control): the approval policy's list, or
         # accounts' own setting while the policy names none.

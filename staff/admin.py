@@ -5,18 +5,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, Permission
 from django.core.exceptions import ValidationError
 from django.forms import ModelForm
 from django.http import HttpRequest
 from django.utils.html import format_html
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
+from staff.change_kinds import access_change_propose, group_change_propose
+from staff.changes import proposal_message
+from staff.errors import ServiceError
 from staff.middleware import step_up_url
-from staff.models import ApiToken, AuditEntry, StaffUser
+from staff.models import ApiToken, AuditEntry, ChangeProposal, StaffUser
 from staff.roles import ROLE_GRANT_ACTION, role_names_of
 from staff.second_factor.models import AuthenticatorDevice
 from staff.services import audit_record
@@ -25,6 +28,7 @@ from staff.step_up import StepUpRequired, step_up_fresh, step_up_minutes
 # Changing what someone may do in the Django admin is a role grant: step-up `role.grant`, audited
 # with the before and after (StepUpAccessAdmin).
 _ACCESS_BEFORE = "_payops_access_before"
+_ACCESS_PROPOSED = "_payops_access_proposed"
 
 
 def _permission_names(permissions: Any) -> list[str]:
@@ -170,6 +174,48 @@ class StaffUserAdmin(StepUpAccessAdmin, UserAdmin):
     def access_of(self, obj: Any) -> dict[str, Any]:
         return access_of(obj)
 
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        """A change of access is an admin change (staff.changes): proposed here, applied once
+        another admin approves it; the form's other fields save as usual."""
+        if not (change and self.access_changed(form)):
+            super().save_model(request, obj, form, change)
+            return
+        if not step_up_fresh(request.user):
+            raise StepUpRequired(ROLE_GRANT_ACTION)
+        current = StaffUser.objects.get(pk=obj.pk)
+        data = form.cleaned_data
+        after = {
+            "is_superuser": bool(data.get("is_superuser", current.is_superuser)),
+            "is_staff": bool(data.get("is_staff", current.is_staff)),
+            "groups": sorted(group.name for group in data.get("groups", current.groups.all())),
+            "user_permissions": _permission_names(
+                Permission.objects.filter(pk__in=[p.pk for p in data.get("user_permissions", [])])
+            ),
+        }
+        # Nothing of the access is saved now: the flags keep their values, the m2m are skipped.
+        obj.is_superuser, obj.is_staff = current.is_superuser, current.is_staff
+        setattr(form, _ACCESS_PROPOSED, after)
+        admin.ModelAdmin.save_model(self, request, obj, form, change)
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        after = getattr(form, _ACCESS_PROPOSED, None)
+        if after is None:
+            super().save_related(request, form, formsets, change)
+            return
+        for name in ("groups", "user_permissions"):
+            form.cleaned_data.pop(name, None)
+        admin.ModelAdmin.save_related(self, request, form, formsets, change)
+        try:
+            proposal = access_change_propose(
+                user=form.instance,
+                by=request.user,  # type: ignore[arg-type]
+                after=after,
+            )
+        except ServiceError as exc:
+            self.message_user(request, exc.as_message(), level=messages.ERROR)
+        else:
+            self.message_user(request, proposal_message(proposal), level=messages.WARNING)
+
     @admin.display(description="Roles")
     def role_names(self, obj: StaffUser) -> str:
         return ", ".join(sorted(group.name for group in obj.groups.all())) or "—"
@@ -203,6 +249,40 @@ class RoleGroupAdmin(StepUpAccessAdmin, GroupAdmin):
     def access_of(self, obj: Any) -> dict[str, Any]:
         return {"name": obj.name, "permissions": _permission_names(obj.permissions)}
 
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        """A change of a role's group is an admin change (staff.changes): proposed, not saved."""
+        if not (change and self.access_changed(form)):
+            super().save_model(request, obj, form, change)
+            return
+        if not step_up_fresh(request.user):
+            raise StepUpRequired(ROLE_GRANT_ACTION)
+        data = form.cleaned_data
+        after = {
+            "name": str(data.get("name", obj.name)),
+            "permissions": _permission_names(
+                Permission.objects.filter(pk__in=[p.pk for p in data.get("permissions", [])])
+            ),
+        }
+        setattr(form, _ACCESS_PROPOSED, after)
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        after = getattr(form, _ACCESS_PROPOSED, None)
+        if after is None:
+            super().save_related(request, form, formsets, change)
+            return
+        group = Group.objects.get(pk=form.instance.pk)
+        form.instance.name = group.name  # the page after saving shows what is in force
+        try:
+            proposal = group_change_propose(
+                group=group,
+                by=request.user,  # type: ignore[arg-type]
+                after=after,
+            )
+        except ServiceError as exc:
+            self.message_user(request, exc.as_message(), level=messages.ERROR)
+        else:
+            self.message_user(request, proposal_message(proposal), level=messages.WARNING)
+
 
 @admin.register(AuditEntry)
 class AuditEntryAdmin(ReadOnlyAdmin):
@@ -214,6 +294,17 @@ class AuditEntryAdmin(ReadOnlyAdmin):
     date_hierarchy = "at"
     list_select_related = ("actor",)
     readonly_fields = ("at", "actor", "action", "target_type", "target_id", "details")
+
+
+@admin.register(ChangeProposal)
+class ChangeProposalAdmin(ReadOnlyAdmin):
+    """Admin changes are decided on the Changes page (staff.changes); here they are only read."""
+
+    list_display = ("proposed_at", "kind", "summary", "state", "proposed_by", "decided_by")
+    list_filter = ("state", "kind")
+    search_fields = ("summary", "proposed_by__email", "target_label")
+    list_select_related = ("proposed_by", "decided_by")
+    exclude = ("payload",)  # what applying needs (secrets encrypted): not for reading
 
 
 @admin.register(ApiToken)

@@ -10,7 +10,9 @@ class StaffConfig(AppConfig):
 
     def ready(self) -> None:
         from staff import sessions, signals
+        from staff.change_kinds import register_staff_change_kinds
 
         signals.connect()
         sessions.connect()
+        register_staff_change_kinds()
         post_migrate.connect(signals.on_post_migrate, sender=self, dispatch_uid="staff.roles")

@@ -167,6 +167,76 @@ class ApiToken(models.Model):
         return self.revoked_at is None and not self.is_expired
 
 
+class ChangeProposal(models.Model):
+    """An admin change one admin proposed and another decides (maker-checker, staff.changes).
+
+    `summary`, `before` and `after` are for people to read and never hold a secret (a new secret
+    shows as a fingerprint or "replaced"); `payload` is what the kind needs to apply it, secrets
+    in it encrypted by the owning app. `target_version` is the target's version when proposed:
+    applying re-reads it and fails the proposal when the target changed meanwhile.
+    """
+
+    class State(models.TextChoices):
+        PENDING = "pending", "Waiting for another admin"
+        APPROVED = "approved", "Approved, being applied"
+        APPLIED = "applied", "Applied"
+        REJECTED = "rejected", "Rejected"
+        WITHDRAWN = "withdrawn", "Withdrawn"
+        FAILED = "failed", "Failed"
+
+    kind = models.CharField(max_length=60, db_index=True)
+    target_type = models.CharField(max_length=100, blank=True)
+    target_id = models.CharField(max_length=100, blank=True)
+    target_label = models.CharField(max_length=200, blank=True)
+    target_version = models.CharField(max_length=200, blank=True)
+    summary = models.CharField(max_length=300)
+    before = models.JSONField(default=dict, blank=True)
+    after = models.JSONField(default=dict, blank=True)
+    payload = models.JSONField(default=dict, blank=True)
+    state = models.CharField(
+        max_length=20, choices=State.choices, default=State.PENDING, db_index=True
+    )
+    proposed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="change_proposals"
+    )
+    proposed_at = models.DateTimeField(default=timezone.now, db_index=True)
+    # Set where no other admin could decide: the schedule applies it then unless someone decides.
+    apply_after = models.DateTimeField(null=True, blank=True, db_index=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="change_decisions",
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    reason = models.CharField(max_length=500, blank=True)
+
+    class Meta:
+        ordering = ("-proposed_at", "-id")
+        permissions = [("decide_admin_changes", "Can propose and decide admin changes")]
+        indexes = [models.Index(fields=["kind", "target_id", "state"], name="staff_change_target")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["kind", "target_type", "target_id"],
+                condition=models.Q(state="pending"),
+                name="one_pending_change_per_target",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} #{self.pk} ({self.state})"
+
+    @property
+    def is_pending(self) -> bool:
+        return self.state == self.State.PENDING
+
+    def diff_rows(self) -> list[tuple[str, Any, Any]]:
+        """(field, before, after) for each field either side shows, for pages and the API."""
+        keys = list(dict.fromkeys([*self.before, *self.after]))
+        return [(key, self.before.get(key), self.after.get(key)) for key in keys]
+
+
 # The second factor's models live with their code; Django finds them through this module.
 from staff.second_factor.models import (  # noqa: E402
     AuthenticatorDevice,
@@ -179,6 +249,7 @@ __all__ = [
     "ApiToken",
     "AuditEntry",
     "AuthenticatorDevice",
+    "ChangeProposal",
     "RecoveryCode",
     "RecoveryCodeDevice",
     "SecondFactorReset",

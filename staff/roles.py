@@ -30,6 +30,8 @@ AUDIT_LOG_VIEW = "staff.view_audit_log"
 APPROVAL_POLICY_MANAGE = "payouts.manage_approval_policy"
 # Download a payout's evidence pack (declared on payouts.Payout.Meta.permissions).
 PAYOUT_EVIDENCE_VIEW = "payouts.view_evidence"
+# Declared on staff.ChangeProposal.Meta.permissions: see and decide admin changes (staff.changes).
+ADMIN_CHANGES_DECIDE = "staff.decide_admin_changes"
 # Declared on webhooks.WebhookEndpoint.Meta.permissions.
 WEBHOOK_EVENTS_VIEW = "webhooks.view_webhook_events"
 WEBHOOKS_MANAGE = "webhooks.manage_webhooks"
@@ -62,7 +64,12 @@ TOKEN_SCOPES: dict[str, tuple[str, ...]] = {
     SCOPE_PREPARE: (PAYOUT_INITIATE, END_USERS_MANAGE, ACCOUNTS_MANAGE, KYC_REVIEW),
     # Approve, reject and release (send and confirm the upstream's code).
     SCOPE_APPROVE: (PAYOUT_APPROVE, RECIPIENTS_APPROVE),
-    SCOPE_ADMIN: (ENVIRONMENTS_MANAGE, WEBHOOKS_MANAGE, APPROVAL_POLICY_MANAGE),
+    SCOPE_ADMIN: (
+        ENVIRONMENTS_MANAGE,
+        WEBHOOKS_MANAGE,
+        APPROVAL_POLICY_MANAGE,
+        ADMIN_CHANGES_DECIDE,
+    ),
 }
 TOKEN_SCOPE_LABELS: dict[str, str] = {
     SCOPE_READ: "Read: lists and records (GET only unless another scope is given)",
@@ -161,6 +168,7 @@ ADMIN = Role(
         AUDIT_LOG_VIEW,
         APPROVAL_POLICY_MANAGE,
         PAYOUT_EVIDENCE_VIEW,
+        ADMIN_CHANGES_DECIDE,
         WEBHOOK_EVENTS_VIEW,
         WEBHOOKS_MANAGE,
         # Admins hold every permission of the directory too.
@@ -269,9 +277,20 @@ def _role_change(*, user: StaffUser, role: Role | str, by: Any, grant: bool) -> 
         # Nobody raises (or reshapes) their own powers: another admin decides, as a checker.
         raise PermissionDenied("You may not change your own roles: ask another admin.")
     step_up_require(by, action=ROLE_GRANT_ACTION)
+    return role_change_apply(user=user, role=role, by=by, grant=grant)
+
+
+def role_key_check(role: Role | str) -> str:
     key = role.key if isinstance(role, Role) else str(role)
     if key not in ROLES_BY_KEY:
         raise UnknownRole(key)
+    return key
+
+
+def role_change_apply(*, user: StaffUser, role: Role | str, by: Any, grant: bool) -> bool:
+    """The write of a role grant or revoke, audited; the callers checked who may (role_grant,
+    or an approved admin change: staff.change_kinds, where `by` is None once its wait ended)."""
+    key = role_key_check(role)
     with transaction.atomic():
         user = StaffUser.objects.select_for_update().get(pk=user.pk)
         group, _ = Group.objects.get_or_create(name=key)

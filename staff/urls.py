@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from staff import views
+from staff import change_views, views
 from staff.second_factor import views as second_factor
 
 app_name = "staff"
@@ -29,4 +29,9 @@ urlpatterns = [
         second_factor.reset_confirm,
         name="second_factor_reset_confirm",
     ),
+    # Admin changes (maker-checker, staff.changes).
+    path("changes/", change_views.changes, name="changes"),
+    path("changes/<int:pk>/approve/", change_views.change_approve_view, name="change_approve"),
+    path("changes/<int:pk>/reject/", change_views.change_reject_view, name="change_reject"),
+    path("changes/<int:pk>/withdraw/", change_views.change_withdraw_view, name="change_withdraw"),
 ]

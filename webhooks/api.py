@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest
-from ninja import Field, Query, Router, Schema
+from ninja import Field, Query, Router, Schema, Status
 from ninja.params.functions import Query as QueryParam
 
 from console.inputs import Text
-from gateway.api_support import ERROR_RESPONSES, Limit, Offset
+from gateway.api_support import ERROR_RESPONSES, ChangeOut, Limit, Offset
 from gateway.models import Environment
 from staff.errors import ServiceError
 from staff.redaction import mask
@@ -21,10 +20,9 @@ from webhooks.models import ReprocessRun, WebhookEvent
 from webhooks.permissions import WEBHOOK_EVENTS_VIEW, WEBHOOKS_MANAGE
 from webhooks.services import (
     receiver_url,
-    webhook_endpoint_register,
     webhook_reprocess_start,
-    webhook_secret_rotate,
 )
+from webhooks.services.endpoint_changes import webhook_endpoint_change_propose
 
 router = Router(tags=["webhooks"])
 MAX_LIMIT = 200
@@ -215,26 +213,29 @@ def _environment(environment_id: int) -> Environment:
     return environment
 
 
-def _endpoint_changed(
-    request: HttpRequest, environment_id: int, change: Callable[..., Any]
-) -> EndpointOut:
-    """Run a registration service on the environment's endpoint and show the endpoint after it."""
+def _endpoint_change(request: HttpRequest, environment_id: int, *, rotate: bool) -> Any:
+    """Propose the registration (or rotation): an admin change another admin approves (202)."""
     environment = _environment(environment_id)
     base = request.build_absolute_uri("/")
-    change(environment=environment, by=request.user, base_url=_base(base))
-    return _endpoint_out(request, Environment.objects.get(pk=environment.pk))
+    proposal = webhook_endpoint_change_propose(
+        environment=environment, by=request.user, base_url=_base(base), rotate=rotate
+    )
+    return Status(202, ChangeOut.of(proposal))
 
 
-@router.post("/endpoints/{environment_id}/register", response={200: EndpointOut, **ERROR_RESPONSES})
-def endpoint_register(request: HttpRequest, environment_id: int) -> EndpointOut:
-    """Register the environment's receiver upstream (a first secret is generated)."""
-    return _endpoint_changed(request, environment_id, webhook_endpoint_register)
+@router.post("/endpoints/{environment_id}/register", response={202: ChangeOut, **ERROR_RESPONSES})
+def endpoint_register(request: HttpRequest, environment_id: int) -> Any:
+    """Propose registering the environment's receiver upstream (a first secret is generated when
+    it applies): 202 with the admin change (`/changes/{id}`), applied once another admin
+    approves it."""
+    return _endpoint_change(request, environment_id, rotate=False)
 
 
-@router.post("/endpoints/{environment_id}/rotate", response={200: EndpointOut, **ERROR_RESPONSES})
-def endpoint_rotate(request: HttpRequest, environment_id: int) -> EndpointOut:
-    """A new secret; the previous one stays accepted for the overlap window."""
-    return _endpoint_changed(request, environment_id, webhook_secret_rotate)
+@router.post("/endpoints/{environment_id}/rotate", response={202: ChangeOut, **ERROR_RESPONSES})
+def endpoint_rotate(request: HttpRequest, environment_id: int) -> Any:
+    """Propose a new secret (the previous one stays accepted for the overlap window once it
+    applies): 202 with the admin change."""
+    return _endpoint_change(request, environment_id, rotate=True)
 
 
 def _base(fallback: str) -> str:

@@ -39,8 +39,11 @@ class WebhooksConfig(AppConfig):
         from webhooks.health import receivers_check, silence_check
         from webhooks.links import payment_link_event_record
         from webhooks.permissions import WEBHOOK_EVENTS_VIEW
+        from webhooks.services.endpoint_changes import register_webhook_change_kinds
         from webhooks.tasks import webhook_deliveries_prune_task, webhook_events_retry_due_task
 
+        # Registration and secret rotation are admin changes (staff.changes).
+        register_webhook_change_kinds()
         # Payment-link events have no owning app: webhooks records them itself.
         register_event_handler(PAYMENT_LINK, payment_link_event_record)
         # Warnings, not failures (docs/console.md): the process still serves.

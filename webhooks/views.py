@@ -19,6 +19,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from console.lists import fragment_template, list_template, page_of
 from console.templatetags.ui import duration
 from gateway.models import Environment
+from staff.changes import proposal_message
 from staff.errors import ServiceError
 from staff.redaction import mask
 from staff.step_up import StepUpRequired
@@ -36,10 +37,9 @@ from webhooks.models import (
 from webhooks.permissions import WEBHOOK_EVENTS_VIEW, WEBHOOKS_MANAGE
 from webhooks.services import (
     receiver_url,
-    webhook_endpoint_register,
     webhook_reprocess_start,
-    webhook_secret_rotate,
 )
+from webhooks.services.endpoint_changes import webhook_endpoint_change_propose
 from webhooks.services.endpoints import secret_fingerprint
 
 PAGE_SIZE = 50
@@ -77,22 +77,20 @@ def endpoint_list(request: HttpRequest) -> HttpResponse:
 
 def _endpoint_action(request: HttpRequest, environment_pk: int, *, rotate: bool) -> HttpResponse:
     environment = get_object_or_404(Environment, pk=environment_pk)
-    action = webhook_secret_rotate if rotate else webhook_endpoint_register
     try:
-        result = action(environment=environment, by=request.user, base_url=_base_url(request))
+        proposal = webhook_endpoint_change_propose(
+            environment=environment, by=request.user, base_url=_base_url(request), rotate=rotate
+        )
     except StepUpRequired:
         raise  # staff.middleware.StepUpMiddleware sends the person to the step-up prompt
     except ServiceError as exc:
         messages.error(request, exc.as_message())
     else:
-        if result.rotated:
-            messages.success(
-                request,
-                f"Secret rotated for {environment.name}; the previous one is accepted until "
-                f"{result.endpoint.previous_valid_until:%Y-%m-%d %H:%M:%S} UTC.",
-            )
+        # An admin change (staff.changes): it waits for another admin (or the single-admin wait).
+        if proposal.state == proposal.State.FAILED:
+            messages.error(request, proposal_message(proposal))
         else:
-            messages.success(request, f"Receiver registered for {environment.name}.")
+            messages.success(request, proposal_message(proposal))
     return redirect("webhooks:endpoints")
 
 

@@ -375,6 +375,12 @@ LOGGING = {
     },
 }
 
+# Maker-checker on admin changes (staff.changes, docs/admin-changes.md): credentials, webhooks,
+# the approval policy, roles and second-factor resets wait for a second admin; where only one
+# admin exists, they apply after this many hours (every admin is emailed).
+PAYOPS_ADMIN_MAKER_CHECKER = env.bool("PAYOPS_ADMIN_MAKER_CHECKER", default=True)
+PAYOPS_ADMIN_CHANGE_WAIT_HOURS = env.int("PAYOPS_ADMIN_CHANGE_WAIT_HOURS", default=24)
+
 # --- Per-concept settings live beside each other, one module a concept ----------------------------
 from .gateway import *  # noqa: E402, F403
 from .inputs import *  # noqa: E402, F403

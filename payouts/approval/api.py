@@ -11,13 +11,13 @@ from django.http import HttpRequest
 from ninja import Field, Router, Schema
 
 from console.inputs import Amount, MultilineText, Text
-from gateway.api_support import ERROR_RESPONSES, EnvironmentName
+from gateway.api_support import ERROR_RESPONSES, ChangeOut, EnvironmentName
 from payouts.api_support import ERRORS, PayoutStateOut, payout_action, state_out
 from payouts.approval.policy import (
     approval_policy_current,
-    approval_policy_publish,
     policy_validate,
 )
+from payouts.approval.policy_changes import approval_policy_propose
 from payouts.approval.rules import ChainStep, LimitSpec, RuleSpec, chain_total
 from payouts.approval.selectors import (
     SCOPE_ANYONE,
@@ -361,13 +361,14 @@ def policy_preview(
 
 @router.post(
     "/approval-policy",
-    response={201: PolicyOut, **ERROR_RESPONSES},
+    response={202: ChangeOut, **ERROR_RESPONSES},
     operation_id="payouts_approvals_api_policy_publish",
 )
 def policy_publish(request: HttpRequest, payload: PolicyIn) -> tuple[int, Any]:
-    """Publish a new version (step-up `approval_policy.publish`); waiting payouts keep theirs."""
+    """Propose the next version: an admin change another admin approves (202 with the change,
+    `/changes/{id}`; with one admin it applies after the wait). Waiting payouts keep theirs."""
     user = _require_policy_manager(request)
-    policy = approval_policy_publish(
+    proposal = approval_policy_propose(
         by=user,
         default_required=payload.default_required,
         rules=[_rule_spec(rule) for rule in payload.rules],
@@ -375,5 +376,4 @@ def policy_publish(request: HttpRequest, payload: PolicyIn) -> tuple[int, Any]:
         recipient_approver_roles=payload.recipient_approver_roles,
         note=payload.note,
     )
-    fresh = ApprovalPolicy.objects.select_related("created_by").get(pk=policy.pk)
-    return 201, _policy_out(fresh)
+    return 202, ChangeOut.of(proposal)

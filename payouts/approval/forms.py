@@ -176,17 +176,21 @@ class PolicyForm(forms.Form):
 
 
 def rule_line(rule: ApprovalRule) -> str:
-    spec = rule.spec()
+    return rule_spec_line(rule.spec())
+
+
+def rule_spec_line(spec: RuleSpec) -> str:
+    """A rule as the policy page writes it (the inverse of its parser)."""
     approvers = (
         ">".join(f"{step.role or 'approver'}:{step.count}" for step in spec.chain)
         if spec.chain
         else str(spec.required_approvals)
     )
     words = [
-        str(rule.min_amount),
-        rule.currency or "*",
-        rule.rail or "*",
-        rule.mode or "*",
+        str(spec.min_amount),
+        spec.currency or "*",
+        spec.rail or "*",
+        spec.mode or "*",
         approvers,
     ]
     if spec.country:

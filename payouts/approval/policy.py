@@ -29,6 +29,7 @@ from payouts.models import (
     ApprovalRule,
     Payout,
     PayoutStatus,
+    chain_from_json,
     chain_to_json,
     limit_to_json,
 )
@@ -181,9 +182,9 @@ def policy_validate(
         )
 
 
-def _rule_json(rule: RuleSpec) -> dict[str, object]:
+def rule_to_json(rule: RuleSpec) -> dict[str, object]:
     return {
-        "min_amount": rule.min_amount,
+        "min_amount": str(rule.min_amount),
         "currency": rule.currency,
         "rail": rule.rail,
         "mode": rule.mode,
@@ -195,6 +196,27 @@ def _rule_json(rule: RuleSpec) -> dict[str, object]:
         "maker_roles": sorted(rule.maker_roles),
         "recipient_younger_than_days": rule.recipient_younger_than_days,
     }
+
+
+def rule_from_json(data: dict[str, object]) -> RuleSpec:
+    """The inverse of rule_to_json (a proposal's draft held as JSON)."""
+    return RuleSpec(
+        required_approvals=int(str(data["required_approvals"])),
+        min_amount=Decimal(str(data.get("min_amount", "0"))),
+        currency=str(data.get("currency", "")),
+        rail=str(data.get("rail", "")),
+        mode=str(data.get("mode", "")),
+        chain=chain_from_json(data.get("chain") or []),  # type: ignore[arg-type]
+        country=str(data.get("country", "")),
+        channel=str(data.get("channel", "")),
+        maker_ids=frozenset(int(pk) for pk in data.get("maker_ids") or []),  # type: ignore[attr-defined]
+        maker_roles=frozenset(str(role) for role in data.get("maker_roles") or []),  # type: ignore[attr-defined]
+        recipient_younger_than_days=(
+            None
+            if data.get("recipient_younger_than_days") is None
+            else int(str(data["recipient_younger_than_days"]))
+        ),
+    )
 
 
 def approval_policy_publish(
@@ -221,6 +243,37 @@ def approval_policy_publish(
         limits=limits,
         recipient_approver_roles=recipient_approver_roles,
     )
+    return approval_policy_publish_apply(
+        by=by,
+        created_by=by,
+        default_required=default_required,
+        rules=rules,
+        note=note,
+        limits=limits,
+        recipient_approver_roles=recipient_approver_roles,
+    )
+
+
+def approval_policy_publish_apply(
+    *,
+    by: StaffUser | None,
+    created_by: StaffUser,
+    default_required: int,
+    rules: Sequence[RuleSpec],
+    note: str = "",
+    limits: Sequence[LimitSpec] = (),
+    recipient_approver_roles: Sequence[str] = (),
+) -> ApprovalPolicy:
+    """The write of a publication, audited as `by` (None: the system); its callers checked who
+    may (approval_policy_publish, or an approved admin change: payouts.approval.policy_changes,
+    where `created_by` is the proposer). The policy is validated again: a proposal's draft is
+    data that waited."""
+    policy_validate(
+        default_required=default_required,
+        rules=rules,
+        limits=limits,
+        recipient_approver_roles=recipient_approver_roles,
+    )
     with transaction.atomic():
         # Lock the newest row so two admins publishing at once get versions n+1 and n+2 (the
         # unique version refuses the loser of a race on the very first publication).
@@ -230,7 +283,7 @@ def approval_policy_publish(
             version=previous + 1,
             default_required=default_required,
             note=note,
-            created_by=by,
+            created_by=created_by,
             limits=[limit_to_json(limit) for limit in limits],
             recipient_approver_roles=list(recipient_approver_roles),
         )
@@ -259,7 +312,7 @@ def approval_policy_publish(
                 "version": policy.version,
                 "previous_version": previous or None,
                 "default_required": default_required,
-                "rules": [_rule_json(rule) for rule in rules],
+                "rules": [rule_to_json(rule) for rule in rules],
                 "limits": [limit_to_json(limit) for limit in limits],
                 "recipient_approver_roles": list(recipient_approver_roles),
                 "note": note,

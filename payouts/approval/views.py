@@ -16,11 +16,8 @@ from django.views.decorators.http import require_POST
 
 from gateway.selectors import environment_current
 from payouts.approval.forms import PolicyForm, RejectForm, WithdrawForm, limit_line, rule_line
-from payouts.approval.policy import (
-    PolicyInvalid,
-    approval_policy_current,
-    approval_policy_publish,
-)
+from payouts.approval.policy import PolicyInvalid, approval_policy_current
+from payouts.approval.policy_changes import approval_policy_propose
 from payouts.approval.selectors import (
     SCOPE_ANYONE,
     SCOPE_MINE,
@@ -40,6 +37,7 @@ from payouts.models import ApprovalPolicy
 from payouts.pages import payout_of_request
 from payouts.selectors import require_payout_reader
 from payouts.views import live_action, live_region
+from staff.changes import proposal_message
 from staff.requests import staff_of
 from staff.roles import APPROVAL_POLICY_MANAGE, PAYOUT_APPROVE
 from staff.step_up import StepUpRequired
@@ -207,8 +205,9 @@ def approval_policy_view(request: HttpRequest) -> HttpResponse:
             rules, default = data["rules"], data["default_required"]
             impact = policy_impact(rules=rules, default=default, limits=data["limits"])
             if request.POST.get("action") == "publish":
+                # An admin change (staff.changes): published once another admin approves it.
                 try:
-                    policy = approval_policy_publish(
+                    proposal = approval_policy_propose(
                         by=user,
                         default_required=default,
                         rules=rules,
@@ -222,11 +221,11 @@ def approval_policy_view(request: HttpRequest) -> HttpResponse:
                     changed = sum(1 for row in impact if row.changed)
                     messages.success(
                         request,
-                        f"Version {policy.version} published: payouts submitted from now on "
-                        f"follow it; {changed} waiting payout(s) it would have changed keep "
-                        "the chain they were submitted with.",
+                        f"{proposal_message(proposal)} Payouts submitted after it is published "
+                        f"follow it; {changed} waiting payout(s) it would change keep the chain "
+                        "they were submitted with.",
                     )
-                    current = policy
+                    current = approval_policy_current()
     else:
         form = PolicyForm(initial=policy_initial(current))
     return render(

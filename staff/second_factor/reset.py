@@ -1,8 +1,8 @@
-"""An admin resets a person's second factor (lost phone): a second admin confirms where one exists.
+"""An admin resets a person's second factor (lost phone): an admin change (staff.changes).
 
 - The requester is an admin (role admin, or a superuser) who has just stepped up.
-- Where another active admin exists, the request waits for one of them (never the requester)
-  to confirm; with a single admin in the system it applies at once, and the audit says so.
+- Another admin (never the requester, never the person reset) approves the proposal; with a
+  single admin in the system it applies after PAYOPS_ADMIN_CHANGE_WAIT_HOURS, every admin emailed.
 - Nobody resets their own second factor alone (the break-glass command is for that).
 - Applying it deletes the person's authenticator apps, passkeys and recovery codes and ends
   every session they hold (StaffUser.session_epoch): they enrol again at their next sign-in.
@@ -11,12 +11,12 @@
 from __future__ import annotations
 
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 from django_otp_webauthn.models import WebAuthnCredential
 
+from staff.changes import admins, change_approve, change_propose
 from staff.errors import ServiceError
-from staff.models import StaffUser
+from staff.models import ChangeProposal, StaffUser
 from staff.roles import ADMIN
 from staff.second_factor.models import (
     AuthenticatorDevice,
@@ -42,14 +42,6 @@ def is_admin(user: object) -> bool:
     return bool(user.groups.filter(name=ADMIN.key).exists())  # type: ignore[attr-defined]
 
 
-def admins() -> list[StaffUser]:
-    """Every active admin (role admin or superuser)."""
-    query = StaffUser.objects.filter(is_active=True).filter(
-        Q(is_superuser=True) | Q(groups__name=ADMIN.key)
-    )
-    return list(query.distinct())
-
-
 def _apply(reset: SecondFactorReset, *, by: StaffUser | None, how: str) -> None:
     target = StaffUser.objects.select_for_update().get(pk=reset.target_id)
     removed = {
@@ -70,10 +62,14 @@ def _apply(reset: SecondFactorReset, *, by: StaffUser | None, how: str) -> None:
     )
 
 
+RESET_KIND = "staff.second_factor_reset"
+
+
 def second_factor_reset_request(
     *, target: StaffUser, by: StaffUser, reason: str = ""
-) -> SecondFactorReset:
-    """Ask to clear `target`'s second factor; applied now only where `by` is the only admin."""
+) -> ChangeProposal:
+    """Propose clearing `target`'s second factor: an admin change (staff.changes), so another
+    admin approves it, or, where `by` is the only admin, it applies after the wait."""
     if not is_admin(by):
         raise ResetRefused("Only an admin may reset a second factor.", code="permission_denied")
     step_up_require(by, action="second_factor.reset")
@@ -83,50 +79,48 @@ def second_factor_reset_request(
             "You cannot reset your own second factor alone: ask another admin, or use the "
             "break-glass command on the server (manage.py second_factor_reset)."
         )
-    with transaction.atomic():
-        if SecondFactorReset.objects.filter(
-            target=target, status=SecondFactorReset.Status.PENDING
-        ).exists():
-            raise ResetRefused(
-                f"A reset of {target.email} is already waiting for a second admin.",
-                code="second_factor_reset_pending",
-            )
-        reset = SecondFactorReset.objects.create(
-            target=target, requested_by=by, reason=reason[:200]
-        )
-        audit_record(
-            actor=by,
-            action="staff.second_factor_reset_requested",
-            target=target,
-            details={"reset": reset.pk, "reason": reason, "needs_second_admin": bool(others)},
-        )
-        if not others:
-            _apply(reset, by=by, how="single admin: applied at once, no second admin exists")
-    return reset
+    return change_propose(
+        kind=RESET_KIND,
+        by=by,
+        target=target,
+        target_label=target.email,
+        summary=f"Reset the second factor of {target.email}",
+        before={"second_factor": "enrolled"},
+        after={"second_factor": "cleared; they enrol again and their sessions end"},
+        payload={"target": target.pk, "reason": reason[:200]},
+    )
 
 
-def second_factor_reset_confirm(*, reset: SecondFactorReset, by: StaffUser) -> SecondFactorReset:
+def reset_version(proposal: ChangeProposal) -> str:
+    """A reset of a person whose sessions were ended since (another reset) is stale."""
+    epoch = StaffUser.objects.filter(pk=proposal.payload["target"]).values_list(
+        "session_epoch", flat=True
+    )
+    return str(next(iter(epoch), "gone"))
+
+
+def reset_apply(proposal: ChangeProposal, *, by: StaffUser | None) -> None:
+    """Apply an approved reset proposal (staff.change_kinds registers this)."""
+    reset = SecondFactorReset.objects.create(
+        target_id=proposal.payload["target"],
+        requested_by=proposal.proposed_by,
+        requested_at=proposal.proposed_at,
+        confirmed_by=by,
+        reason=str(proposal.payload.get("reason", ""))[:200],
+    )
+    how = (
+        "confirmed by a second admin" if by is not None else "single admin: applied after the wait"
+    )
+    _apply(reset, by=by, how=how)
+
+
+def second_factor_reset_confirm(*, proposal: ChangeProposal, by: StaffUser) -> ChangeProposal:
     """A second admin (not the requester, not the person reset) confirms; it applies now."""
     if not is_admin(by):
         raise ResetRefused("Only an admin may confirm a reset.", code="permission_denied")
-    step_up_require(by, action="second_factor.reset")
-    with transaction.atomic():
-        reset = SecondFactorReset.objects.select_for_update().get(pk=reset.pk)
-        if reset.status != SecondFactorReset.Status.PENDING:
-            raise ResetRefused("This reset is no longer waiting.", code="second_factor_reset_done")
-        if reset.requested_by_id == by.pk:
-            raise ResetRefused(
-                "A second admin must confirm: you requested this reset yourself.",
-                code="second_factor_reset_own_request",
-            )
-        if reset.target_id == by.pk:
-            raise ResetRefused(
-                "Another admin must confirm a reset of your own second factor.",
-                code="second_factor_reset_self",
-            )
-        reset.confirmed_by = by
-        _apply(reset, by=by, how="confirmed by a second admin")
-    return reset
+    if proposal.kind != RESET_KIND:
+        raise ResetRefused("This is not a second-factor reset.", code="not_found")
+    return change_approve(proposal=proposal, by=by)
 
 
 def second_factor_reset_break_glass(*, target: StaffUser, reason: str) -> SecondFactorReset:
@@ -146,6 +140,7 @@ def second_factor_reset_break_glass(*, target: StaffUser, reason: str) -> Second
     return reset
 
 
-def pending_resets() -> list[SecondFactorReset]:
-    query = SecondFactorReset.objects.filter(status=SecondFactorReset.Status.PENDING)
-    return list(query.select_related("target", "requested_by"))
+def pending_resets() -> list[ChangeProposal]:
+    """Reset proposals waiting for a second admin (or their wait)."""
+    query = ChangeProposal.objects.filter(kind=RESET_KIND, state=ChangeProposal.State.PENDING)
+    return list(query.select_related("proposed_by").order_by("proposed_at"))

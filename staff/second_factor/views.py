@@ -14,8 +14,9 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
+from staff.changes import proposal_message
 from staff.errors import ServiceError
-from staff.models import StaffUser
+from staff.models import ChangeProposal, StaffUser
 from staff.second_factor.demo import demo_code_hint
 from staff.second_factor.devices import (
     device_kind,
@@ -26,8 +27,8 @@ from staff.second_factor.devices import (
 )
 from staff.second_factor.forms import CodeForm, ResetRequestForm, TotpConfirmForm
 from staff.second_factor.gate import sign_in_state
-from staff.second_factor.models import SecondFactorReset
 from staff.second_factor.reset import (
+    RESET_KIND,
     is_admin,
     pending_resets,
     second_factor_reset_confirm,
@@ -244,17 +245,8 @@ def resets(request: HttpRequest) -> HttpResponse:
         except ServiceError as exc:
             exc.add_to_form(form)
         else:
-            if reset.status == SecondFactorReset.Status.APPLIED:
-                messages.success(
-                    request,
-                    f"Second factor of {reset.target.email} reset at once (you are the only "
-                    "admin); they enrol again at their next sign-in.",
-                )
-            else:
-                messages.success(
-                    request,
-                    f"Reset of {reset.target.email} requested: another admin must confirm it.",
-                )
+            # An admin change (staff.changes): another admin confirms, or the single-admin wait.
+            messages.success(request, proposal_message(reset))
             return redirect("staff:second_factor_resets")
     return render(
         request,
@@ -269,16 +261,19 @@ def reset_confirm(request: HttpRequest, pk: int) -> HttpResponse:
     user = _user(request)
     if not is_admin(user):
         raise PermissionDenied
-    reset = get_object_or_404(SecondFactorReset, pk=pk)
+    proposal = get_object_or_404(ChangeProposal, pk=pk, kind=RESET_KIND)
     try:
-        reset = second_factor_reset_confirm(reset=reset, by=user)
+        proposal = second_factor_reset_confirm(proposal=proposal, by=user)
     except StepUpRequired:
         return _to_step_up(reverse("staff:second_factor_resets"))
     except ServiceError as exc:
         messages.error(request, exc.as_message())
     else:
-        messages.success(
-            request,
-            f"Second factor of {reset.target.email} reset; their sessions ended.",
-        )
+        if proposal.state == ChangeProposal.State.APPLIED:
+            messages.success(
+                request,
+                f"Second factor of {proposal.target_label} reset; their sessions ended.",
+            )
+        else:
+            messages.error(request, proposal_message(proposal))
     return redirect("staff:second_factor_resets")

@@ -10,6 +10,18 @@ register = template.Library()
 
 
 @register.filter
+def change_value(value: object) -> str:
+    """A value of an admin change's before/after as a person reads it (lists joined, "—" empty)."""
+    if value is None or value == "" or value == [] or value == {}:
+        return "—"
+    if isinstance(value, list | tuple):
+        return ", ".join(str(item) for item in value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+@register.filter
 def duration_words(value: timedelta | None) -> str:
     """15 minutes, 1 hour 30 minutes, 45 seconds."""
     if value is None:

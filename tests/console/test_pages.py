@@ -47,6 +47,7 @@ EXPECTED_NAV = {
         "recipients",
         "environments",
         "approval-policy",
+        "changes",
         "call-log",
         "webhooks",
         "system-health",

@@ -11,7 +11,8 @@ from django.urls import reverse
 from gateway.models import Environment, EnvironmentKind
 from gateway.models.environment import UNREADABLE
 from gateway.services.environments import environment_create
-from staff.models import StaffUser
+from staff.changes import changes_apply_due
+from staff.models import ChangeProposal, StaffUser
 from staff.roles import roles_sync
 from tests.identity import client_signed_in
 
@@ -102,6 +103,10 @@ def test_reentering_the_credentials_makes_them_readable_under_the_current_key(
     )
 
     assert response.status_code == 302
+    # New credentials are an admin change (staff.changes); with this single admin it waits.
+    proposal = ChangeProposal.objects.get(kind="environment.credentials")
+    assert proposal.apply_after is not None
+    assert changes_apply_due(now=proposal.apply_after) == 1
     orphaned.refresh_from_db()
     assert (orphaned.client_id, orphaned.password, orphaned.api_key) == (
         "client-new-0001",

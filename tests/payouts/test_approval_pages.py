@@ -12,7 +12,8 @@ from django.test.utils import CaptureQueriesContext
 
 from payouts.models import ChangeSource, Payout, PayoutStatus
 from payouts.states import payout_transition
-from staff.models import StaffUser
+from staff.changes import changes_apply_due
+from staff.models import ChangeProposal, StaffUser
 from tests.finance import make_draft, make_environment
 from tests.identity import client_signed_in
 
@@ -114,7 +115,12 @@ def test_admin_previews_impact_then_publishes(staff: dict[str, StaffUser]) -> No
     preview = client.post("/payouts/approval-policy/", {**form, "action": "preview"})
     html = preview.content.decode()
     assert f"#{large.pk}" in html and 'data-testid="impact"' in html
-    client.post("/payouts/approval-policy/", {**form, "action": "publish"})
+    published = client.post("/payouts/approval-policy/", {**form, "action": "publish"})
+    # An admin change (staff.changes): proposed; the only admin here waits it out.
+    assert "Proposed" in published.content.decode()
+    assert pending(staff, amount="15000.00").approvals_required == 1
+    proposal = ChangeProposal.objects.get(kind="payouts.approval_policy")
+    assert changes_apply_due(now=proposal.apply_after) == 1
     large.refresh_from_db()
     assert large.approvals_required == 1  # submitted before the change: keeps its count
     later = pending(staff, amount="15000.00")

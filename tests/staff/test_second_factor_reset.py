@@ -1,5 +1,6 @@
-"""An admin resets a person's second factor: a second admin confirms; a single admin applies it
-at once; nobody resets themselves alone; the person's sessions end; the break-glass command."""
+"""An admin resets a person's second factor (an admin change, staff.changes): a second admin
+confirms; a single admin's reset applies after the wait; nobody resets themselves alone; the
+person's sessions end; the break-glass command."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from staff.models import AuditEntry, AuthenticatorDevice
+from staff.changes import ChangeRefused, changes_apply_due
+from staff.models import AuditEntry, AuthenticatorDevice, ChangeProposal
 from staff.roles import roles_sync
 from staff.second_factor.models import RecoveryCodeDevice, SecondFactorReset
 from staff.second_factor.recovery import recovery_codes_issue
@@ -44,38 +46,46 @@ def test_a_reset_waits_for_a_second_admin_who_applies_it_and_ends_the_persons_se
 
     reset = second_factor_reset_request(target=target, by=stepped_up(first), reason="lost phone")
 
-    assert reset.status == SecondFactorReset.Status.PENDING
+    assert reset.state == ChangeProposal.State.PENDING
     assert AuthenticatorDevice.objects.filter(user=target).exists()
-    with pytest.raises(ResetRefused) as own:
-        second_factor_reset_confirm(reset=reset, by=stepped_up(first))
-    assert own.value.code == "second_factor_reset_own_request"
+    with pytest.raises(ChangeRefused) as own:
+        second_factor_reset_confirm(proposal=reset, by=stepped_up(first))
+    assert own.value.code == "change_own_proposal"
 
-    reset = second_factor_reset_confirm(reset=reset, by=stepped_up(second))
+    reset = second_factor_reset_confirm(proposal=reset, by=stepped_up(second))
 
-    assert reset.status == SecondFactorReset.Status.APPLIED
-    assert reset.confirmed_by == second
+    assert reset.state == ChangeProposal.State.APPLIED
+    applied = SecondFactorReset.objects.get()
+    assert applied.status == SecondFactorReset.Status.APPLIED
+    assert applied.confirmed_by == second
+    assert applied.requested_by == first
     assert not AuthenticatorDevice.objects.filter(user=target).exists()
     assert not RecoveryCodeDevice.objects.filter(user=target).exists()
     entry = AuditEntry.objects.get(action="staff.second_factor_reset_applied")
     assert entry.actor == second
     assert entry.details["how"] == "confirmed by a second admin"
+    assert entry.details["change"]["proposed_by"] == first.email
     # Their session ended; at the next sign-in they must enrol again.
     assert their_session.get("/profile/")["Location"].startswith("/login/")
     assert password_signed_in(target).get("/")["Location"].startswith("/login/enrol/")
 
 
-def test_with_a_single_admin_the_reset_applies_at_once_and_the_audit_says_so() -> None:
+def test_with_a_single_admin_the_reset_applies_after_the_wait_and_the_audit_says_so() -> None:
     only = person("admin-only@example.test", "admin")
     target = _target()
 
     reset = second_factor_reset_request(target=target, by=stepped_up(only), reason="lost phone")
 
-    assert reset.status == SecondFactorReset.Status.APPLIED
+    assert reset.state == ChangeProposal.State.PENDING
+    assert reset.apply_after is not None
+    assert AuthenticatorDevice.objects.filter(user=target).exists()
+    assert changes_apply_due(now=reset.apply_after) == 1
     assert not AuthenticatorDevice.objects.filter(user=target).exists()
     entry = AuditEntry.objects.get(action="staff.second_factor_reset_applied")
+    assert entry.actor is None
     assert "single admin" in entry.details["how"]
-    requested = AuditEntry.objects.get(action="staff.second_factor_reset_requested")
-    assert requested.details["needs_second_admin"] is False
+    proposed = AuditEntry.objects.get(action="change.proposed")
+    assert proposed.details["apply_after"]
 
 
 def test_a_superuser_counts_as_the_second_admin() -> None:
@@ -84,7 +94,8 @@ def test_a_superuser_counts_as_the_second_admin() -> None:
 
     reset = second_factor_reset_request(target=_target(), by=stepped_up(first), reason="x")
 
-    assert reset.status == SecondFactorReset.Status.PENDING
+    assert reset.state == ChangeProposal.State.PENDING
+    assert reset.apply_after is None  # the superuser can approve it: no wait
 
 
 def test_an_admin_cannot_reset_themselves_alone_nor_confirm_a_reset_of_themselves() -> None:
@@ -96,9 +107,9 @@ def test_an_admin_cannot_reset_themselves_alone_nor_confirm_a_reset_of_themselve
 
     other = person("admin-other@example.test", "admin")
     reset = second_factor_reset_request(target=only, by=stepped_up(other), reason="lost")
-    with pytest.raises(ResetRefused) as refused:
-        second_factor_reset_confirm(reset=reset, by=stepped_up(only))
-    assert refused.value.code == "second_factor_reset_self"
+    with pytest.raises(ChangeRefused) as refused:
+        second_factor_reset_confirm(proposal=reset, by=stepped_up(only))
+    assert refused.value.code == "change_self"
 
 
 def test_the_requester_needs_step_up_and_the_admin_role() -> None:
@@ -111,7 +122,7 @@ def test_the_requester_needs_step_up_and_the_admin_role() -> None:
     with pytest.raises(ResetRefused) as refused:
         second_factor_reset_request(target=target, by=stepped_up(approver), reason="x")
     assert refused.value.code == "permission_denied"
-    assert not SecondFactorReset.objects.exists()
+    assert not ChangeProposal.objects.exists()
 
 
 def test_the_reset_page_requests_and_a_second_admin_confirms() -> None:
@@ -122,12 +133,12 @@ def test_the_reset_page_requests_and_a_second_admin_confirms() -> None:
     stale = client_signed_in(first, second_factor=False)
     response = stale.post("/second-factor-resets/", {"target": target.pk, "reason": "lost"})
     assert response["Location"].startswith("/step-up/")
-    assert not SecondFactorReset.objects.exists()
+    assert not ChangeProposal.objects.exists()
 
     client = client_signed_in(first)
     response = client.post("/second-factor-resets/", {"target": target.pk, "reason": "lost"})
     assert response.status_code == 302
-    reset = SecondFactorReset.objects.get()
+    reset = ChangeProposal.objects.get()
     page = client.get("/second-factor-resets/")
     assert b"another admin confirms" in page.content
     assert b'data-testid="confirm-reset"' not in page.content
@@ -136,7 +147,8 @@ def test_the_reset_page_requests_and_a_second_admin_confirms() -> None:
     assert b'data-testid="confirm-reset"' in other.get("/second-factor-resets/").content
     other.post(f"/second-factor-resets/{reset.pk}/confirm/")
     reset.refresh_from_db()
-    assert reset.status == SecondFactorReset.Status.APPLIED
+    assert reset.state == ChangeProposal.State.APPLIED
+    assert not AuthenticatorDevice.objects.filter(user=target).exists()
 
 
 def test_the_confirm_button_is_refused_to_non_admins() -> None:
@@ -149,7 +161,7 @@ def test_the_confirm_button_is_refused_to_non_admins() -> None:
 
     assert response.status_code == 403
     reset.refresh_from_db()
-    assert reset.status == SecondFactorReset.Status.PENDING
+    assert reset.state == ChangeProposal.State.PENDING
 
 
 def test_the_break_glass_command_resets_at_once_audited() -> None:

@@ -19,9 +19,10 @@ from django.test import RequestFactory
 from django.urls import reverse
 from django.utils import timezone
 
+from staff.changes import changes_apply_due
 from staff.errors import ServiceError
 from staff.middleware import StepUpMiddleware
-from staff.models import AuditEntry, StaffUser
+from staff.models import AuditEntry, ChangeProposal, StaffUser
 from staff.roles import UnknownRole, role_grant, role_revoke
 from staff.step_up import Proof, StepUpRequired, proof_attach
 from tests.identity import client_signed_in, stepped_up
@@ -192,9 +193,16 @@ def test_the_admin_changes_roles_with_a_fresh_second_factor_and_audits_them(
         _change_url(target), _change_data(target, groups=[approver], is_staff="on")
     )
     assert response.status_code == 302, response.content.decode()[:3000]
+    # An admin change (staff.changes): proposed, not applied; the demo's only admin waits it out.
+    assert groups_of(target) == {"finance_maker"}
+    proposal = ChangeProposal.objects.get(kind="staff.access")
+    assert proposal.after["groups"] == ["finance_approver"]
+    assert proposal.apply_after is not None
+    assert changes_apply_due(now=proposal.apply_after) == 1
     assert groups_of(target) == {"finance_approver"}
     entry = AuditEntry.objects.get(action="role.changed_in_admin")
-    assert entry.actor_id == demo_staff["admin"].pk
+    assert entry.actor_id is None
+    assert entry.details["change"]["proposed_by"] == demo_staff["admin"].email
     assert entry.details["before"]["groups"] == ["finance_maker"]
     assert entry.details["after"]["groups"] == ["finance_approver"]
     assert (entry.details["before"]["is_staff"], entry.details["after"]["is_staff"]) == (
@@ -220,6 +228,11 @@ def test_a_roles_group_permissions_change_in_the_admin_needs_a_fresh_second_fact
     assert not group.permissions.filter(codename="approve_payout").exists()
     fresh = client_signed_in(demo_staff["admin"])
     assert fresh.post(url, data).status_code == 302
+    # An admin change (staff.changes): proposed; the demo's only admin waits it out.
+    assert not group.permissions.filter(codename="approve_payout").exists()
+    proposal = ChangeProposal.objects.get(kind="staff.group")
+    assert "staff.approve_payout" in proposal.after["permissions"]
+    assert changes_apply_due(now=proposal.apply_after) == 1
     assert group.permissions.filter(codename="approve_payout").exists()
     entry = AuditEntry.objects.get(action="role.group_changed_in_admin")
     assert "staff.approve_payout" in entry.details["after"]["permissions"]
@@ -265,3 +278,30 @@ def test_the_api_and_other_errors_are_left_alone() -> None:
     assert _middleware().process_exception(api, StepUpRequired("payout.approve")) is None
     page = _request("post", "/payouts/1/approve/")
     assert _middleware().process_exception(page, ServiceError("other")) is None
+
+
+def test_in_the_admin_a_second_admin_approves_a_proposed_role_change_and_names_stay_saved(
+    demo_staff: dict[str, StaffUser],
+) -> None:
+    target = demo_staff["finance_maker"]
+    second = StaffUser.objects.create_user("admin-second@example.test", "pw-second-admin-1")
+    second.groups.add(Group.objects.get(name="admin"))
+    approver = str(Group.objects.get(name="finance_approver").pk)
+    client = client_signed_in(demo_staff["admin"])
+
+    renamed = client.post(_change_url(target), _change_data(target, full_name="Renamed Maker"))
+    assert renamed.status_code == 302
+    assert StaffUser.objects.get(pk=target.pk).full_name == "Renamed Maker"  # not an access field
+    assert not ChangeProposal.objects.exists()
+
+    client.post(_change_url(target), _change_data(target, groups=[approver]))
+    proposal = ChangeProposal.objects.get(kind="staff.access")
+    assert proposal.apply_after is None  # another admin exists
+    assert groups_of(target) == {"finance_maker"}
+
+    approved = client_signed_in(second).post(f"/changes/{proposal.pk}/approve/")
+    assert approved.status_code == 302
+    assert groups_of(target) == {"finance_approver"}
+    entry = AuditEntry.objects.get(action="role.changed_in_admin")
+    assert entry.actor == second
+    assert entry.details["change"]["proposed_by"] == demo_staff["admin"].email

@@ -9,7 +9,8 @@ import pytest
 from django.core.management import call_command
 
 from emulator.models import WebhookRegistration
-from staff.models import AuditEntry
+from staff.changes import changes_apply_due
+from staff.models import AuditEntry, ChangeProposal
 from tests.identity import stepped_up
 from tests.webhooks.conftest import create_upstream_user
 from webhooks.models import SecretSlot, WebhookDelivery, WebhookEndpoint, WebhookEvent
@@ -117,6 +118,9 @@ def test_sandbox_test_event_button_delivers_a_signed_event(
     settings.WEBHOOKS_PUBLIC_BASE_URL = backoffice
     admin = client_for("admin")
     assert admin.post(f"/webhooks/endpoints/{emulated_sandbox.pk}/register/").status_code == 302
+    # Registering is an admin change (staff.changes): the demo's only admin waits it out.
+    proposal = ChangeProposal.objects.get(kind="webhooks.endpoint")
+    assert changes_apply_due(now=proposal.apply_after) == 1
     assert "Send test event" in admin.get("/webhooks/").content.decode()
 
     response = admin.post(f"/sandbox/webhooks/{emulated_sandbox.pk}/test-event/")

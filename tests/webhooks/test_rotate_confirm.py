@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from django.test import override_settings
 
-from staff.models import AuditEntry
+from staff.changes import changes_apply_due
+from staff.models import AuditEntry, ChangeProposal
 from webhooks.models import WebhookEndpoint
 
 pytestmark = pytest.mark.django_db
@@ -41,12 +42,22 @@ def test_a_post_without_the_confirmation_rotates_nothing(client_for, endpoint) -
     assert not AuditEntry.objects.filter(action__startswith="webhooks.").exists()
 
 
-def test_the_confirmed_post_starts_the_rotation(client_for, endpoint) -> None:
-    # The upstream of this fixture is unreachable: the new secret is stored pending (the
-    # rotation ran) and the page says what failed.
+def test_the_confirmed_post_proposes_the_rotation_then_it_runs_once_the_wait_ends(
+    client_for, endpoint
+) -> None:
+    # A rotation is an admin change (staff.changes): proposed now; the demo's only admin waits.
     response = client_for("admin").post(_rotate_url(endpoint), {"confirm": "yes"}, follow=True)
     assert response.redirect_chain[-1][0] == "/webhooks/"
+    assert "Proposed" in response.content.decode()
+    assert not WebhookEndpoint.objects.get(pk=endpoint.pk).pending_secret_encrypted
+    proposal = ChangeProposal.objects.get(kind="webhooks.endpoint")
+    assert proposal.payload["rotate"] is True
+    # The upstream of this fixture is unreachable: the new secret is stored pending (the
+    # rotation ran) and the proposal says what failed.
+    changes_apply_due(now=proposal.apply_after)
     assert WebhookEndpoint.objects.get(pk=endpoint.pk).pending_secret_encrypted
+    proposal.refresh_from_db()
+    assert proposal.state == ChangeProposal.State.FAILED
 
 
 def test_the_confirmation_needs_the_manage_permission(client_for, endpoint) -> None:

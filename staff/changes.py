@@ -1,0 +1,468 @@
+"""Maker-checker on admin changes: one admin proposes, another approves (docs/admin-changes.md).
+
+Each owning app registers its kinds of change from its AppConfig.ready():
+
+    from staff.changes import register_change_kind
+    register_change_kind("environment.credentials", apply=..., version=..., label="...")
+
+and its page, API endpoint or service proposes one with `change_propose(...)`, giving what a
+person reads (summary, before, after: never a secret) and what applying needs (payload: secrets
+encrypted by the owning app). The rules live here, once:
+
+- proposing and deciding need an admin (admin role or superuser) with a fresh second factor;
+- the approver is another admin than the proposer; approving applies the change in one
+  transaction through the kind's `apply` (the owning app's service), whose audit entries carry the
+  proposal, its proposer and its approver (`staff.services.audit_context`);
+- where no other active admin exists, the proposal waits `PAYOPS_ADMIN_CHANGE_WAIT_HOURS` and
+  every admin is emailed; `changes_apply_due` (a schedule) then applies it as the system;
+- the proposer may withdraw; applying re-reads the target's version and fails the proposal
+  (state `failed`, with why) when it changed since the proposal;
+- `PAYOPS_ADMIN_MAKER_CHECKER=false` applies a proposal at once (audited the same way).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured, PermissionDenied, ValidationError
+from django.core.mail import send_mail
+from django.db import IntegrityError, models, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from staff.errors import ServiceError
+from staff.models import ChangeProposal, StaffUser
+from staff.roles import ADMIN, may_grant_roles
+from staff.services import audit_context, audit_record
+from staff.step_up import step_up_require
+
+logger = logging.getLogger("staff.changes")
+
+STEP_UP_ACTION = "admin_change"
+
+
+@dataclass(frozen=True)
+class ChangeKind:
+    """How one kind of admin change is applied, and how its target's version is read."""
+
+    kind: str
+    label: str
+    # apply(proposal, by=approver or None for the system) makes the change with the owning
+    # app's service, inside the approval's transaction; a ServiceError fails the proposal.
+    apply: Callable[..., Any]
+    # version(proposal) is the target's version now (compared with the one proposed).
+    version: Callable[[ChangeProposal], str]
+    # False for a change that calls the upstream (which never happens inside a transaction): the
+    # approval commits first (state `approved`), then `apply` runs and the state follows it.
+    in_transaction: bool = True
+
+
+CHANGE_KINDS: dict[str, ChangeKind] = {}
+
+
+def register_change_kind(
+    kind: str,
+    *,
+    apply: Callable[..., Any],
+    version: Callable[[ChangeProposal], str],
+    label: str,
+    in_transaction: bool = True,
+) -> None:
+    """Declare a kind of admin change (from the owning app's ready(); once per kind)."""
+    existing = CHANGE_KINDS.get(kind)
+    if existing is not None and (existing.apply, existing.version) != (apply, version):
+        raise ImproperlyConfigured(f"The change kind {kind!r} is already registered.")
+    CHANGE_KINDS[kind] = ChangeKind(
+        kind=kind, label=label, apply=apply, version=version, in_transaction=in_transaction
+    )
+
+
+def change_kind(kind: str) -> ChangeKind:
+    try:
+        return CHANGE_KINDS[kind]
+    except KeyError:
+        raise ImproperlyConfigured(f"No change kind {kind!r} is registered.") from None
+
+
+class ChangeRefused(ServiceError):
+    status = 403
+
+    def __init__(self, message: str, *, code: str = "change_refused", status: int = 403) -> None:
+        super().__init__(message, code=code, status=status)
+
+
+def maker_checker_on() -> bool:
+    return bool(getattr(settings, "PAYOPS_ADMIN_MAKER_CHECKER", True))
+
+
+def wait_hours() -> int:
+    return int(getattr(settings, "PAYOPS_ADMIN_CHANGE_WAIT_HOURS", 24))
+
+
+def admins() -> list[StaffUser]:
+    """Every active admin (admin role or superuser)."""
+    query = StaffUser.objects.filter(is_active=True).filter(
+        Q(is_superuser=True) | Q(groups__name=ADMIN.key)
+    )
+    return list(query.distinct().order_by("pk"))
+
+
+def _require_admin(by: Any, *, what: str) -> None:
+    if not may_grant_roles(by):
+        raise ChangeRefused(f"Only an admin may {what} an admin change.", code="permission_denied")
+    step_up_require(by, action=STEP_UP_ACTION)
+
+
+def _email_admins(proposal_id: int, subject: str, body: str) -> None:
+    """Email every active admin once the proposal has committed (the console backend locally)."""
+
+    def send() -> None:
+        for admin in admins():
+            try:
+                send_mail(
+                    subject=subject,
+                    message=body,
+                    from_email=settings.DEFAULT_FROM_EMAIL,
+                    recipient_list=[admin.email],
+                )
+            except Exception:  # a mail outage never undoes a proposal; the inbox shows it
+                logger.exception("admin change %s: email to %s failed", proposal_id, admin.pk)
+
+    transaction.on_commit(send)
+
+
+def _details(proposal: ChangeProposal) -> dict[str, Any]:
+    return {
+        "proposal": proposal.pk,
+        "kind": proposal.kind,
+        "summary": proposal.summary,
+        "proposed_by": proposal.proposed_by.email,
+    }
+
+
+def _already_waiting(target_label: str) -> ChangeRefused:
+    return ChangeRefused(
+        f"A change of this kind to {target_label or 'this'} is already waiting: "
+        "decide or withdraw it first.",
+        code="change_pending",
+        status=409,
+    )
+
+
+def change_propose(
+    *,
+    kind: str,
+    by: StaffUser,
+    summary: str,
+    payload: dict[str, Any],
+    before: dict[str, Any] | None = None,
+    after: dict[str, Any] | None = None,
+    target: models.Model | None = None,
+    target_label: str = "",
+) -> ChangeProposal:
+    """Propose an admin change (an admin, stepped up). It waits for another admin, or, where
+    none exists, `PAYOPS_ADMIN_CHANGE_WAIT_HOURS`; with maker-checker off it applies at once."""
+    spec = change_kind(kind)
+    _require_admin(by, what="propose")
+    with transaction.atomic():
+        target_type = target._meta.label_lower if target is not None else ""
+        target_id = str(target.pk) if target is not None else ""
+        if ChangeProposal.objects.filter(
+            kind=kind,
+            target_type=target_type,
+            target_id=target_id,
+            state=ChangeProposal.State.PENDING,
+        ).exists():
+            raise _already_waiting(target_label)
+        proposal = ChangeProposal(
+            kind=kind,
+            target_type=target_type,
+            target_id=target_id,
+            target_label=target_label[:200],
+            summary=summary[:300],
+            before=before or {},
+            after=after or {},
+            payload=payload,
+            proposed_by=by,
+        )
+        proposal.target_version = spec.version(proposal)
+        # Who could approve it: another admin, and not the person the change is about.
+        about = target_id if target_type == StaffUser._meta.label_lower else None
+        others = [a for a in admins() if a.pk != by.pk and str(a.pk) != about]
+        if maker_checker_on() and not others:
+            proposal.apply_after = timezone.now() + timedelta(hours=wait_hours())
+        try:
+            with transaction.atomic():
+                proposal.save()
+        except IntegrityError:  # another admin proposed the same at the same moment
+            raise _already_waiting(target_label) from None
+        audit_record(
+            actor=by,
+            action="change.proposed",
+            target=proposal,
+            details={
+                **_details(proposal),
+                "before": proposal.before,
+                "after": proposal.after,
+                "apply_after": proposal.apply_after,
+            },
+        )
+        if not maker_checker_on():
+            how = "maker-checker is off (PAYOPS_ADMIN_MAKER_CHECKER)"
+            _apply(proposal, by=by, how=how)
+        else:
+            when = (
+                f"It applies at {proposal.apply_after:%Y-%m-%d %H:%M} UTC unless another admin "
+                "decides first (no other admin exists to approve it)."
+                if proposal.apply_after
+                else "It waits for another admin to approve or reject it."
+            )
+            _email_admins(
+                proposal.pk,
+                f"PayOps: admin change proposed ({spec.label})",
+                f"{by.email} proposed: {proposal.summary}\n\n{when}\n\n"
+                "Decide it on the Changes page.",
+            )
+    if not maker_checker_on():
+        _apply_outside(proposal, by=by, how="maker-checker is off (PAYOPS_ADMIN_MAKER_CHECKER)")
+    return proposal
+
+
+def _fail(proposal: ChangeProposal, why: str, *, by: StaffUser | None) -> None:
+    proposal.state = ChangeProposal.State.FAILED
+    proposal.decided_by = by
+    proposal.decided_at = timezone.now()
+    proposal.reason = why[:500]
+    proposal.save(update_fields=["state", "decided_by", "decided_at", "reason"])
+    audit_record(
+        actor=by,
+        action="change.failed",
+        target=proposal,
+        details={**_details(proposal), "why": why},
+    )
+
+
+# What the owning service may refuse with when the change applies: the proposal fails, with why.
+REFUSALS = (ServiceError, ValidationError, PermissionDenied, ValueError)
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, ServiceError):
+        return exc.as_message()
+    if isinstance(exc, ValidationError):
+        return "; ".join(exc.messages)
+    return str(exc) or type(exc).__name__
+
+
+def _context(proposal: ChangeProposal, *, by: StaffUser | None, how: str) -> dict[str, Any]:
+    return {
+        "change": {
+            "proposal": proposal.pk,
+            "proposed_by": proposal.proposed_by.email,
+            "approved_by": by.email if by is not None else None,
+            "how": how,
+        }
+    }
+
+
+def _applied(proposal: ChangeProposal, *, by: StaffUser | None, how: str) -> None:
+    proposal.state = ChangeProposal.State.APPLIED
+    proposal.decided_by = by
+    proposal.decided_at = proposal.decided_at or timezone.now()
+    proposal.save(update_fields=["state", "decided_by", "decided_at"])
+    audit_record(
+        actor=by,
+        action="change.applied",
+        target=proposal,
+        details={**_details(proposal), "approved_by": by.email if by else None, "how": how},
+    )
+
+
+def _apply(proposal: ChangeProposal, *, by: StaffUser | None, how: str) -> bool:
+    """Apply a locked pending proposal (inside the caller's transaction). False: it failed.
+
+    A kind applied outside a transaction is only marked `approved` here: the caller runs
+    `_apply_outside` once its transaction has committed."""
+    spec = change_kind(proposal.kind)
+    current = spec.version(proposal)
+    if current != proposal.target_version:
+        _fail(
+            proposal,
+            "The target changed after this was proposed (another change came first): "
+            "propose again from what it is now.",
+            by=by,
+        )
+        return False
+    if not spec.in_transaction:
+        proposal.state = ChangeProposal.State.APPROVED
+        proposal.decided_by = by
+        proposal.decided_at = timezone.now()
+        proposal.save(update_fields=["state", "decided_by", "decided_at"])
+        return True
+    try:
+        with transaction.atomic(), audit_context(**_context(proposal, by=by, how=how)):
+            spec.apply(proposal, by=by)
+    except REFUSALS as exc:
+        _fail(proposal, f"Applying it was refused: {_why(exc)}", by=by)
+        return False
+    _applied(proposal, by=by, how=how)
+    return True
+
+
+def _apply_outside(proposal: ChangeProposal, *, by: StaffUser | None, how: str) -> None:
+    """Run an approved out-of-transaction kind (it calls the upstream), then record the outcome."""
+    if proposal.state != ChangeProposal.State.APPROVED:
+        return
+    spec = change_kind(proposal.kind)
+    try:
+        with audit_context(**_context(proposal, by=by, how=how)):
+            spec.apply(proposal, by=by)
+    except REFUSALS as exc:
+        with transaction.atomic():
+            _fail(proposal, f"Applying it was refused: {_why(exc)}", by=by)
+        return
+    with transaction.atomic():
+        _applied(proposal, by=by, how=how)
+
+
+def _locked_pending(proposal: ChangeProposal) -> ChangeProposal:
+    locked = (
+        ChangeProposal.objects.select_for_update().select_related("proposed_by").get(pk=proposal.pk)
+    )
+    if not locked.is_pending:
+        raise ChangeRefused(
+            f"This change is no longer waiting (it is {locked.get_state_display().lower()}).",
+            code="change_decided",
+            status=409,
+        )
+    return locked
+
+
+def change_approve(*, proposal: ChangeProposal, by: StaffUser) -> ChangeProposal:
+    """Another admin (stepped up) approves: the change applies now, or the proposal fails."""
+    _require_admin(by, what="approve")
+    with transaction.atomic():
+        proposal = _locked_pending(proposal)
+        if proposal.proposed_by_id == by.pk:
+            raise ChangeRefused(
+                "Another admin must approve: you proposed this change yourself.",
+                code="change_own_proposal",
+            )
+        if proposal.target_type == StaffUser._meta.label_lower and proposal.target_id == str(by.pk):
+            raise ChangeRefused(
+                "Another admin must approve a change to your own access or second factor.",
+                code="change_self",
+            )
+        _apply(proposal, by=by, how="approved by a second admin")
+    _apply_outside(proposal, by=by, how="approved by a second admin")
+    return proposal
+
+
+def change_reject(*, proposal: ChangeProposal, by: StaffUser, reason: str) -> ChangeProposal:
+    """Another admin rejects it, with a reason; nothing changes."""
+    _require_admin(by, what="reject")
+    reason = reason.strip()
+    if not reason:
+        raise ServiceError("Say why it is rejected.", errors=[("reason", "is required")])
+    with transaction.atomic():
+        proposal = _locked_pending(proposal)
+        if proposal.proposed_by_id == by.pk:
+            raise ChangeRefused(
+                "Withdraw your own proposal instead of rejecting it.", code="change_own_proposal"
+            )
+        proposal.state = ChangeProposal.State.REJECTED
+        proposal.decided_by = by
+        proposal.decided_at = timezone.now()
+        proposal.reason = reason[:500]
+        proposal.save(update_fields=["state", "decided_by", "decided_at", "reason"])
+        audit_record(
+            actor=by,
+            action="change.rejected",
+            target=proposal,
+            details={**_details(proposal), "reason": reason},
+        )
+    return proposal
+
+
+def change_withdraw(*, proposal: ChangeProposal, by: StaffUser) -> ChangeProposal:
+    """The proposer takes it back (no step-up: withdrawing changes nothing but the proposal)."""
+    with transaction.atomic():
+        proposal = _locked_pending(proposal)
+        if proposal.proposed_by_id != by.pk:
+            raise ChangeRefused(
+                "Only its proposer may withdraw a change.", code="permission_denied"
+            )
+        proposal.state = ChangeProposal.State.WITHDRAWN
+        proposal.decided_by = by
+        proposal.decided_at = timezone.now()
+        proposal.save(update_fields=["state", "decided_by", "decided_at"])
+        audit_record(
+            actor=by, action="change.withdrawn", target=proposal, details=_details(proposal)
+        )
+    return proposal
+
+
+def changes_apply_due(*, now: datetime | None = None) -> int:
+    """Apply, as the system, each pending proposal whose single-admin wait has ended (a
+    schedule runs it every few minutes). Returns how many were applied."""
+    now = now or timezone.now()
+    due = ChangeProposal.objects.filter(
+        state=ChangeProposal.State.PENDING, apply_after__isnull=False, apply_after__lte=now
+    ).values_list("pk", flat=True)
+    applied = 0
+    for pk in list(due):
+        with transaction.atomic():
+            proposal = (
+                ChangeProposal.objects.select_for_update(skip_locked=True)
+                .select_related("proposed_by")
+                .filter(pk=pk, state=ChangeProposal.State.PENDING)
+                .first()
+            )
+            if proposal is None:
+                continue
+            how = f"no other admin: applied after the {wait_hours()}-hour wait"
+            if not _apply(proposal, by=None, how=how):
+                continue
+        _apply_outside(proposal, by=None, how=how)
+        if proposal.state == ChangeProposal.State.APPLIED:
+            applied += 1
+            with transaction.atomic():
+                _email_admins(
+                    proposal.pk,
+                    "PayOps: admin change applied after the wait",
+                    f"Applied: {proposal.summary} (proposed by {proposal.proposed_by.email}).",
+                )
+    return applied
+
+
+# --- Reading ------------------------------------------------------------------------------------
+
+
+def changes_list(*, state: str = "", limit: int = 200) -> list[ChangeProposal]:
+    query = ChangeProposal.objects.select_related("proposed_by", "decided_by")
+    if state:
+        query = query.filter(state=state)
+    return list(query.order_by("-proposed_at", "-id")[:limit])
+
+
+def changes_pending_count() -> int:
+    return ChangeProposal.objects.filter(state=ChangeProposal.State.PENDING).count()
+
+
+def proposal_message(proposal: ChangeProposal) -> str:
+    """What a page says after proposing: where the change stands."""
+    if proposal.state == ChangeProposal.State.APPLIED:
+        return f"Applied: {proposal.summary}."
+    if proposal.state == ChangeProposal.State.FAILED:
+        return f"Not applied: {proposal.reason}"
+    if proposal.apply_after:
+        return (
+            f"Proposed: {proposal.summary}. It applies at {proposal.apply_after:%Y-%m-%d %H:%M} "
+            "UTC unless another admin decides (every admin was emailed)."
+        )
+    return f"Proposed: {proposal.summary}. Waiting for another admin to approve it."
