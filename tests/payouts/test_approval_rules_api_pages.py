@@ -15,9 +15,10 @@ from payouts.approval.rules import ChainStep, RuleSpec
 from payouts.approval.services import payout_approve
 from payouts.models import ApprovalPolicy, ChangeSource, Payout, PayoutStatus
 from payouts.states import payout_transition
-from staff.models import StaffUser
-from tests.finance import make_draft, make_environment
-from tests.identity import client_signed_in
+from staff.changes import change_approve
+from staff.models import ChangeProposal, StaffUser
+from tests.finance import make_draft, make_environment, make_staff
+from tests.identity import client_signed_in, stepped_up
 
 S = PayoutStatus
 DRAFT_POLICY = {
@@ -89,16 +90,27 @@ def test_policy_preview_per_role_writes_nothing(
     assert not ApprovalPolicy.objects.exists()
 
 
-@pytest.mark.parametrize(("who", "status"), [("maker", 403), ("approver", 403), ("admin", 201)])
+@pytest.mark.parametrize(("who", "status"), [("maker", 403), ("approver", 403), ("admin", 202)])
 def test_policy_publish_per_role(staff: dict[str, StaffUser], who: str, status: int) -> None:
+    """Publishing is an admin change: proposed here (202), published once another admin approves
+    it, with every part of the draft (chains, limits, recipient approver roles) kept."""
     response = post(client_signed_in(staff[who]), "/approval-policy", DRAFT_POLICY)
     assert response.status_code == status, response.content
-    assert ApprovalPolicy.objects.exists() == (status == 201)
-    if status == 201:
-        body = response.json()
-        assert body["version"] == 1 and body["limits"][0]["amount"] == "20000.00"
-        assert body["recipient_approver_roles"] == ["finance_approver"]
-        assert body["rules"][0]["required_approvals"] == 2
+    assert not ApprovalPolicy.objects.exists()
+    if status != 202:
+        return
+    change = response.json()
+    assert change["state"] == "pending"
+    second_admin = make_staff("admin")
+    approved = post(client_signed_in(second_admin), f"/changes/{change['id']}/approve")
+    assert approved.status_code == 200, approved.content
+    body = client_signed_in(staff["admin"]).get("/api/v1/approval-policy").json()
+    assert body["version"] == 1 and body["limits"][0]["amount"] == "20000.00"
+    assert body["recipient_approver_roles"] == ["finance_approver"]
+    assert body["rules"][0]["required_approvals"] == 2
+    chains = [rule["chain"] for rule in body["rules"] if rule["chain"]]
+    assert chains == [[{"role": "finance_approver", "count": 1}, {"role": "admin", "count": 1}]]
+    assert ApprovalPolicy.objects.get().created_by == staff["admin"]
 
 
 @pytest.mark.parametrize(
@@ -196,6 +208,9 @@ def test_the_policy_page_previews_a_draft_with_chains_and_limits(
     assert "maker&#x27;s 7-day rolling limit of 12000 USD" in html
     assert not ApprovalPolicy.objects.exists()
     client.post("/payouts/approval-policy/", {**form, "action": "publish"})
+    assert not ApprovalPolicy.objects.exists()  # proposed: another admin approves it
+    (proposal,) = ChangeProposal.objects.filter(kind="payouts.approval_policy")
+    change_approve(proposal=proposal, by=stepped_up(make_staff("admin")))
     policy = ApprovalPolicy.objects.get()
     rule_lines = client.get("/payouts/approval-policy/").content.decode()
     assert "finance_approver:1&gt;admin:1" in rule_lines and "country=MX channel=api" in rule_lines
