@@ -40,6 +40,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer, SessionAuth
 
 from accounts.api import router as accounts_router
+from console.audit.api import router as audit_router
 from gateway.api_support import ERROR_RESPONSES
 from payouts.approval.api import router as approval_router
 from payouts.drafts.api import router as payouts_router
@@ -118,6 +119,10 @@ OPERATION_PERMISSIONS: dict[str, Need] = {
     "POST /webhooks/events/reprocess": (roles.WEBHOOKS_MANAGE,),
     "GET /webhooks/runs/{run_pk}": (roles.WEBHOOKS_MANAGE,),
     "GET /webhooks/missed": (roles.WEBHOOK_EVENTS_VIEW,),
+    # the audit trail (read-only)
+    "GET /audit": (roles.AUDIT_LOG_VIEW,),
+    "GET /audit/verify": (roles.AUDIT_LOG_VIEW,),
+    "GET /audit/{entry_id}": (roles.AUDIT_LOG_VIEW,),
 }
 
 
@@ -382,6 +387,7 @@ MOUNTS: tuple[tuple[str, Router], ...] = (
     ("", approval_router),
     ("", release_router),
     ("/webhooks", webhooks_router),
+    ("/audit", audit_router),
 )
 
 

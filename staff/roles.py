@@ -27,6 +27,8 @@ ENVIRONMENTS_MANAGE = "staff.manage_environments"
 CALL_LOG_VIEW = "staff.view_call_log"
 SYSTEM_HEALTH_VIEW = "staff.view_system_health"
 AUDIT_LOG_VIEW = "staff.view_audit_log"
+# A payout's evidence pack (payouts app): declared here, with the other staff capabilities.
+EVIDENCE_VIEW = "staff.view_evidence"
 APPROVAL_POLICY_MANAGE = "payouts.manage_approval_policy"
 # Declared on webhooks.WebhookEndpoint.Meta.permissions.
 WEBHOOK_EVENTS_VIEW = "webhooks.view_webhook_events"
@@ -52,6 +54,7 @@ TOKEN_SCOPES: dict[str, tuple[str, ...]] = {
         CALL_LOG_VIEW,
         SYSTEM_HEALTH_VIEW,
         AUDIT_LOG_VIEW,
+        EVIDENCE_VIEW,
     ),
     SCOPE_PREPARE: (PAYOUT_INITIATE, END_USERS_MANAGE, ACCOUNTS_MANAGE, KYC_REVIEW),
     # Approve, reject and release (send and confirm the upstream's code).
@@ -142,6 +145,7 @@ ADMIN = Role(
         CALL_LOG_VIEW,
         SYSTEM_HEALTH_VIEW,
         AUDIT_LOG_VIEW,
+        EVIDENCE_VIEW,
         APPROVAL_POLICY_MANAGE,
         WEBHOOK_EVENTS_VIEW,
         WEBHOOKS_MANAGE,
@@ -155,7 +159,30 @@ ADMIN = Role(
     demo_email="admin@payops.local",
 )
 
-ROLES: tuple[Role, ...] = (FINANCE_MAKER, FINANCE_APPROVER, COMPLIANCE, ADMIN)
+AUDITOR = Role(
+    key="auditor",
+    display_name="Auditor",
+    description="Reads everything, changes nothing: the trail, the money, the directory, the logs.",
+    duties=(
+        "Read the audit trail, verify its hash chain and export it",
+        "Read payouts, their evidence packs, the directory and the webhook events",
+        "Read the upstream call log and system health",
+    ),
+    # Only view permissions: every write (service, page, API operation) needs another one.
+    permissions=(
+        FINANCE_VIEW,
+        COMPLIANCE_VIEW,
+        DIRECTORY_VIEW,
+        WEBHOOK_EVENTS_VIEW,
+        CALL_LOG_VIEW,
+        SYSTEM_HEALTH_VIEW,
+        AUDIT_LOG_VIEW,
+        EVIDENCE_VIEW,
+    ),
+    demo_email="auditor@payops.local",
+)
+
+ROLES: tuple[Role, ...] = (FINANCE_MAKER, FINANCE_APPROVER, COMPLIANCE, ADMIN, AUDITOR)
 ROLES_BY_KEY: dict[str, Role] = {role.key: role for role in ROLES}
 
 
