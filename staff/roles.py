@@ -296,6 +296,8 @@ def _role_change(*, user: StaffUser, role: Role | str, by: Any, grant: bool) -> 
             action="role.granted" if grant else "role.revoked",
             target=user,
             details={"role": key, "before": before, "after": role_names_of(user)},
+            before={"groups": before},
+            after={"groups": role_names_of(user)},
         )
     return True
 

@@ -11,7 +11,7 @@ from ninja import Field, Query, Router, Schema
 
 from console.api_schemas import ERROR_RESPONSES, PageNumber, PageOut, PageSize, paginate
 from console.audit import selectors
-from console.audit.diff import changed_keys
+from console.audit.diff import before_after, changed_keys
 from console.inputs import Text
 from staff.audit_chain import chain_verify
 from staff.models import AuditEntry
@@ -81,6 +81,7 @@ class ChainOut(Schema):
 
 
 def _out(entry: AuditEntry) -> dict[str, Any]:
+    before, after = before_after(entry)
     return {
         "id": entry.pk,
         "seq": entry.seq,
@@ -90,9 +91,9 @@ def _out(entry: AuditEntry) -> dict[str, Any]:
         "target_type": entry.target_type,
         "target_id": entry.target_id,
         "details": entry.details,
-        "before": entry.before,
-        "after": entry.after,
-        "changed": changed_keys(entry.before, entry.after),
+        "before": before,
+        "after": after,
+        "changed": changed_keys(before, after),
         "entry_hash": entry.entry_hash,
         "prev_hash": entry.prev_hash,
     }

@@ -43,5 +43,20 @@ def diff_rows(before: dict[str, Any] | None, after: dict[str, Any] | None) -> li
     return rows
 
 
+def _side(value: Any) -> dict[str, Any] | None:
+    if value is None or isinstance(value, dict):
+        return value
+    return {"value": value}  # a list or a scalar (e.g. the groups a person held)
+
+
+def before_after(entry: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The entry's before and after: its own fields, or (entries written before they existed, and
+    services that still keep them there) `details["before"]` and `details["after"]`."""
+    before, after = entry.before, entry.after
+    if before is None and after is None and isinstance(entry.details, dict):
+        before, after = entry.details.get("before"), entry.details.get("after")
+    return _side(before), _side(after)
+
+
 def changed_keys(before: dict[str, Any] | None, after: dict[str, Any] | None) -> list[str]:
     return [row.key for row in diff_rows(before, after) if row.is_change]

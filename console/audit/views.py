@@ -11,7 +11,7 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from console.audit import selectors
-from console.audit.diff import diff_rows
+from console.audit.diff import before_after, diff_rows
 from console.audit.forms import AuditFilterForm
 from console.exports import csv_response
 from console.lists import list_template, page_of
@@ -56,10 +56,11 @@ def audit_detail(request: HttpRequest, pk: int) -> HttpResponse:
     entry = selectors.audit_entry(pk)
     if entry is None:
         raise Http404("No audit entry has this id.")
-    rows = diff_rows(entry.before, entry.after)
+    before, after = before_after(entry)
+    rows = diff_rows(before, after)
     context = {
         "entry": entry,
-        "has_diff": entry.before is not None or entry.after is not None,
+        "has_diff": before is not None or after is not None,
         "changed": [row for row in rows if row.is_change],
         "unchanged": [row for row in rows if not row.is_change],
         "details_json": json.dumps(entry.details, indent=2, sort_keys=True, ensure_ascii=False),

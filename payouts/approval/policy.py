@@ -77,6 +77,8 @@ def approval_policy_publish(
             actor=by,
             action="approval_policy.published",
             target=policy,
+            before={"version": previous or None},
+            after={"version": policy.version, "default_required": default_required},
             details={
                 "version": policy.version,
                 "previous_version": previous or None,
