@@ -304,3 +304,13 @@ def test_the_auditor_reads_every_api_operation_and_is_refused_every_write(
 
 def test_the_auditor_holds_only_view_permissions() -> None:
     assert all(".view_" in permission for permission in AUDITOR.permissions)
+
+
+def test_the_demo_staff_has_an_auditor_listed_on_the_sign_in_page(
+    demo_staff: dict[str, StaffUser],
+) -> None:
+    auditor = demo_staff[AUDITOR.key]
+    assert auditor.email == "auditor@payops.local" and not auditor.is_staff
+    page = Client().get(reverse("staff:login")).content.decode()
+    assert "auditor@payops.local" in page and "Auditor" in page
+    assert 'data-testid="demo-code-auditor"' in page  # enrolled: the demo shows its code
