@@ -206,3 +206,31 @@ def test_only_auditors_and_admins_read_the_trail(
     api = Client(headers={"Authorization": f"Bearer {token.plaintext}"})
     for url in ("/api/v1/audit", f"/api/v1/audit/{pk}", "/api/v1/audit/verify"):
         assert api.get(url).status_code == (200 if allowed else 403), url
+
+
+def test_the_diff_names_changed_added_removed_and_same() -> None:
+    from console.audit.diff import diff_rows
+
+    rows = {
+        r.key: r for r in diff_rows({"a": 1, "b": "x", "c": [1]}, {"a": 2, "c": [1], "d": None})
+    }
+    assert {k: r.change for k, r in rows.items()} == {
+        "a": "changed",
+        "b": "removed",
+        "c": "same",
+        "d": "added",
+    }
+    assert (rows["a"].before, rows["a"].after, rows["d"].after) == ("1", "2", "null")
+
+
+def test_entries_keeping_before_and_after_in_details_diff_the_same_way() -> None:
+    from console.audit.diff import before_after, changed_keys
+
+    entry = audit_record(
+        actor=None,
+        action="recipient.refreshed",
+        details={"before": {"status": "pending"}, "after": {"status": "active"}},
+    )
+    assert changed_keys(*before_after(entry)) == ["status"]
+    groups = audit_record(actor=None, action="role.x", details={"before": ["a"], "after": ["b"]})
+    assert before_after(groups) == ({"value": ["a"]}, {"value": ["b"]})
