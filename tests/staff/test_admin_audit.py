@@ -84,3 +84,31 @@ def test_a_bulk_delete_of_groups_audits_each(demo_staff: dict[str, StaffUser]) -
     assert client.post(reverse("admin:auth_group_changelist"), data).status_code == 302
     deleted = AuditEntry.objects.filter(action="role.group.deleted_in_admin")
     assert {e.target_id for e in deleted} == {str(g.pk) for g in groups}
+
+
+def test_any_django_admin_change_is_audited_a_second_factor_device_included(
+    demo_staff: dict[str, StaffUser],
+) -> None:
+    from django_otp.plugins.otp_totp.models import TOTPDevice
+
+    device = TOTPDevice.objects.get(user=demo_staff["finance_approver"])
+    client = client_signed_in(demo_staff["admin"])
+    url = reverse("admin:otp_totp_totpdevice_delete", args=[device.pk])
+    assert client.post(url, {"post": "yes"}).status_code == 302
+    assert not TOTPDevice.objects.filter(pk=device.pk).exists()
+    entry = AuditEntry.objects.get(action="admin.deleted")
+    assert entry.actor_id == demo_staff["admin"].pk
+    assert (entry.target_type, entry.target_id) == ("otp_totp.totpdevice", str(device.pk))
+    assert entry.details["model"] == "otp_totp.totpdevice"
+    assert chain_verify().ok
+
+
+def test_a_django_admin_change_keeps_the_forms_account_of_it(
+    demo_staff: dict[str, StaffUser],
+) -> None:
+    target = demo_staff["finance_maker"]
+    client = client_signed_in(demo_staff["admin"])
+    response = client.post(_change_url(target), _change_data(target, full_name="Renamed Maker"))
+    assert response.status_code == 302
+    entry = AuditEntry.objects.get(action="admin.changed", target_id=str(target.pk))
+    assert "Full name" in entry.details["change"] or "full_name" in entry.details["change"]
