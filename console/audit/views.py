@@ -11,7 +11,7 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from console.audit import selectors
-from console.audit.diff import before_after, diff_rows
+from console.audit.diff import before_after, changed_keys, diff_rows
 from console.audit.forms import AuditFilterForm
 from console.exports import csv_response
 from console.lists import list_template, page_of
@@ -33,6 +33,9 @@ def _filtered(request: HttpRequest) -> tuple[AuditFilterForm, selectors.AuditFil
 def audit_list(request: HttpRequest) -> HttpResponse:
     form, filters = _filtered(request)
     page, query = page_of(request, selectors.audit_entries(filters), PAGE_SIZE)
+    page.object_list = list(page.object_list)
+    for entry in page.object_list:  # what changed, at a glance (no query: the row holds it)
+        entry.changed_keys = changed_keys(*before_after(entry))  # type: ignore[attr-defined]
     context = {"form": form, "page": page, "query": query}
     return render(request, list_template(request, "console/audit_list.html"), context)
 

@@ -76,6 +76,15 @@ def test_filters_by_person_object_action_time_and_words(
     assert _ids(client.get("/audit/", {"text": "compliance"})) == {trail["old"].pk}
 
 
+def test_the_list_names_the_changed_keys(
+    trail: dict[str, Any], demo_staff: dict[str, StaffUser]
+) -> None:
+    client = client_signed_in(demo_staff["auditor"])
+    html = client.get("/audit/", {"action": "gateway."}).content.decode()
+    row = html.split(f'data-entry="{trail["changed"].pk}"', 1)[1].split("</tr>", 1)[0]
+    assert ">base_url</a>" in row
+
+
 def test_oldest_first_sorts_by_time(
     trail: dict[str, Any], demo_staff: dict[str, StaffUser]
 ) -> None:
