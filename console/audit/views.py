@@ -35,7 +35,7 @@ def audit_list(request: HttpRequest) -> HttpResponse:
     page, query = page_of(request, selectors.audit_entries(filters), PAGE_SIZE)
     page.object_list = list(page.object_list)
     for entry in page.object_list:  # what changed, at a glance (no query: the row holds it)
-        entry.changed_keys = changed_keys(*before_after(entry))  # type: ignore[attr-defined]
+        entry.changed_keys = changed_keys(*before_after(entry))
     context = {"form": form, "page": page, "query": query}
     return render(request, list_template(request, "console/audit_list.html"), context)
 
