@@ -61,7 +61,6 @@ class StaffUser(AbstractBaseUser, PermissionsMixin):  # type: ignore[django-mana
             ("view_call_log", "Can see the upstream call log"),
             ("view_system_health", "Can see system health"),
             ("view_audit_log", "Can see the audit trail"),
-            ("view_evidence", "Can download a payout's evidence pack"),
         ]
 
     def __str__(self) -> str:

@@ -27,8 +27,6 @@ ENVIRONMENTS_MANAGE = "staff.manage_environments"
 CALL_LOG_VIEW = "staff.view_call_log"
 SYSTEM_HEALTH_VIEW = "staff.view_system_health"
 AUDIT_LOG_VIEW = "staff.view_audit_log"
-# A payout's evidence pack (payouts app): declared here, with the other staff capabilities.
-EVIDENCE_VIEW = "staff.view_evidence"
 APPROVAL_POLICY_MANAGE = "payouts.manage_approval_policy"
 # Declared on webhooks.WebhookEndpoint.Meta.permissions.
 WEBHOOK_EVENTS_VIEW = "webhooks.view_webhook_events"
@@ -54,7 +52,6 @@ TOKEN_SCOPES: dict[str, tuple[str, ...]] = {
         CALL_LOG_VIEW,
         SYSTEM_HEALTH_VIEW,
         AUDIT_LOG_VIEW,
-        EVIDENCE_VIEW,
     ),
     SCOPE_PREPARE: (PAYOUT_INITIATE, END_USERS_MANAGE, ACCOUNTS_MANAGE, KYC_REVIEW),
     # Approve, reject and release (send and confirm the upstream's code).
@@ -145,7 +142,6 @@ ADMIN = Role(
         CALL_LOG_VIEW,
         SYSTEM_HEALTH_VIEW,
         AUDIT_LOG_VIEW,
-        EVIDENCE_VIEW,
         APPROVAL_POLICY_MANAGE,
         WEBHOOK_EVENTS_VIEW,
         WEBHOOKS_MANAGE,
@@ -177,7 +173,7 @@ AUDITOR = Role(
         CALL_LOG_VIEW,
         SYSTEM_HEALTH_VIEW,
         AUDIT_LOG_VIEW,
-        EVIDENCE_VIEW,
+        # + payouts.view_evidence (PAYOUT_EVIDENCE_VIEW) once the evidence pack is merged.
     ),
     demo_email="auditor@payops.local",
 )

@@ -11,7 +11,7 @@ from staff.audit_chain import GENESIS_HASH, chain_verify
 from staff.models import AuditEntry
 
 BEFORE = [("staff", "0004_second_factor")]
-AFTER = [("staff", "0006_audit_seq_unique_indexes_evidence_permission")]
+AFTER = [("staff", "0006_audit_seq_unique_indexes")]
 
 
 @pytest.mark.django_db(transaction=True)
