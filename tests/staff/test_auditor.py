@@ -32,6 +32,7 @@ UPSTREAM_REFRESHES = {
 ADMIN_CONFIGURATION_READS = {
     "GET /webhooks/endpoints",
     "GET /webhooks/runs/{run_pk}",
+    "GET /approval-policy",  # issue 20 part 3 (landed in parallel)
 }
 
 # Pages, by URL name. Reads answer the auditor (200; 404 for an id nothing has).
@@ -63,6 +64,8 @@ READ_PAGES = {
     "accounts:virtual_account_detail",
     "accounts:recipient_list",
     "accounts:recipient_detail",
+    "accounts:recipient_approvals",  # the queue of recipients waiting (DIRECTORY_VIEW)
+    "payouts:evidence",  # the evidence pack (payouts.view_evidence)
 }
 # The admins' configuration screens (each also its edit form) and a reprocessing run's progress,
 # like ADMIN_CONFIGURATION_READS: 403 for the auditor, who reads their changes in the audit trail.
@@ -106,13 +109,30 @@ WRITE_PAGES = {
     "users:edit",
     "users:kyc_note",
     "users:kyc_reviewed",
+    "accounts:recipient_edit",
+    "accounts:recipient_approve",
+    "accounts:recipient_reject",
+    "accounts:recipient_archive",
+    "payouts:withdraw_approval",
     "accounts:virtual_account_create",
+    "accounts:recipient_create",
     "staff:second_factor_resets",
     "staff:second_factor_reset_confirm",
 }
 # Write pages whose view shows an invalid form before the service refuses the person (found by
 # this walk; the service still refuses a valid one, and nothing is changed: checked below).
 FORM_FIRST_PAGES: set[str] = {"payouts:document_add"}
+# Issue 20's other parts landed on main while this was written: their pages, classified above
+# ahead of the merge (the auditor gets payouts.view_evidence there). Delete once merged.
+LANDED_IN_PARALLEL = {
+    "accounts:recipient_approvals",
+    "accounts:recipient_edit",
+    "accounts:recipient_approve",
+    "accounts:recipient_reject",
+    "accounts:recipient_archive",
+    "payouts:withdraw_approval",
+    "payouts:evidence",
+}
 # Not the back office's pages: the person's own account and sign-in, the upstream's door, the
 # development guests, probes, the Django admin (staff_only, the auditor is not staff), the API.
 NOT_WALKED_NAMESPACES = {"staff", "profile", "otp_webauthn", "sandbox", "admin", "api", "djdt"}
@@ -125,7 +145,6 @@ NOT_WALKED = {
     # Which environment the person looks at (their own view; they read any environment).
     "gateway:environment_choose",
     "gateway:environment_switch",
-    "accounts:recipient_create",  # classified below, by the recipients' owner (E1) if it moves
     "users:refresh",
     "accounts:virtual_account_refresh",
 }
@@ -199,7 +218,7 @@ def test_every_page_is_classified() -> None:
     walked = set(_walked())
     classified = READ_PAGES | ADMIN_CONFIGURATION_PAGES | WRITE_PAGES
     assert walked - classified == set(), "classify the new pages"
-    assert classified - walked == set(), "a classified page no longer exists"
+    assert classified - walked - LANDED_IN_PARALLEL == set(), "a classified page no longer exists"
 
 
 def test_the_auditor_reads_every_page_and_is_refused_every_write(
@@ -208,7 +227,7 @@ def test_the_auditor_reads_every_page_and_is_refused_every_write(
     auditor = demo_staff[AUDITOR.key]
     client = client_signed_in(auditor)
     pages = _walked()
-    for name in sorted(READ_PAGES):
+    for name in sorted(READ_PAGES & set(pages)):
         url = _url(name, pages[name], world)
         response = client.get(url)
         status = response.status_code
@@ -221,9 +240,9 @@ def test_the_auditor_reads_every_page_and_is_refused_every_write(
     before = AuditEntry.objects.exclude(actor=auditor).count()
     payout_page = reverse("payouts:detail", args=[world["payout"].pk])
     status_before = world["payout"].status
-    for name in sorted(ADMIN_CONFIGURATION_PAGES):
+    for name in sorted(ADMIN_CONFIGURATION_PAGES & set(pages)):
         assert client.get(_url(name, pages[name], world)).status_code == 403, name
-    for name in sorted(WRITE_PAGES):
+    for name in sorted(WRITE_PAGES & set(pages)):
         url = _url(name, pages[name], world)
         assert client.get(url).status_code in (403, 405), (name, url)
         if name == "payouts:bulk_approve":
