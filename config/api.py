@@ -40,6 +40,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer, SessionAuth
 
 from accounts.api import router as accounts_router
+from console.audit.api import router as audit_router
 from gateway.api_support import ERROR_RESPONSES
 from gateway.changes_api import router as changes_router
 from payouts.approval.api import router as approval_router
@@ -141,6 +142,10 @@ OPERATION_PERMISSIONS: dict[str, Need] = {
     "POST /changes/{change_id}/approve": (roles.ADMIN_CHANGES_DECIDE,),
     "POST /changes/{change_id}/reject": (roles.ADMIN_CHANGES_DECIDE,),
     "POST /changes/{change_id}/withdraw": (roles.ADMIN_CHANGES_DECIDE,),
+    # the audit trail (read-only)
+    "GET /audit": (roles.AUDIT_LOG_VIEW,),
+    "GET /audit/verify": (roles.AUDIT_LOG_VIEW,),
+    "GET /audit/{entry_id}": (roles.AUDIT_LOG_VIEW,),
 }
 
 
@@ -407,6 +412,7 @@ MOUNTS: tuple[tuple[str, Router], ...] = (
     ("", evidence_router),
     ("/webhooks", webhooks_router),
     ("", changes_router),
+    ("/audit", audit_router),
 )
 
 

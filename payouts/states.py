@@ -162,7 +162,14 @@ def payout_transition(
             event_id=event_id,
         )
         if audit:
-            audit_record(actor=by, action=audit, target=payout, details=details or {})
+            audit_record(
+                actor=by,
+                action=audit,
+                target=payout,
+                details=details or {},
+                before={"status": previous},
+                after={"status": to},
+            )
         # Every move reaches the open pages (after commit), whichever service made it.
         payout_changed(payout)
         if to == S.PENDING_APPROVAL:

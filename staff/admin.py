@@ -1,5 +1,7 @@
 """Django admin for staff users (email logins), roles' groups and the read-only audit trail;
-changing what someone may do here needs a fresh second factor (StepUpAccessAdmin)."""
+changing what someone may do here (roles, permissions, activation) needs a fresh second factor
+and is audited with its before and after, as are adding and deleting users and groups
+(StepUpAccessAdmin)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.forms import AdminUserCreationForm, UserChangeForm
 from django.contrib.auth.models import Group, Permission
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.forms import ModelForm
 from django.http import HttpRequest
 from django.utils.html import format_html
@@ -39,6 +42,7 @@ def _permission_names(permissions: Any) -> list[str]:
 def access_of(user: StaffUser) -> dict[str, Any]:
     """What a staff user may do, as the audit keeps it: flags, groups, direct permissions."""
     return {
+        "is_active": user.is_active,
         "is_superuser": user.is_superuser,
         "is_staff": user.is_staff,
         "groups": role_names_of(user),
@@ -51,10 +55,12 @@ class StepUpAccessAdmin(admin.ModelAdmin):
     the form (with a link to the step-up prompt; nothing is saved, what was typed stays) unless
     the admin verified a second factor within PAYOPS_STEP_UP_MINUTES, and a saved change is
     audited as `access_audit_action` with `access_of` before and after, in the admin's one
-    transaction. Other fields save as usual."""
+    transaction. Other fields save as usual. Adding and deleting a record are audited too
+    (`<access_audit_prefix>.created_in_admin`, `.deleted_in_admin`), with what it allowed."""
 
     access_fields: frozenset[str] = frozenset()
     access_audit_action = ""
+    access_audit_prefix = ""
 
     def access_of(self, obj: Any) -> dict[str, Any]:
         raise NotImplementedError
@@ -98,6 +104,15 @@ class StepUpAccessAdmin(admin.ModelAdmin):
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         """Many-to-many fields are saved here: audit the change once they are."""
         super().save_related(request, form, formsets, change)
+        if not change:
+            audit_record(
+                actor=request.user,  # type: ignore[arg-type]
+                action=f"{self.access_audit_prefix}.created_in_admin",
+                target=form.instance,
+                before={},
+                after=self.access_of(form.instance),
+            )
+            return
         before = getattr(form, _ACCESS_BEFORE, None)
         if before is None:
             return
@@ -108,7 +123,30 @@ class StepUpAccessAdmin(admin.ModelAdmin):
                 action=self.access_audit_action,
                 target=form.instance,
                 details={"before": before, "after": after},
+                before=before,
+                after=after,
             )
+
+    def _audit_deletion(self, request: HttpRequest, obj: Any) -> None:
+        audit_record(
+            actor=request.user,  # type: ignore[arg-type]
+            action=f"{self.access_audit_prefix}.deleted_in_admin",
+            target=obj,
+            details={"name": str(obj)},
+            before=self.access_of(obj),
+            after={},
+        )
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        with transaction.atomic():
+            self._audit_deletion(request, obj)
+            super().delete_model(request, obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
+        with transaction.atomic():
+            for obj in queryset:
+                self._audit_deletion(request, obj)
+            super().delete_queryset(request, queryset)
 
 
 class StaffUserCreationForm(AdminUserCreationForm):
@@ -168,8 +206,12 @@ class StaffUserAdmin(StepUpAccessAdmin, UserAdmin):
         return super().get_queryset(request).prefetch_related("groups")
 
     # Roles are the groups: changing these is a role grant (StepUpAccessAdmin).
-    access_fields = frozenset({"is_superuser", "is_staff", "groups", "user_permissions"})
+    # Activating or deactivating someone decides whether they may do anything at all.
+    access_fields = frozenset(
+        {"is_active", "is_superuser", "is_staff", "groups", "user_permissions"}
+    )
     access_audit_action = "role.changed_in_admin"
+    access_audit_prefix = "staff"
 
     def access_of(self, obj: Any) -> dict[str, Any]:
         return access_of(obj)
@@ -245,6 +287,7 @@ class RoleGroupAdmin(StepUpAccessAdmin, GroupAdmin):
 
     access_fields = frozenset({"name", "permissions"})
     access_audit_action = "role.group_changed_in_admin"
+    access_audit_prefix = "role.group"
 
     def access_of(self, obj: Any) -> dict[str, Any]:
         return {"name": obj.name, "permissions": _permission_names(obj.permissions)}
@@ -293,7 +336,19 @@ class AuditEntryAdmin(ReadOnlyAdmin):
     search_fields = ("action", "actor__email", "target_id")
     date_hierarchy = "at"
     list_select_related = ("actor",)
-    readonly_fields = ("at", "actor", "action", "target_type", "target_id", "details")
+    readonly_fields = (
+        "seq",
+        "at",
+        "actor",
+        "action",
+        "target_type",
+        "target_id",
+        "details",
+        "before",
+        "after",
+        "prev_hash",
+        "entry_hash",
+    )
 
 
 @admin.register(ChangeProposal)

@@ -104,7 +104,12 @@ class StaffUser(AbstractBaseUser, PermissionsMixin):  # type: ignore[django-mana
 
 
 class AuditEntry(models.Model):
-    """One thing a staff member (or the system) did, kept for review; never edited."""
+    """One thing a staff member (or the system) did, kept for review; never edited.
+
+    Tamper evidence (staff.audit_chain, ADR 0019): entries form one chain in `seq` order; each
+    `entry_hash` is SHA-256 over the entry's canonical fields and `prev_hash`, the previous
+    entry's hash. Editing a row, or deleting one, breaks the chain where it happened.
+    """
 
     at = models.DateTimeField(default=timezone.now, db_index=True)
     actor = models.ForeignKey(
@@ -118,10 +123,23 @@ class AuditEntry(models.Model):
     target_type = models.CharField(max_length=100, blank=True)
     target_id = models.CharField(max_length=100, blank=True)
     details = models.JSONField(default=dict, blank=True)
+    # What the target looked like before and after the action (None: not recorded), redacted
+    # like details; the audit page shows them as a diff.
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    # The chain: 1, 2, 3... with no gap; unique, so two writers can never fork it.
+    seq = models.PositiveBigIntegerField(unique=True, editable=False)
+    prev_hash = models.CharField(max_length=64, editable=False)
+    entry_hash = models.CharField(max_length=64, editable=False)
 
     class Meta:
         ordering = ("-at",)
         verbose_name_plural = "audit entries"
+        indexes = [
+            # The audit page's filters: a person's trail, an object's trail (each newest first).
+            models.Index(fields=["actor", "-at"], name="audit_actor_at"),
+            models.Index(fields=["target_type", "target_id", "-at"], name="audit_target_at"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.at:%Y-%m-%d %H:%M:%S} {self.actor or 'system'} {self.action}"

@@ -181,7 +181,30 @@ ADMIN = Role(
     demo_email="admin@payops.local",
 )
 
-ROLES: tuple[Role, ...] = (FINANCE_MAKER, FINANCE_APPROVER, COMPLIANCE, ADMIN)
+AUDITOR = Role(
+    key="auditor",
+    display_name="Auditor",
+    description="Reads everything, changes nothing: the trail, the money, the directory, the logs.",
+    duties=(
+        "Read the audit trail, verify its hash chain and export it",
+        "Read payouts, their evidence packs, the directory and the webhook events",
+        "Read the upstream call log and system health",
+    ),
+    # Only view permissions: every write (service, page, API operation) needs another one.
+    permissions=(
+        FINANCE_VIEW,
+        COMPLIANCE_VIEW,
+        DIRECTORY_VIEW,
+        WEBHOOK_EVENTS_VIEW,
+        CALL_LOG_VIEW,
+        SYSTEM_HEALTH_VIEW,
+        AUDIT_LOG_VIEW,
+        PAYOUT_EVIDENCE_VIEW,
+    ),
+    demo_email="auditor@payops.local",
+)
+
+ROLES: tuple[Role, ...] = (FINANCE_MAKER, FINANCE_APPROVER, COMPLIANCE, ADMIN, AUDITOR)
 ROLES_BY_KEY: dict[str, Role] = {role.key: role for role in ROLES}
 
 
@@ -306,6 +329,8 @@ def role_change_apply(*, user: StaffUser, role: Role | str, by: Any, grant: bool
             action="role.granted" if grant else "role.revoked",
             target=user,
             details={"role": key, "before": before, "after": role_names_of(user)},
+            before={"groups": before},
+            after={"groups": role_names_of(user)},
         )
     return True
 

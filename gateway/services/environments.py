@@ -98,6 +98,8 @@ def environment_create(
             action="environment.created",
             target=environment,
             details=_public_fields(environment),
+            before={},
+            after=_public_fields(environment),
         )
     return environment
 
@@ -147,6 +149,8 @@ def environment_update(
             actor=by,
             action="environment.updated",
             target=environment,
+            before=before,
+            after=after,
             details={
                 "changed": changed,
                 # Which credentials were replaced, never their values.
@@ -245,6 +249,8 @@ def environment_verification_record(
                 action="environment.verified" if verified else "environment.unverified",
                 target=locked,
                 details={"reason": reason},
+                before={"verified": was_verified},
+                after={"verified": verified},
             )
     environment.verified_at = locked.verified_at
     return environment

@@ -308,6 +308,8 @@ def approval_policy_publish_apply(
             actor=by,
             action="approval_policy.published",
             target=policy,
+            before={"version": previous or None},
+            after={"version": policy.version, "default_required": default_required},
             details={
                 "version": policy.version,
                 "previous_version": previous or None,

@@ -57,7 +57,7 @@ def test_a_role_without_the_permission_gets_403_whatever_the_body(
             continue
         token = api_token_create(user=user, name="t", scopes=tuple(TOKEN_SCOPES), days=30)
         as_token = Client(headers={"Authorization": f"Bearer {token.plaintext}"})
-        as_session = client_signed_in(user)
+        as_session = client_signed_in(user)  # past the sign-in's second factor
         for method, path, operation in operations():
             need = OPERATION_PERMISSIONS[f"{method} {path}"]
             if not need or any(user.has_perm(permission) for permission in need):

@@ -42,7 +42,7 @@ def test_only_the_demo_admin_is_a_django_admin_superuser() -> None:
     admin = StaffUser.objects.get(email="admin@payops.local")
     assert admin.is_staff and admin.is_superuser
     others = StaffUser.objects.filter(email__in=DEMO_EMAILS - {"admin@payops.local"})
-    assert others.count() == 3
+    assert others.count() == 4
     assert not others.filter(is_staff=True).exists()
     assert not others.filter(is_superuser=True).exists()
 

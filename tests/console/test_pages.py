@@ -35,6 +35,19 @@ EXPECTED_NAV = {
         "recipients",
         "webhooks",
     },
+    # Reads everything, changes nothing (tests/staff/test_auditor.py walks every page and API).
+    "auditor": {
+        "dashboard",
+        "quotes",
+        "payouts",
+        "end-users",
+        "accounts",
+        "recipients",
+        "call-log",
+        "webhooks",
+        "system-health",
+        "audit",
+    },
     # The demo admin is a superuser, so every item shows (see docs/staff.md).
     "admin": {
         "dashboard",
@@ -51,6 +64,7 @@ EXPECTED_NAV = {
         "call-log",
         "webhooks",
         "system-health",
+        "audit",
         "django-admin",
     },
 }

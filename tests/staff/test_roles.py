@@ -82,5 +82,6 @@ def test_display_names_are_human() -> None:
         "Finance approver",
         "Compliance",
         "Admin",
+        "Auditor",
     ]
     assert ADMIN.key == "admin"

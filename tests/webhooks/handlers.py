@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from staff.models import AuditEntry
+from staff.services import audit_record
 
 CALLS: list[tuple[str, str]] = []
 FAIL_TIMES: dict[str, int] = {}
@@ -17,4 +18,5 @@ def record_apply_event(*, environment: Any, event_type: str, data: dict[str, Any
         FAIL_TIMES[key] -= 1
         raise RuntimeError("upstream object not found yet")
     CALLS.append((event_type, key))
-    return AuditEntry.objects.create(action=f"test.{event_type}", target_id=key)
+    # Through audit_record: an entry made any other way would have no place in the hash chain.
+    return audit_record(actor=None, action=f"test.{event_type}", details={"event_id": key})

@@ -152,6 +152,10 @@ def _registration_record(
             actor=by,
             action="webhooks.secret_rotated" if rotated else "webhooks.registered",
             target=endpoint,
+            before={
+                "fingerprint": secret_fingerprint(endpoint.previous_secret) if rotated else None
+            },
+            after={"url": url, "fingerprint": secret_fingerprint(endpoint.secret)},
             details={
                 "environment": environment.name,
                 "url": url,
