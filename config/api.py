@@ -137,8 +137,9 @@ OPERATION_PERMISSIONS: dict[str, Need] = {
     "GET /webhooks/runs/{run_pk}": (roles.WEBHOOKS_MANAGE,),
     "GET /webhooks/missed": (roles.WEBHOOK_EVENTS_VIEW,),
     # admin changes (maker-checker, staff.changes)
-    "GET /changes": (roles.ADMIN_CHANGES_DECIDE,),
-    "GET /changes/{change_id}": (roles.ADMIN_CHANGES_DECIDE,),
+    # Admins decide them; the auditor reads them like the rest of the trail.
+    "GET /changes": (roles.ADMIN_CHANGES_DECIDE, roles.AUDIT_LOG_VIEW),
+    "GET /changes/{change_id}": (roles.ADMIN_CHANGES_DECIDE, roles.AUDIT_LOG_VIEW),
     "POST /changes/{change_id}/approve": (roles.ADMIN_CHANGES_DECIDE,),
     "POST /changes/{change_id}/reject": (roles.ADMIN_CHANGES_DECIDE,),
     "POST /changes/{change_id}/withdraw": (roles.ADMIN_CHANGES_DECIDE,),

@@ -10,7 +10,7 @@ from django.contrib.auth.models import Group
 from django.db import transaction
 
 from staff.models import StaffUser
-from staff.roles import ADMIN, ROLES, Role, roles_sync
+from staff.roles import ADMIN, Role, demo_logins_declared, roles_sync
 from staff.second_factor.demo import demo_totp_enrol
 from staff.services import audit_record
 
@@ -27,11 +27,14 @@ def demo_logins() -> list[tuple[Role, str]]:
     """(role, email) of each demo login, for commands that print them; empty where not seeded."""
     if not settings.PAYOPS_SEED_DEMO_STAFF:
         return []
-    return [(role, role.demo_email) for role in ROLES]
+    return demo_logins_declared()
 
 
-def seed_demo_staff() -> list[StaffUser]:
-    """Create (or repair) one demo user per role; the password is set only when created."""
+def seed_demo_staff(*, second_admin: bool = False) -> list[StaffUser]:
+    """Create (or repair) one demo login per role (and, with `second_admin`, the second demo
+    admin the embedded default offers); the password is set only when created.
+
+    Returns one user per role (the role's own demo login), in role order."""
     if not settings.PAYOPS_SEED_DEMO_STAFF:
         raise DemoSeedingRefused(
             "Refusing to seed demo staff: settings.PAYOPS_SEED_DEMO_STAFF is false "
@@ -39,12 +42,15 @@ def seed_demo_staff() -> list[StaffUser]:
         )
     users = []
     with transaction.atomic():
-        for role in ROLES:
-            user = StaffUser.objects.filter(email=role.demo_email).first()
+        for role, email in demo_logins_declared():
+            if email != role.demo_email and not second_admin:
+                continue
+            user = StaffUser.objects.filter(email=email).first()
             created = user is None
             if user is None:
+                second = " (second)" if email != role.demo_email else ""
                 user = StaffUser.objects.create_user(
-                    role.demo_email, DEMO_PASSWORD, full_name=f"Demo {role.display_name.lower()}"
+                    email, DEMO_PASSWORD, full_name=f"Demo {role.display_name.lower()}{second}"
                 )
             is_admin = role is ADMIN
             if not user.is_active or user.is_staff != is_admin or user.is_superuser != is_admin:
@@ -61,7 +67,8 @@ def seed_demo_staff() -> list[StaffUser]:
                     target=user,
                     details={"role": role.key},
                 )
-            users.append(user)
+            if email == role.demo_email:
+                users.append(user)
     return users
 
 
@@ -73,6 +80,7 @@ def step_roles() -> str:
 def step_demo_staff() -> str:
     if not settings.PAYOPS_SEED_DEMO_STAFF:
         return "demo staff not seeded: PAYOPS_SEED_DEMO_STAFF is off in these settings"
-    users = seed_demo_staff()
-    logins = ", ".join(user.email for user in users)
+    # Two admins, so an admin change one proposes can be approved by the other (staff.changes).
+    seed_demo_staff(second_admin=True)
+    logins = ", ".join(email for _, email in demo_logins_declared())
     return f"demo staff ready ({logins}), password {DEMO_PASSWORD!r} (set when first created)"

@@ -207,6 +207,15 @@ AUDITOR = Role(
 ROLES: tuple[Role, ...] = (FINANCE_MAKER, FINANCE_APPROVER, COMPLIANCE, ADMIN, AUDITOR)
 ROLES_BY_KEY: dict[str, Role] = {role.key: role for role in ROLES}
 
+# A second demo admin (demo staff only: local and test settings): admin changes wait for another
+# admin's approval (staff.changes), so the embedded default seeds two to show the whole loop.
+DEMO_SECOND_ADMIN_EMAIL = "admin2@payops.local"
+
+
+def demo_logins_declared() -> list[tuple[Role, str]]:
+    """(role, email) of every demo login: one per role, then the second admin."""
+    return [*((role, role.demo_email) for role in ROLES), (ADMIN, DEMO_SECOND_ADMIN_EMAIL)]
+
 
 def _split(permission: str) -> tuple[str, str]:
     app_label, _, codename = permission.partition(".")

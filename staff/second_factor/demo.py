@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 
 from staff.models import StaffUser
-from staff.roles import ROLES
+from staff.roles import demo_logins_declared
 from staff.second_factor.devices import enrolment_required
 from staff.second_factor.models import AuthenticatorDevice
 from staff.second_factor.totp import totp_current_code
@@ -31,7 +31,7 @@ def demo_code_hint(user: object) -> str | None:
     if not settings.PAYOPS_SEED_DEMO_STAFF:
         return None
     email = getattr(user, "email", None)
-    if not email or email not in {role.demo_email for role in ROLES}:
+    if not email or email not in {email for _, email in demo_logins_declared()}:
         return None
     device = AuthenticatorDevice.objects.filter(user=user, confirmed=True).first()
     return totp_current_code(device) if device else None
@@ -41,6 +41,6 @@ def demo_codes() -> dict[str, str]:
     """email -> current code of each enrolled demo login (the sign-in page's demo panel)."""
     if not settings.PAYOPS_SEED_DEMO_STAFF:
         return {}
-    emails = {role.demo_email for role in ROLES}
+    emails = {email for _, email in demo_logins_declared()}
     devices = AuthenticatorDevice.objects.filter(user__email__in=emails, confirmed=True)
     return {d.user.email: totp_current_code(d) for d in devices.select_related("user")}

@@ -55,7 +55,7 @@ def test_bootstrap_twice_changes_nothing() -> None:
     again = {u.email: (u.pk, u.password) for u in StaffUser.objects.filter(email__in=DEMO_EMAILS)}
     assert again == users
     assert AuditEntry.objects.filter(action="staff.demo_user_created").count() == created_entries
-    assert created_entries == len(ROLES)
+    assert created_entries == len(demo_logins())
 
 
 def test_bootstrap_keeps_a_changed_demo_password_but_repairs_the_role() -> None:
@@ -118,3 +118,26 @@ def test_demo_logins_work_on_the_sign_in_page() -> None:
     )
     assert response.status_code == 302
     assert response["Location"] == "/"
+
+
+@pytest.mark.django_db
+def test_the_demo_has_a_second_admin_so_an_admin_change_is_approved_without_the_wait() -> None:
+    """Admin changes need another admin (staff.changes): the embedded default seeds two, so a
+    newcomer sees a change proposed by one and applied when the other approves it."""
+    from staff.changes import change_approve
+    from staff.models import ChangeProposal, StaffUser
+    from staff.roles import DEMO_SECOND_ADMIN_EMAIL, roles_sync
+    from staff.second_factor.reset import second_factor_reset_request
+    from tests.identity import stepped_up
+
+    roles_sync()
+    by_role = {user.groups.get().name: user for user in seed_demo_staff(second_admin=True)}
+    second = StaffUser.objects.get(email=DEMO_SECOND_ADMIN_EMAIL)
+    assert (DEMO_SECOND_ADMIN_EMAIL in {email for _, email in demo_logins()}) is True
+    proposal = second_factor_reset_request(
+        target=by_role["finance_approver"], by=stepped_up(by_role["admin"]), reason="lost phone"
+    )
+    assert proposal.apply_after is None  # another admin exists: no waiting period
+    change_approve(proposal=proposal, by=stepped_up(second))
+    proposal.refresh_from_db()
+    assert proposal.state == ChangeProposal.State.APPLIED

@@ -416,7 +416,7 @@ def test_the_webhook_register_endpoint_answers_202_with_the_proposal(
     assert response.status_code == 202, response.content
     body = response.json()
     assert body["kind"] == "webhooks.endpoint" and body["state"] == "pending"
-    assert body["apply_after"]  # the demo's single admin: it waits
+    assert body["apply_after"]  # the test fixture's single admin: it waits
     listed = client_for("admin").get(f"/api/v1/changes/{body['id']}").json()
     assert listed["summary"].startswith("Register the webhook receiver")
 
