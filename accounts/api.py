@@ -12,18 +12,9 @@ from ninja import Field, Query, Router, Schema, Status
 
 from accounts import recipient_control, recipients, selectors, virtual_accounts
 from accounts.models import Recipient, RecipientChange, VirtualAccount
+from console.api_schemas import ERROR_RESPONSES, ErrorOut, PageNumber, PageOut, PageSize
 from console.inputs import Text
-from gateway.api_support import (
-    ERROR_RESPONSES,
-    EnvironmentName,
-    ErrorOut,
-    PageNumber,
-    PageOut,
-    PageSize,
-    acting_staff,
-    api_environment,
-    request_key,
-)
+from gateway.api_support import EnvironmentName, acting_staff, api_environment, request_key
 from staff.errors import ServiceError
 from users.api import readable, readable_page, submission_key
 from users.models import EndUser

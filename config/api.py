@@ -40,8 +40,8 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer, SessionAuth
 
 from accounts.api import router as accounts_router
+from console.api_schemas import ERROR_RESPONSES
 from console.audit.api import router as audit_router
-from gateway.api_support import ERROR_RESPONSES
 from gateway.changes_api import router as changes_router
 from payouts.approval.api import router as approval_router
 from payouts.drafts.api import router as payouts_router

@@ -1,7 +1,7 @@
 """
-Shared pieces of every API router: the one error schema, `?environment=` (the environment a
-request acts in, which is the gateway's), permission checks, pages of a list. Each app's router
-imports them from here; `config/api.py` mounts the routers.
+Shared pieces of the API routers that need the gateway: `?environment=` (the environment a
+request acts in, which is the gateway's), the acting staff member's checks, and an admin change's
+shape. The one error schema and pages of a list live lower, in `console.api_schemas`.
 """
 
 from __future__ import annotations
@@ -13,19 +13,6 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from ninja import Field, Query, Schema
 
-from console.api_schemas import (  # noqa: F401  (the routers' shared pieces, re-exported)
-    ERROR_RESPONSES,
-    MAX_OFFSET,
-    MAX_PAGE,
-    ErrorOut,
-    FieldErrorOut,
-    Limit,
-    Offset,
-    PageNumber,
-    PageOut,
-    PageSize,
-    paginate,
-)
 from gateway.models import Environment
 from gateway.selectors import environment_current
 from staff.errors import ServiceError

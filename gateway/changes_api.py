@@ -7,8 +7,9 @@ from __future__ import annotations
 from django.http import Http404, HttpRequest
 from ninja import Router, Schema
 
+from console.api_schemas import ERROR_RESPONSES
 from console.inputs import Text
-from gateway.api_support import ERROR_RESPONSES, ChangeOut
+from gateway.api_support import ChangeOut
 from staff.changes import change_approve, change_reject, change_withdraw, changes_list
 from staff.errors import ServiceError
 from staff.models import ChangeProposal

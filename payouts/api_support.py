@@ -10,7 +10,8 @@ from typing import Any
 from django.http import Http404, HttpRequest
 from ninja import Field, Schema
 
-from gateway.api_support import ERROR_RESPONSES, ErrorOut, acting_staff
+from console.api_schemas import ERROR_RESPONSES, ErrorOut
+from gateway.api_support import acting_staff
 from payouts import selectors
 from payouts.api_out import UpstreamWaitOut, payout_out, upstream_wait_out
 from payouts.approval.selectors import valid_approvals

@@ -11,15 +11,9 @@ from django.http import Http404, HttpRequest
 from ninja import Field, Router, Schema
 from ninja.params.functions import Query as QueryParam
 
+from console.api_schemas import ERROR_RESPONSES, ErrorOut, Limit, Offset
 from console.inputs import Amount, Text
-from gateway.api_support import (
-    ERROR_RESPONSES,
-    EnvironmentName,
-    ErrorOut,
-    Limit,
-    Offset,
-    api_environment,
-)
+from gateway.api_support import EnvironmentName, api_environment
 from gateway.models import Environment
 from quotes import selectors
 from quotes.models import Quote

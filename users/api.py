@@ -10,17 +10,12 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from ninja import Field, Header, Query, Router, Schema, Status
 
+from console.api_schemas import ERROR_RESPONSES, ErrorOut, PageNumber, PageOut, PageSize, paginate
 from console.inputs import MultilineText, Text
 from gateway.api_support import (
-    ERROR_RESPONSES,
     EnvironmentName,
-    ErrorOut,
-    PageNumber,
-    PageOut,
-    PageSize,
     acting_staff,
     api_environment,
-    paginate,
     request_key,
     require_permission,
 )

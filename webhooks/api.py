@@ -10,8 +10,9 @@ from django.http import Http404, HttpRequest
 from ninja import Field, Query, Router, Schema, Status
 from ninja.params.functions import Query as QueryParam
 
+from console.api_schemas import ERROR_RESPONSES, Limit, Offset
 from console.inputs import Text
-from gateway.api_support import ERROR_RESPONSES, ChangeOut, Limit, Offset
+from gateway.api_support import ChangeOut
 from gateway.models import Environment
 from staff.errors import ServiceError
 from staff.redaction import mask

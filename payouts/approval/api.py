@@ -10,8 +10,9 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from ninja import Field, Router, Schema
 
+from console.api_schemas import ERROR_RESPONSES
 from console.inputs import Amount, MultilineText, Text
-from gateway.api_support import ERROR_RESPONSES, ChangeOut, EnvironmentName
+from gateway.api_support import ChangeOut, EnvironmentName
 from payouts.api_support import ERRORS, PayoutStateOut, payout_action, state_out
 from payouts.approval.policy import (
     approval_policy_current,

@@ -14,8 +14,9 @@ from ninja.files import UploadedFile
 from ninja.params.functions import Query as QueryParam
 
 from accounts.models import Recipient, VirtualAccount
+from console.api_schemas import ERROR_RESPONSES, ErrorOut, Limit, Offset
 from console.inputs import Amount, MultilineText, Text
-from gateway.api_support import ERROR_RESPONSES, EnvironmentName, ErrorOut, Limit, Offset
+from gateway.api_support import EnvironmentName
 from gateway.models import Environment
 from payouts import selectors
 from payouts.api_out import DocumentOut, PayoutOut, document_out, payout_out

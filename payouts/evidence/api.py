@@ -5,7 +5,8 @@ from __future__ import annotations
 from django.http import FileResponse, HttpRequest
 from ninja import Router
 
-from gateway.api_support import ERROR_RESPONSES, EnvironmentName, acting_staff
+from console.api_schemas import ERROR_RESPONSES
+from gateway.api_support import EnvironmentName, acting_staff
 from payouts.api_support import payout_found
 from payouts.evidence.services import payout_evidence_pack
 from payouts.evidence.views import evidence_response
