@@ -227,6 +227,7 @@ class StaffUserAdmin(StepUpAccessAdmin, UserAdmin):
         current = StaffUser.objects.get(pk=obj.pk)
         data = form.cleaned_data
         after = {
+            "is_active": bool(data.get("is_active", current.is_active)),
             "is_superuser": bool(data.get("is_superuser", current.is_superuser)),
             "is_staff": bool(data.get("is_staff", current.is_staff)),
             "groups": sorted(group.name for group in data.get("groups", current.groups.all())),
@@ -235,6 +236,7 @@ class StaffUserAdmin(StepUpAccessAdmin, UserAdmin):
             ),
         }
         # Nothing of the access is saved now: the flags keep their values, the m2m are skipped.
+        obj.is_active = current.is_active
         obj.is_superuser, obj.is_staff = current.is_superuser, current.is_staff
         setattr(form, _ACCESS_PROPOSED, after)
         admin.ModelAdmin.save_model(self, request, obj, form, change)

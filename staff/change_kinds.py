@@ -81,6 +81,7 @@ def _permission_names(permissions: Any) -> list[str]:
 def access_of(user: StaffUser) -> dict[str, Any]:
     """What a staff user may do, as the audit keeps it: flags, groups, direct permissions."""
     return {
+        "is_active": user.is_active,
         "is_superuser": user.is_superuser,
         "is_staff": user.is_staff,
         "groups": role_names_of(user),
@@ -111,9 +112,11 @@ def _access_apply(proposal: ChangeProposal, *, by: StaffUser | None) -> None:
     with transaction.atomic():
         user = StaffUser.objects.select_for_update().get(pk=proposal.payload["user"])
         before = access_of(user)
+        # Proposals made before `is_active` was part of access leave it as it is.
+        user.is_active = bool(after.get("is_active", user.is_active))
         user.is_superuser = bool(after["is_superuser"])
         user.is_staff = bool(after["is_staff"])
-        user.save(update_fields=["is_superuser", "is_staff"])
+        user.save(update_fields=["is_active", "is_superuser", "is_staff"])
         user.groups.set(Group.objects.filter(name__in=after["groups"]))
         wanted = {tuple(name.split(".", 1)) for name in after["user_permissions"]}
         permissions = [
@@ -126,7 +129,8 @@ def _access_apply(proposal: ChangeProposal, *, by: StaffUser | None) -> None:
             actor=by,
             action="role.changed_in_admin",
             target=user,
-            details={"before": before, "after": access_of(user)},
+            before=before,
+            after=access_of(user),
         )
 
 

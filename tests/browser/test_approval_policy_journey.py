@@ -10,8 +10,10 @@ from playwright.sync_api import Page, expect
 
 from payouts.models import ApprovalPolicy, ChangeSource, Payout, PayoutStatus
 from payouts.states import payout_transition
-from staff.models import StaffUser
-from tests.finance import make_draft, make_environment
+from staff.changes import change_approve
+from staff.models import ChangeProposal, StaffUser
+from tests.finance import make_draft, make_environment, make_staff
+from tests.identity import stepped_up
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -53,7 +55,12 @@ def test_admin_previews_a_draft_policy_then_publishes_it(
     # The draft is still in the form: publish it as previewed.
     expect(page.get_by_label("Rules")).to_have_value("10000 USD * * finance_approver:1>admin:1")
     page.get_by_test_id("publish").click()
-    expect(page.get_by_text("Version 1 published")).to_be_visible()
+    # An admin change (staff.changes): proposed here, published once another admin approves it.
+    expect(page.get_by_text("Proposed: Publish approval policy version 1")).to_be_visible()
+    assert not ApprovalPolicy.objects.exists()
+    proposal = ChangeProposal.objects.get(kind="payouts.approval_policy")
+    change_approve(proposal=proposal, by=stepped_up(make_staff("admin")))
+    page.reload()
     expect(page.get_by_test_id("limits")).to_contain_text("maker's daily limit of 15020 USD")
     policy = ApprovalPolicy.objects.get()
     assert policy.rules.get().chain == [

@@ -46,9 +46,11 @@ EXPECTED_NAV = {
         "recipients",
         "environments",
         "approval-policy",
+        "changes",
         "call-log",
         "webhooks",
         "system-health",
+        "audit",
         "django-admin",
     ],
 }

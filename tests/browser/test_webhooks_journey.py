@@ -11,12 +11,16 @@ from typing import Any
 import httpx
 import pytest
 from django.conf import settings as django_settings
+from django.db import connection
 from playwright.sync_api import Browser, Page, expect
 
 from gateway.client import call_sync, upstream
 from gateway.models import Environment
-from staff.models import StaffUser
+from staff.changes import change_approve
+from staff.models import ChangeProposal, StaffUser
+from tests.finance import make_staff
 from tests.gateway.conftest import CONTROL_HEADERS, LiveEmulator, live_emulator, make_environment  # noqa: F401
+from tests.identity import stepped_up
 from tests.servers import serve_in_thread
 from webhooks.models import SecretSlot, WebhookDelivery, WebhookEndpoint, WebhookEvent
 
@@ -78,6 +82,27 @@ def _emulator_deliveries(emulator: LiveEmulator) -> list[dict[str, Any]]:
     return list(response.json()["deliveries"])
 
 
+def _approve_pending(admin: StaffUser) -> None:
+    """The second admin approves the waiting webhook change (as on the Changes page). In a
+    thread of its own: applying it calls the upstream through the gateway, whose sync entry
+    cannot run in this thread while Playwright's event loop does."""
+    failures: list[BaseException] = []
+
+    def approve() -> None:
+        try:
+            proposal = ChangeProposal.objects.get(kind="webhooks.endpoint", state="pending")
+            change_approve(proposal=proposal, by=admin)
+        except BaseException as exc:  # reported in the test's thread
+            failures.append(exc)
+        finally:
+            connection.close()
+
+    worker = threading.Thread(target=approve)
+    worker.start()
+    worker.join(timeout=60)
+    assert not failures, failures
+
+
 def test_events_appear_live_and_a_rotation_loses_no_delivery(
     live_emulator: LiveEmulator,  # noqa: F811
     backoffice_asgi: str,
@@ -95,7 +120,13 @@ def test_events_appear_live_and_a_rotation_loses_no_delivery(
     # Register in the browser.
     page.goto("/webhooks/")
     page.locator(f"#endpoint-{environment.pk}").get_by_role("button", name="Register").click()
-    expect(page.get_by_text("Receiver registered for Journey sandbox.")).to_be_visible()
+    # An admin change (staff.changes): proposed here, applied once another admin approves it.
+    expect(
+        page.get_by_text("Proposed: Register the webhook receiver of Journey sandbox")
+    ).to_be_visible()
+    second_admin = stepped_up(make_staff("admin"))
+    _approve_pending(second_admin)
+    assert WebhookEndpoint.objects.get(environment=environment).registered_url
 
     # The event log is open and live; an emulator delivery shows up at the top, no reload.
     page.goto("/webhooks/events/")
@@ -136,7 +167,11 @@ def test_events_appear_live_and_a_rotation_loses_no_delivery(
     # A confirmation first, which says how long the previous secret stays accepted.
     expect(admin_tab.get_by_test_id("rotation-explained")).to_contain_text("Overlap window")
     admin_tab.get_by_test_id("confirm-rotate").click()
-    expect(admin_tab.get_by_text("Secret rotated for Journey sandbox")).to_be_visible()
+    expect(
+        admin_tab.get_by_text("Proposed: Rotate the webhook secret of Journey sandbox")
+    ).to_be_visible()
+    _approve_pending(second_admin)
+    admin_tab.goto("/webhooks/")
     assert admin_tab.get_by_test_id("current-secret").inner_text() != old_masked
     _create_user(environment, "after-rotation@example.com")
     stop.set()

@@ -12,7 +12,8 @@ from django.urls import reverse
 
 from console.audit.diff import before_after, changed_keys
 from staff.audit_chain import chain_verify
-from staff.models import AuditEntry, StaffUser
+from staff.changes import changes_apply_due
+from staff.models import AuditEntry, ChangeProposal, StaffUser
 from tests.identity import client_signed_in
 from tests.staff.test_step_up_actions import _change_data, _change_url
 
@@ -31,10 +32,16 @@ def test_deactivating_someone_needs_step_up_and_is_audited_with_before_and_after
     assert target.is_active
     fresh = client_signed_in(demo_staff["admin"])
     assert fresh.post(_change_url(target), data).status_code == 302
+    # An admin change (staff.changes): proposed, applied when the demo's only admin's wait ends.
+    target.refresh_from_db()
+    assert target.is_active
+    proposal = ChangeProposal.objects.get(kind="staff.access")
+    assert (proposal.before["is_active"], proposal.after["is_active"]) == (True, False)
+    assert changes_apply_due(now=proposal.apply_after) == 1
     target.refresh_from_db()
     assert not target.is_active
     entry = AuditEntry.objects.get(action="role.changed_in_admin", target_id=str(target.pk))
-    assert entry.actor_id == demo_staff["admin"].pk
+    assert entry.details["change"]["proposed_by"] == demo_staff["admin"].email
     assert (entry.before["is_active"], entry.after["is_active"]) == (True, False)
     assert changed_keys(*before_after(entry)) == ["is_active"]
     assert chain_verify().ok
@@ -86,20 +93,21 @@ def test_a_bulk_delete_of_groups_audits_each(demo_staff: dict[str, StaffUser]) -
     assert {e.target_id for e in deleted} == {str(g.pk) for g in groups}
 
 
-def test_any_django_admin_change_is_audited_a_second_factor_device_included(
+def test_any_django_admin_change_is_audited_a_task_schedule_included(
     demo_staff: dict[str, StaffUser],
 ) -> None:
-    from django_otp.plugins.otp_totp.models import TOTPDevice
+    """A model no service of ours owns (django-q2's schedules: deleting one stops a job)."""
+    from django_q.models import Schedule
 
-    device = TOTPDevice.objects.get(user=demo_staff["finance_approver"])
+    schedule = Schedule.objects.create(name="nightly", func="math.floor", minutes=1)
     client = client_signed_in(demo_staff["admin"])
-    url = reverse("admin:otp_totp_totpdevice_delete", args=[device.pk])
+    url = reverse("admin:django_q_schedule_delete", args=[schedule.pk])
     assert client.post(url, {"post": "yes"}).status_code == 302
-    assert not TOTPDevice.objects.filter(pk=device.pk).exists()
+    assert not Schedule.objects.filter(pk=schedule.pk).exists()
     entry = AuditEntry.objects.get(action="admin.deleted")
     assert entry.actor_id == demo_staff["admin"].pk
-    assert (entry.target_type, entry.target_id) == ("otp_totp.totpdevice", str(device.pk))
-    assert entry.details["model"] == "otp_totp.totpdevice"
+    assert (entry.target_type, entry.target_id) == ("django_q.schedule", str(schedule.pk))
+    assert entry.details["model"] == "django_q.schedule"
     assert chain_verify().ok
 
 

@@ -203,9 +203,9 @@ def test_the_admin_changes_roles_with_a_fresh_second_factor_and_audits_them(
     entry = AuditEntry.objects.get(action="role.changed_in_admin")
     assert entry.actor_id is None
     assert entry.details["change"]["proposed_by"] == demo_staff["admin"].email
-    assert entry.details["before"]["groups"] == ["finance_maker"]
-    assert entry.details["after"]["groups"] == ["finance_approver"]
-    assert (entry.details["before"]["is_staff"], entry.details["after"]["is_staff"]) == (
+    assert entry.before["groups"] == ["finance_maker"]
+    assert entry.after["groups"] == ["finance_approver"]
+    assert (entry.before["is_staff"], entry.after["is_staff"]) == (
         False,
         True,
     )
