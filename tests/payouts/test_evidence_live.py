@@ -16,6 +16,7 @@ import pytest
 from django.db import transaction
 from pypdf import PdfReader
 
+from payouts.approval.policy import approval_policy_publish
 from payouts.approval.services import payout_approve
 from payouts.drafts.documents import document_open
 from payouts.drafts.preview import payout_preview
@@ -26,6 +27,7 @@ from payouts.states import payout_transition
 from payouts.tracking.events import payout_apply_event
 from staff.models import AuditEntry, StaffUser
 from staff.step_up import Proof, proof_attach
+from tests.identity import stepped_up
 from tests.payouts.live import PDF_BYTES, World, attach_pdf, build_world, crypto_payout
 
 S = PayoutStatus
@@ -47,9 +49,10 @@ def paid_payout(world: World, staff: dict[str, StaffUser]) -> tuple[Payout, str]
     )
     payout = payout_preview(by=maker, payout=payout)
     attach_pdf(payout, by=maker, name="invoice-march.pdf")
+    # A policy asking for two approvers, in force when the payout is submitted.
+    approval_policy_publish(by=stepped_up(staff["admin"]), default_required=2, rules=[])
     with transaction.atomic():
         payout_transition(payout, S.PENDING_APPROVAL, source=ChangeSource.STAFF, by=maker)
-    Payout.objects.filter(pk=payout.pk).update(approvals_required=2)  # a policy asking for two
     first, second = staff["approver"], staff["approver2"]
     document_open(by=first, payout=payout, document_pk=payout.documents.get().pk)
     payout_approve(payout=payout, by=first)
