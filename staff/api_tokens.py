@@ -23,7 +23,14 @@ from django.utils import timezone
 
 from staff.errors import ServiceError
 from staff.models import ApiToken, StaffUser
-from staff.roles import PRIVILEGED_SCOPES, SCOPE_PREPARE, SCOPE_READ, TOKEN_SCOPES, has_staff_role
+from staff.roles import (
+    PRIVILEGED_SCOPES,
+    SCOPE_PREPARE,
+    SCOPE_READ,
+    TOKEN_SCOPES,
+    has_staff_role,
+    scope_permissions,
+)
 from staff.services import audit_record
 from staff.step_up import TOKEN_SECOND_FACTOR_METHOD, Proof, step_up_require
 
@@ -180,6 +187,7 @@ def token_proof(token: ApiToken) -> Proof:
         method="token",
         second_factor_at=token.stepped_up_at,
         scopes=frozenset(token.scopes),
+        permissions=scope_permissions(token.scopes),
         token_id=token.pk,
         second_factor_method=TOKEN_SECOND_FACTOR_METHOD if token.stepped_up_at else "",
     )

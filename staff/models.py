@@ -10,6 +10,8 @@ from django.db import models
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
+from staff.step_up import proof_of
+
 
 class StaffUserManager(BaseUserManager["StaffUser"]):
     use_in_migrations = True
@@ -90,15 +92,8 @@ class StaffUser(AbstractBaseUser, PermissionsMixin):  # type: ignore[django-mana
         A request authenticated by a personal API token carries a Proof with the token's scopes
         (staff.step_up); every check (services, selectors, templates' `perms`) passes through here,
         so a token never does more than its scopes, nor more than its owner."""
-        from staff.roles import scope_permissions
-        from staff.step_up import proof_of
-
         proof = proof_of(self)
-        if (
-            proof is not None
-            and proof.scopes is not None
-            and perm not in scope_permissions(proof.scopes)
-        ):
+        if proof is not None and proof.permissions is not None and perm not in proof.permissions:
             return False
         return super().has_perm(perm, obj)
 

@@ -44,8 +44,10 @@ class Proof:
 
     method: Literal["session", "token"]
     second_factor_at: datetime | None = None
-    # None: everything the person may do (a session); otherwise the token's scopes.
+    # None: everything the person may do (a session); otherwise the token's scopes, and the
+    # permissions they allow (StaffUser.has_perm keeps the person's own within these).
     scopes: frozenset[str] | None = None
+    permissions: frozenset[str] | None = None
     token_id: int | None = None
     # Which second factor `second_factor_at` was: one of SECOND_FACTOR_METHODS, or "api_token".
     second_factor_method: str = ""

@@ -17,7 +17,7 @@ from django.utils import timezone
 from staff.api_tokens import api_token_create, api_token_revoke
 from staff.errors import ServiceError
 from staff.models import ApiToken, AuditEntry, StaffUser
-from staff.roles import ENVIRONMENTS_MANAGE, PAYOUT_APPROVE, TOKEN_SCOPES
+from staff.roles import ENVIRONMENTS_MANAGE, PAYOUT_APPROVE, TOKEN_SCOPES, scope_permissions
 from staff.step_up import Proof, StepUpRequired, proof_attach, step_up_fresh
 from tests.finance import make_environment
 from tests.identity import client_signed_in, stepped_up
@@ -98,9 +98,14 @@ def test_scopes_narrow_has_perm_so_services_and_templates_follow(
 ) -> None:
     admin = demo_staff["admin"]
     approver = demo_staff["finance_approver"]
-    proof_attach(admin, Proof(method="token", scopes=frozenset({"read"}), token_id=1))
+
+    def token(scope: str) -> Proof:
+        scopes = frozenset({scope})
+        return Proof(method="token", scopes=scopes, permissions=scope_permissions(scopes))
+
+    proof_attach(admin, token("read"))
     assert not admin.has_perm(ENVIRONMENTS_MANAGE)
-    proof_attach(admin, Proof(method="token", scopes=frozenset({"admin"}), token_id=1))
+    proof_attach(admin, token("admin"))
     assert admin.has_perm(ENVIRONMENTS_MANAGE)
     proof_attach(approver, Proof(method="session"))  # a session: everything the role holds
     assert approver.has_perm(PAYOUT_APPROVE)
