@@ -233,12 +233,27 @@ def change_propose(
     return proposal
 
 
-def _fail(proposal: ChangeProposal, why: str, *, by: StaffUser | None) -> None:
-    proposal.state = ChangeProposal.State.FAILED
+def _decided(
+    proposal: ChangeProposal,
+    state: str,
+    *,
+    by: StaffUser | None,
+    reason: str | None = None,
+    at: datetime | None = None,
+) -> None:
+    """Move `proposal` to `state`, decided by `by` at `at` (now), with the reason if given."""
+    proposal.state = state
     proposal.decided_by = by
-    proposal.decided_at = timezone.now()
-    proposal.reason = why[:500]
-    proposal.save(update_fields=["state", "decided_by", "decided_at", "reason"])
+    proposal.decided_at = at or timezone.now()
+    fields = ["state", "decided_by", "decided_at"]
+    if reason is not None:
+        proposal.reason = reason[:500]
+        fields.append("reason")
+    proposal.save(update_fields=fields)
+
+
+def _fail(proposal: ChangeProposal, why: str, *, by: StaffUser | None) -> None:
+    _decided(proposal, ChangeProposal.State.FAILED, by=by, reason=why)
     audit_record(
         actor=by,
         action="change.failed",
@@ -271,10 +286,7 @@ def _context(proposal: ChangeProposal, *, by: StaffUser | None, how: str) -> dic
 
 
 def _applied(proposal: ChangeProposal, *, by: StaffUser | None, how: str) -> None:
-    proposal.state = ChangeProposal.State.APPLIED
-    proposal.decided_by = by
-    proposal.decided_at = proposal.decided_at or timezone.now()
-    proposal.save(update_fields=["state", "decided_by", "decided_at"])
+    _decided(proposal, ChangeProposal.State.APPLIED, by=by, at=proposal.decided_at)
     audit_record(
         actor=by,
         action="change.applied",
@@ -299,10 +311,7 @@ def _apply(proposal: ChangeProposal, *, by: StaffUser | None, how: str) -> bool:
         )
         return False
     if not spec.in_transaction:
-        proposal.state = ChangeProposal.State.APPROVED
-        proposal.decided_by = by
-        proposal.decided_at = timezone.now()
-        proposal.save(update_fields=["state", "decided_by", "decided_at"])
+        _decided(proposal, ChangeProposal.State.APPROVED, by=by)
         return True
     try:
         with transaction.atomic(), audit_context(**_context(proposal, by=by, how=how)):
@@ -375,11 +384,7 @@ def change_reject(*, proposal: ChangeProposal, by: StaffUser, reason: str) -> Ch
             raise ChangeRefused(
                 "Withdraw your own proposal instead of rejecting it.", code="change_own_proposal"
             )
-        proposal.state = ChangeProposal.State.REJECTED
-        proposal.decided_by = by
-        proposal.decided_at = timezone.now()
-        proposal.reason = reason[:500]
-        proposal.save(update_fields=["state", "decided_by", "decided_at", "reason"])
+        _decided(proposal, ChangeProposal.State.REJECTED, by=by, reason=reason)
         audit_record(
             actor=by,
             action="change.rejected",
@@ -397,10 +402,7 @@ def change_withdraw(*, proposal: ChangeProposal, by: StaffUser) -> ChangeProposa
             raise ChangeRefused(
                 "Only its proposer may withdraw a change.", code="permission_denied"
             )
-        proposal.state = ChangeProposal.State.WITHDRAWN
-        proposal.decided_by = by
-        proposal.decided_at = timezone.now()
-        proposal.save(update_fields=["state", "decided_by", "decided_at"])
+        _decided(proposal, ChangeProposal.State.WITHDRAWN, by=by)
         audit_record(
             actor=by, action="change.withdrawn", target=proposal, details=_details(proposal)
         )

@@ -100,6 +100,22 @@ class ApprovalOutcome:
     complete: bool
 
 
+def reason_required(reason: str | None, *, ask: str) -> str:
+    """The stripped reason, refused (400 on `reason`) when empty (`ask` says what to give) or
+    longer than REASON_MAX."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise PayoutActionRefused("reason_required", ask, field="reason", status=400)
+    if len(reason) > REASON_MAX:
+        raise PayoutActionRefused(
+            "reason_too_long",
+            f"The reason must be at most {REASON_MAX} characters.",
+            field="reason",
+            status=400,
+        )
+    return reason
+
+
 def payout_approve(*, payout: Payout | int, by: StaffUser) -> ApprovalOutcome:
     """
     Count `by`'s approval if the rules allow it (pure `approval_decide`, under the row lock). The
@@ -181,18 +197,7 @@ def payout_reject(*, payout: Payout | int, by: StaffUser, reason: str) -> Payout
     every rejection is audited with its reason. Asking for a second factor would slow down the
     safe answer to a doubtful payout.
     """
-    reason = (reason or "").strip()
-    if not reason:
-        raise PayoutActionRefused(
-            "reason_required", "Say why the payout is rejected.", field="reason", status=400
-        )
-    if len(reason) > REASON_MAX:
-        raise PayoutActionRefused(
-            "reason_too_long",
-            f"The reason must be at most {REASON_MAX} characters.",
-            field="reason",
-            status=400,
-        )
+    reason = reason_required(reason, ask="Say why the payout is rejected.")
     with transaction.atomic():
         locked = payout_locked(payout)
         facts = approval_facts(locked)
@@ -450,18 +455,7 @@ def payout_approval_withdraw(*, payout: Payout | int, by: StaffUser, reason: str
     approved payout goes back to pending approval). No step-up: withdrawing only removes an
     approval, it can never move money; the reason is required and kept.
     """
-    reason = (reason or "").strip()
-    if not reason:
-        raise PayoutActionRefused(
-            "reason_required", "Say why the approval is withdrawn.", field="reason", status=400
-        )
-    if len(reason) > REASON_MAX:
-        raise PayoutActionRefused(
-            "reason_too_long",
-            f"The reason must be at most {REASON_MAX} characters.",
-            field="reason",
-            status=400,
-        )
+    reason = reason_required(reason, ask="Say why the approval is withdrawn.")
     with transaction.atomic():
         locked = payout_locked(payout)
         mine = (
