@@ -103,6 +103,36 @@ class Deposit(models.Model):
         return f"{self.amount} {self.currency} on {self.received_at:%Y-%m-%d}"
 
 
+class BalanceSource(models.TextChoices):
+    REFRESH = "refresh", "Refresh (staff or after a deposit)"
+    RECONCILIATION = "reconciliation", "Reconciliation run"
+
+
+class BalanceSnapshot(models.Model):
+    """
+    One reading of the upstream's `available_balance` (decisions.md 2 "Virtual accounts": the
+    upstream keeps no balance history), kept so a balance as of any date can be proved: the
+    books' ledger (`books.ledger`) rolls forward from the nearest reading.
+    """
+
+    virtual_account = models.ForeignKey(
+        VirtualAccount, on_delete=models.PROTECT, related_name="balance_snapshots"
+    )
+    balance = models.DecimalField(max_digits=18, decimal_places=2)
+    currency = models.CharField(max_length=3)
+    # The upstream's `updated_at` (when the balance was last changed there), else when we read it.
+    as_of = models.DateTimeField()
+    read_at = models.DateTimeField(auto_now_add=True)
+    source = models.CharField(max_length=20, choices=BalanceSource.choices)
+
+    class Meta:
+        ordering = ("-read_at", "-id")
+        indexes = [models.Index(fields=["virtual_account", "read_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.balance} {self.currency} read {self.read_at:%Y-%m-%d %H:%M}"
+
+
 class VirtualAccountTimelineEntry(TimelineEntryBase):
     virtual_account = models.ForeignKey(
         VirtualAccount, on_delete=models.CASCADE, related_name="timeline"

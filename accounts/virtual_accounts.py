@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -11,6 +12,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import (
+    BalanceSnapshot,
+    BalanceSource,
     Deposit,
     VirtualAccount,
     VirtualAccountMode,
@@ -168,6 +171,13 @@ def virtual_account_refresh(
         apply_record(va, record.model_dump(mode="json"))
         if balance is not None:
             as_of = balance.updated_at or timezone.now()
+            balance_snapshot_record(
+                va,
+                balance=balance.available_balance,
+                currency=balance.currency,
+                as_of=as_of,
+                source=BalanceSource.REFRESH,
+            )
             if va.balance_as_of is None or as_of >= va.balance_as_of:
                 va.available_balance = balance.available_balance.quantize(CENTS)
                 va.currency = balance.currency
@@ -175,6 +185,24 @@ def virtual_account_refresh(
         va.save()
         record_refresh(VIRTUAL_ACCOUNT, va, before=before, by=by)
     return va
+
+
+def balance_snapshot_record(
+    va: VirtualAccount,
+    *,
+    balance: Decimal,
+    currency: str,
+    as_of: datetime,
+    source: BalanceSource | str,
+) -> BalanceSnapshot:
+    """Keep one reading of the upstream's balance (the caller holds the transaction)."""
+    return BalanceSnapshot.objects.create(
+        virtual_account=va,
+        balance=balance.quantize(CENTS),
+        currency=currency,
+        as_of=as_of,
+        source=source,
+    )
 
 
 def queue_refresh(va: VirtualAccount) -> None:

@@ -40,6 +40,8 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer, SessionAuth
 
 from accounts.api import router as accounts_router
+from books.reconciliation.api import router as reconciliation_router
+from books.statements.api import router as statements_router
 from console.api_schemas import ERROR_RESPONSES
 from console.audit.api import router as audit_router
 from gateway.changes_api import router as changes_router
@@ -414,6 +416,8 @@ MOUNTS: tuple[tuple[str, Router], ...] = (
     ("/webhooks", webhooks_router),
     ("", changes_router),
     ("/audit", audit_router),
+    ("/reconciliation", reconciliation_router),
+    ("/books", statements_router),
 )
 
 

@@ -83,6 +83,39 @@ NAV_SECTIONS: tuple[NavSection, ...] = (
         ),
     ),
     NavSection(
+        "Books",
+        (
+            NavItem(
+                "reconciliation",
+                "Reconciliation",
+                "books:reconciliation",
+                roles.BOOKS_VIEW,
+                description="Runs that match PayOps's records against the upstream's.",
+            ),
+            NavItem(
+                "exceptions",
+                "Exceptions",
+                "books:exceptions",
+                roles.BOOKS_VIEW,
+                description="Every mismatch a run found: owner, state, comments, actions.",
+            ),
+            NavItem(
+                "statements",
+                "Statements",
+                "books:statements",
+                roles.BOOKS_VIEW,
+                description="Statements and balance history per virtual account.",
+            ),
+            NavItem(
+                "fees-report",
+                "Fees and FX",
+                "books:fees_report",
+                roles.BOOKS_VIEW,
+                description="Fees and FX spread paid, per period and corridor.",
+            ),
+        ),
+    ),
+    NavSection(
         "Directory",
         (
             NavItem(

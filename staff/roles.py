@@ -42,6 +42,10 @@ ACCOUNTS_MANAGE = "accounts.manage_accounts"
 # Dual control on bank details: approve or reject a recipient (or a change to one). The policy's
 # roles (accounts.recipients.recipient_approver_roles) must also name one of the person's roles.
 RECIPIENTS_APPROVE = "accounts.approve_recipients"
+# The books (declared on books.BalanceAdjustment.Meta.permissions): read statements, reports,
+# receipts and reconciliation; run reconciliation and work its exceptions.
+BOOKS_VIEW = "books.view_books"
+RECONCILE = "books.reconcile"
 
 # What a personal API token may do (staff.api_tokens): each scope allows these permissions, and a
 # token's owner keeps only those of their own permissions that one of the token's scopes allows
@@ -60,8 +64,9 @@ TOKEN_SCOPES: dict[str, tuple[str, ...]] = {
         SYSTEM_HEALTH_VIEW,
         AUDIT_LOG_VIEW,
         PAYOUT_EVIDENCE_VIEW,
+        BOOKS_VIEW,
     ),
-    SCOPE_PREPARE: (PAYOUT_INITIATE, END_USERS_MANAGE, ACCOUNTS_MANAGE, KYC_REVIEW),
+    SCOPE_PREPARE: (PAYOUT_INITIATE, END_USERS_MANAGE, ACCOUNTS_MANAGE, KYC_REVIEW, RECONCILE),
     # Approve, reject and release (send and confirm the upstream's code).
     SCOPE_APPROVE: (PAYOUT_APPROVE, RECIPIENTS_APPROVE),
     SCOPE_ADMIN: (
@@ -110,7 +115,14 @@ FINANCE_MAKER = Role(
         "Initiate payouts with their documents",
         "Follow payout status until it settles",
     ),
-    permissions=(FINANCE_VIEW, PAYOUT_INITIATE, DIRECTORY_VIEW, ACCOUNTS_MANAGE),
+    permissions=(
+        FINANCE_VIEW,
+        PAYOUT_INITIATE,
+        DIRECTORY_VIEW,
+        ACCOUNTS_MANAGE,
+        BOOKS_VIEW,
+        RECONCILE,
+    ),
     demo_email="maker@payops.local",
 )
 FINANCE_APPROVER = Role(
@@ -129,6 +141,8 @@ FINANCE_APPROVER = Role(
         WEBHOOK_EVENTS_VIEW,
         PAYOUT_EVIDENCE_VIEW,
         RECIPIENTS_APPROVE,
+        BOOKS_VIEW,
+        RECONCILE,
     ),
     demo_email="approver@payops.local",
 )
@@ -200,6 +214,7 @@ AUDITOR = Role(
         SYSTEM_HEALTH_VIEW,
         AUDIT_LOG_VIEW,
         PAYOUT_EVIDENCE_VIEW,
+        BOOKS_VIEW,
     ),
     demo_email="auditor@payops.local",
 )

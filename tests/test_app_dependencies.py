@@ -26,6 +26,7 @@ ALLOWED = {
     "users": _BASE | {"webhooks"},
     "accounts": _BASE | {"webhooks", "users"},
     "payouts": _BASE | {"webhooks", "users", "accounts", "quotes"},
+    "books": _BASE | {"webhooks", "users", "accounts", "quotes", "payouts"},
 }
 
 

@@ -13,8 +13,11 @@ from staff.models import StaffUser
 
 pytestmark = pytest.mark.django_db
 
+# The books: finance reads and resolves, the auditor reads (superuser admins see everything).
+BOOKS = {"reconciliation", "exceptions", "statements", "fees-report"}
 EXPECTED_NAV = {
-    "finance_maker": {"dashboard", "quotes", "payouts", "end-users", "accounts", "recipients"},
+    "finance_maker": {"dashboard", "quotes", "payouts", "end-users", "accounts", "recipients"}
+    | BOOKS,
     # Approvers and compliance follow upstream events (webhooks.view_webhook_events).
     "finance_approver": {
         "dashboard",
@@ -25,7 +28,8 @@ EXPECTED_NAV = {
         "accounts",
         "recipients",
         "webhooks",
-    },
+    }
+    | BOOKS,
     "compliance": {
         "dashboard",
         "payouts",
@@ -47,7 +51,8 @@ EXPECTED_NAV = {
         "webhooks",
         "system-health",
         "audit",
-    },
+    }
+    | BOOKS,
     # The demo admin is a superuser, so every item shows (see docs/staff.md).
     "admin": {
         "dashboard",
@@ -66,7 +71,8 @@ EXPECTED_NAV = {
         "system-health",
         "audit",
         "django-admin",
-    },
+    }
+    | BOOKS,
 }
 
 

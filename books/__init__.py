@@ -1,0 +1,1 @@
+"""The books: PayOps's ledger of each virtual account, reconciliation, statements and reports."""

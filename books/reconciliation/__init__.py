@@ -1,0 +1,1 @@
+"""Reconciliation runs against the upstream, and the exceptions queue of what differs."""

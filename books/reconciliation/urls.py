@@ -1,0 +1,5 @@
+"""Pages of books.reconciliation (included by books.urls, under /books/)."""
+
+from django.urls import URLPattern
+
+urlpatterns: list[URLPattern] = []

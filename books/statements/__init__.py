@@ -1,0 +1,1 @@
+"""Statements, balance history, receipts and the fees and FX report."""
