@@ -20,6 +20,8 @@ def _required(name: str) -> str:
 
 
 SECRET_KEY = _required("DJANGO_SECRET_KEY")
+# The previous key(s) while sessions signed with them expire (docs/deploy.md, key rotation).
+SECRET_KEY_FALLBACKS = env.list("DJANGO_SECRET_KEY_FALLBACKS", default=[])
 _required("DATABASE_URL")
 _required("REDIS_URL")
 ALLOWED_HOSTS = [h for h in _required("DJANGO_ALLOWED_HOSTS").split(",") if h.strip()]

@@ -55,7 +55,7 @@ class Process:
 
     def start(self) -> Process:
         handle = self.log.open("ab")
-        self.popen = subprocess.Popen(  # noqa: S603
+        self.popen = subprocess.Popen(
             self.argv,
             cwd=ROOT,
             env=self.env,
@@ -136,8 +136,6 @@ def s3_server(port: int, logs: Path) -> Process:
 
 
 def run(argv: list[str], env: dict[str, str]) -> None:
-    completed = subprocess.run(  # noqa: S603
-        argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False
-    )
+    completed = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     if completed.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} failed:\n{completed.stdout}\n{completed.stderr}")
