@@ -27,11 +27,13 @@ once, after the processes have settled.
 from __future__ import annotations
 
 import hashlib
+import io
 import itertools
 import os
 import secrets
 import time
 import uuid
+import zipfile
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -202,6 +204,13 @@ def topology(transactional_db: None, tmp_path: Path, settings: Any) -> Iterator[
     finally:
         for process in reversed(started):
             process.kill()
+        # This run's queue, cache and channel keys leave the shared Redis with it.
+        import redis
+
+        connection = redis.Redis.from_url(settings.REDIS_URL)
+        for pattern in (f"*topology-{tag}*", f"*topo-{tag}*", f"*topo-emu-{tag}*"):
+            for key in connection.scan_iter(match=pattern, count=500):
+                connection.delete(key)
         for log in sorted(logs.glob("*.log")):
             text = log.read_text(errors="replace")
             if "Traceback" in text:
@@ -384,6 +393,13 @@ def test_a_payout_and_a_webhook_burst_survive_a_killed_web_process_and_worker(
     )
     assert mirrored == Counter(announced)
 
+    # The burst itself: one stored user.created per end user announced.
+    created = Counter(
+        event.payload["data"].get("user_id")
+        for event in WebhookEvent.objects.filter(environment=environment, event_type="user.created")
+    )
+    assert all(created[user_id] == 1 for user_id in announced), created
+
     # Every event the upstream delivered (2xx) is stored once and processed once.
     log = control("GET", "webhooks/deliveries", params={"client_id": client_id})["deliveries"]
     delivered = {d["event_id"] for d in log if d["status_code"] and 200 <= d["status_code"] < 300}
@@ -413,6 +429,13 @@ def test_a_payout_and_a_webhook_burst_survive_a_killed_web_process_and_worker(
         and hashlib.sha256(body.content).digest() == hashlib.sha256(PDF).digest()
     )
     assert not (Path(settings.MEDIA_ROOT) / keys[0]).exists()
+    # The evidence pack, built by a web process from the bucket's copy, holds the same bytes.
+    pack = approver_api("GET", f"/payouts/{payout_id}/evidence")
+    assert pack.status_code == 200, pack.text[:500]
+    with zipfile.ZipFile(io.BytesIO(pack.content)) as archive:
+        documents = [name for name in archive.namelist() if name.startswith("documents/")]
+        assert len(documents) == 1, archive.namelist()
+        assert archive.read(documents[0]) == PDF
 
     triggers = Counter(
         a.trigger for e in events for a in e.attempt_log.all() if a.outcome == "processed"
