@@ -102,6 +102,7 @@ def test_production_showmigrations_lists_no_emulator_app(tmp_path: Path) -> None
         "REDIS_URL": "redis://127.0.0.1:6379/1",
         "DJANGO_ALLOWED_HOSTS": "payops.example.com",
         "PAYOPS_ENCRYPTION_KEYS": "dGVzdC1lbmNyeXB0aW9uLWtleS1ub3Qtc2VjcmV0ISE=",
+        "PAYOPS_S3_BUCKET": "payops-documents",
     }
     completed = subprocess.run(
         [sys.executable, "manage.py", "showmigrations"],

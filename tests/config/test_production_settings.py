@@ -16,6 +16,7 @@ REQUIRED = {
     "REDIS_URL": "redis://127.0.0.1:6379/4",
     "DJANGO_ALLOWED_HOSTS": "payops.example.com",
     "PAYOPS_ENCRYPTION_KEYS": "dGVzdC1lbmNyeXB0aW9uLWtleS1ub3Qtc2VjcmV0ISE=",
+    "PAYOPS_S3_BUCKET": "payops-documents",
 }
 
 
@@ -58,3 +59,36 @@ def test_an_unreachable_database_gives_one_clear_message() -> None:
     assert completed.returncode == 3, completed.stderr
     assert "PayOps cannot reach its database:" in completed.stderr
     assert "Traceback" not in completed.stderr
+
+
+def test_production_keeps_files_in_the_configured_bucket_not_on_disk() -> None:
+    script = (
+        "from django.conf import settings;"
+        "from payouts.models import PayoutDocument;"
+        "s = PayoutDocument._meta.get_field('file').storage; bucket = s.bucket_name;"
+        "print(type(getattr(s, '_wrapped', s)).__name__, bucket, s.endpoint_url,"
+        " s.region_name, s.location,"
+        " s.querystring_auth, s.querystring_expire, s.file_overwrite, s.default_acl,"
+        " settings.CACHES['default']['BACKEND'])"
+    )
+    env = {
+        **REQUIRED,
+        "PAYOPS_S3_ENDPOINT_URL": "http://127.0.0.1:9000",
+        "PAYOPS_S3_REGION": "eu-west-1",
+        "PAYOPS_S3_PREFIX": "payops",
+    }
+    completed = _manage(env, "shell", "-c", script)
+
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip().splitlines()[-1].split() == [
+        "S3Storage",
+        "payops-documents",
+        "http://127.0.0.1:9000",
+        "eu-west-1",
+        "payops",
+        "True",
+        "60",
+        "False",
+        "None",
+        "django.core.cache.backends.redis.RedisCache",
+    ]

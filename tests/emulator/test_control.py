@@ -91,6 +91,7 @@ def test_emulator_is_not_installed_in_production_and_needs_a_token_on_its_own(tm
         "REDIS_URL": "redis://127.0.0.1:6379/1",
         "DJANGO_ALLOWED_HOSTS": "example.org",
         "PAYOPS_ENCRYPTION_KEYS": "dGVzdC1lbmNyeXB0aW9uLWtleS1ub3Qtc2VjcmV0ISE=",
+        "PAYOPS_S3_BUCKET": "payops-documents",
         "EMULATOR_CONTROL_TOKEN": "",
     }
 

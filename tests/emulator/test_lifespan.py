@@ -85,6 +85,7 @@ def test_uvicorn_refuses_production_and_a_tokenless_emulator_in_one_line(
         "REDIS_URL": "redis://127.0.0.1:6379/7",
         "DJANGO_ALLOWED_HOSTS": "localhost",
         "PAYOPS_ENCRYPTION_KEYS": Fernet.generate_key().decode(),
+        "PAYOPS_S3_BUCKET": "payops-documents",
         "EMULATOR_CONTROL_TOKEN": "",
     }
     command = [sys.executable, "-m", "uvicorn", "emulator.asgi:application", "--port", "0"]

@@ -189,6 +189,7 @@ def test_no_sandbox_panel_with_production_settings() -> None:
         "REDIS_URL": "redis://127.0.0.1:6379/15",
         "DJANGO_ALLOWED_HOSTS": "payops.example",
         "PAYOPS_ENCRYPTION_KEYS": "dGVzdC1lbmNyeXB0aW9uLWtleS1ub3Qtc2VjcmV0ISE=",
+        "PAYOPS_S3_BUCKET": "payops-documents",
     }
     out = subprocess.run(
         [sys.executable, "-c", script],

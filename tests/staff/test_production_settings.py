@@ -37,6 +37,7 @@ def load_production(probe: str = PROBE, **extra: str) -> subprocess.CompletedPro
         "REDIS_URL": "redis://127.0.0.1:6379/3",
         "DJANGO_ALLOWED_HOSTS": "payops.example.com",
         "PAYOPS_ENCRYPTION_KEYS": "dGVzdC1lbmNyeXB0aW9uLWtleS1ub3Qtc2VjcmV0ISE=",
+        "PAYOPS_S3_BUCKET": "payops-documents",
         "EMULATOR_CONTROL_TOKEN": "prod-check-token",
         **extra,
     }
