@@ -371,7 +371,12 @@ def business_hours_seconds(now_iso: str) -> float:
 
 
 @pytest.fixture
-def business_hours(control: httpx.Client) -> None:
-    """Moves the emulator's clock to a weekday noon in New York, so no penalty markup applies."""
+def business_hours(
+    control: httpx.Client, sandbox: Sandbox, authed: Callable[..., dict[str, str]]
+) -> None:
+    """Moves the emulator's clock to a weekday noon in New York, so no penalty markup applies.
+
+    From a Friday evening that is Monday: past the sandbox's token, so it signs in again."""
     now = control.get("/_control/clock").json()["now"]
     control.post("/_control/clock", json={"advance_seconds": business_hours_seconds(now)})
+    sandbox.headers = authed("sandbox")
