@@ -39,9 +39,10 @@ def cents(value: Decimal) -> Decimal:
 
 
 def rate_of(from_amount: Decimal | None, to_amount: Decimal | None) -> Decimal | None:
-    if not from_amount or to_amount is None:
+    """to / from of the amounts in cents (what both sides state), to six places."""
+    if from_amount is None or to_amount is None or not cents(from_amount):
         return None
-    return (to_amount / from_amount).quantize(RATE_PLACES, rounding=ROUND_HALF_UP)
+    return (cents(to_amount) / cents(from_amount)).quantize(RATE_PLACES, rounding=ROUND_HALF_UP)
 
 
 def upstream_word(status: str) -> str:

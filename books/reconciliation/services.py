@@ -487,7 +487,9 @@ def _step_balance(run: ReconciliationRun, counter: _Calls) -> None:
             as_of=as_of,
             source="reconciliation",
         )
-        rolled = roll_forward(account, start=run.window_start, end=timezone.now())
+        # As of the reading: the upstream's own time when it gives one later than ours (a
+        # movement it stamped a moment ahead of our clock still belongs before its balance).
+        rolled = roll_forward(account, start=run.window_start, end=max(timezone.now(), as_of))
         ledger = {
             "opening": rolled.opening,
             "deposits": rolled.deposits,
