@@ -43,7 +43,7 @@ from books.reconciliation.models import (
     RunState,
 )
 from gateway.client import call_sync, upstream
-from gateway.errors import NotFoundError, PermanentError, UpstreamError
+from gateway.errors import BudgetExhausted, NotFoundError, PermanentError, UpstreamError
 from gateway.models import Environment
 from gateway.schemas import Payout as UpstreamPayout
 from gateway.service_errors import service_error_from_upstream
@@ -258,14 +258,19 @@ def run_step(*, run_id: int) -> bool:
 
 @dataclass
 class _Calls:
-    """The upstream calls one step made (each counted before it is sent: a refused or failed
-    call is still a call spent)."""
+    """The upstream calls one step made: each counted when it is made, a failed one too (it
+    was sent and spent), except one our own limiter refused before sending (no status)."""
 
     made: int = 0
 
     def call(self, func: Any, *args: Any, **kwargs: Any) -> Any:
         self.made += 1
-        return call_sync(func, *args, **kwargs)
+        try:
+            return call_sync(func, *args, **kwargs)
+        except BudgetExhausted as exc:
+            if exc.status is None:
+                self.made -= 1
+            raise
 
 
 def _locked(run_id: int) -> ReconciliationRun:

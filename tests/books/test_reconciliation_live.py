@@ -198,11 +198,22 @@ def test_a_run_interrupted_by_the_upstream_resumes_where_it_stopped_without_coun
                 "amount": amount,
             },
         )
-    world.emulator.faults(error_rate=1.0)
+    # The background share is spent: the limiter refuses before anything is sent.
+    share = world.environment.background_share
+    world.environment.background_share = 0
+    world.environment.save(update_fields=["background_share"])
     run = run_start(environment=world.environment, by=staff["maker"])
     run.refresh_from_db()
+    assert run.state == RunState.PAUSED and "background share" in run.paused_reason
+    assert run.interruptions == 1 and run.calls_spent == 0 and run.next_page == 1
+    world.environment.background_share = share
+    world.environment.save(update_fields=["background_share"])
+
+    # Then the upstream fails: the call was sent, so it is spent.
+    world.emulator.faults(error_rate=1.0)
+    run = run_continue(run.pk)
     assert run.state == RunState.PAUSED
-    assert run.interruptions == 1 and run.calls_spent == 1
+    assert run.interruptions == 2 and run.calls_spent == 1
     assert run.next_page == 1 and run.payouts_checked == 0
     assert "ServerError" in run.paused_reason or "500" in run.paused_reason
     assert run.resume_after is not None
