@@ -221,3 +221,74 @@ def test_an_explained_balance_needs_a_reason_and_services_check_permissions(
     with pytest.raises(PermissionDenied):
         exception_set_state(item=item, state=ExceptionState.INVESTIGATING, by=make_staff("auditor"))
     assert not BalanceAdjustment.objects.exists()
+
+
+def test_the_queue_and_the_runs_cost_the_same_queries_whatever_their_length(
+    environment: Environment, item: ReconciliationException, run: ReconciliationRun
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    maker = make_staff("finance_maker")
+    client = _client(maker, environment)
+
+    def cost(url: str) -> int:
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get(url).status_code == 200
+        return len(queries)
+
+    urls = (
+        "/books/exceptions/?state=",
+        "/books/reconciliation/",
+        "/api/v1/reconciliation/exceptions",
+    )
+    before = [cost(url) for url in urls]
+    for n in range(6):
+        ReconciliationException.objects.create(
+            environment=environment,
+            kind=ExceptionKind.MISSING_IN_PAYOPS,
+            key=f"p-{n}",
+            upstream_id=f"p-{n}",
+            summary="x",
+            owner=maker,
+            first_seen_run=run,
+            last_seen_run=run,
+        )
+        ReconciliationRun.objects.create(
+            environment=environment,
+            window_start=run.window_start,
+            window_end=run.window_end,
+            state=RunState.COMPLETED,
+            started_by=maker,
+        )
+    assert [cost(url) for url in urls] == before
+
+
+@pytest.mark.parametrize("role", ACTORS)
+def test_finance_starts_a_run_over_the_api_once_per_scope(
+    role: str, environment: Environment, account: VirtualAccount
+) -> None:
+    person = make_staff(role)
+    client = _client(person, environment)
+    started = client.post(
+        "/api/v1/reconciliation/runs",
+        {"virtual_account_id": account.pk},
+        content_type="application/json",
+    )
+    assert started.status_code == 201, started.content
+    body = started.json()
+    assert body["state"] == "running" and body["phase"] == "payouts"
+    assert body["virtual_account_id"] == account.pk and body["started_by"] == person.email
+    assert AuditEntry.objects.filter(action="books.reconciliation_started", actor=person).exists()
+    again = client.post(
+        "/api/v1/reconciliation/runs",
+        {"virtual_account_id": account.pk},
+        content_type="application/json",
+    )
+    assert again.status_code == 409 and again.json()["code"] == "run_open"
+    unknown = client.post(
+        "/api/v1/reconciliation/runs",
+        {"virtual_account_id": 999999},
+        content_type="application/json",
+    )
+    assert unknown.status_code == 400
