@@ -9,6 +9,17 @@ class BooksConfig(AppConfig):
 
     def ready(self) -> None:
         # Reconciliation: its daily schedule and its checks (books.reconciliation).
+        from books.reconciliation import tasks as reconciliation_tasks
+        from console.schedules import register_schedule
+
+        register_schedule(
+            "books.reconciliation_daily", reconciliation_tasks.reconciliation_daily, every="daily"
+        )
+        register_schedule(
+            "books.reconciliation_resume",
+            reconciliation_tasks.reconciliation_resume_due,
+            minutes=5,
+        )
 
         # Statements and reports (books.statements).
         pass

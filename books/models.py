@@ -49,3 +49,19 @@ class BalanceAdjustment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.amount} {self.currency} at {self.at:%Y-%m-%d}"
+
+
+# Reconciliation's models live in their package; imported here so Django discovers them.
+from books.reconciliation.models import (  # noqa: E402
+    ExceptionComment,
+    ReconciliationException,
+    ReconciliationRun,
+)
+
+__all__ = [
+    "AdjustmentKind",
+    "BalanceAdjustment",
+    "ExceptionComment",
+    "ReconciliationException",
+    "ReconciliationRun",
+]

@@ -149,6 +149,18 @@ OPERATION_PERMISSIONS: dict[str, Need] = {
     "GET /audit": (roles.AUDIT_LOG_VIEW,),
     "GET /audit/verify": (roles.AUDIT_LOG_VIEW,),
     "GET /audit/{entry_id}": (roles.AUDIT_LOG_VIEW,),
+    # books.reconciliation: finance and the auditor read; finance makers and approvers act.
+    "GET /reconciliation/runs": (roles.BOOKS_VIEW,),
+    "POST /reconciliation/runs": (roles.RECONCILE,),
+    "GET /reconciliation/runs/{run_id}": (roles.BOOKS_VIEW,),
+    "GET /reconciliation/exceptions": (roles.BOOKS_VIEW,),
+    "GET /reconciliation/exceptions/{exception_id}": (roles.BOOKS_VIEW,),
+    "POST /reconciliation/exceptions/{exception_id}/assign": (roles.RECONCILE,),
+    "POST /reconciliation/exceptions/{exception_id}/comments": (roles.RECONCILE,),
+    "POST /reconciliation/exceptions/{exception_id}/state": (roles.RECONCILE,),
+    "POST /reconciliation/exceptions/{exception_id}/adopt": (roles.RECONCILE,),
+    "POST /reconciliation/exceptions/{exception_id}/refetch": (roles.RECONCILE,),
+    "POST /reconciliation/exceptions/{exception_id}/explain": (roles.RECONCILE,),
 }
 
 

@@ -19,12 +19,20 @@ class Faults:
     rate_429: float = 0.0
     drop_webhooks: float = 0.0
     drop_response_next: int = 0
+    drop_events_next: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-FIELDS = ("latency_ms", "error_rate", "rate_429", "drop_webhooks", "drop_response_next")
+FIELDS = (
+    "latency_ms",
+    "error_rate",
+    "rate_429",
+    "drop_webhooks",
+    "drop_response_next",
+    "drop_events_next",
+)
 
 
 def current() -> Faults:
@@ -55,6 +63,16 @@ def take_dropped_response() -> bool:
     return (
         FaultSettings.objects.filter(pk=1, drop_response_next__gt=0).update(
             drop_response_next=F("drop_response_next") - 1
+        )
+        == 1
+    )
+
+
+def take_dropped_event() -> bool:
+    """Takes one `drop_events_next` credit atomically; True: this event is never delivered."""
+    return (
+        FaultSettings.objects.filter(pk=1, drop_events_next__gt=0).update(
+            drop_events_next=F("drop_events_next") - 1
         )
         == 1
     )

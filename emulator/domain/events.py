@@ -8,7 +8,7 @@ from typing import Any
 
 from django.db import transaction
 
-from emulator import clock
+from emulator import clock, faults
 from emulator.database import EMULATOR_DB
 from emulator.models import (
     ApiClient,
@@ -65,7 +65,7 @@ def emit(*, client: ApiClient, environment: str, event: str, data: dict[str, Any
         registration = WebhookRegistration.objects.filter(
             client=client, environment=environment
         ).first()
-        if registration is not None:
+        if registration is not None and not faults.take_dropped_event():
             WebhookDelivery.objects.create(
                 event=stored,
                 registration=registration,

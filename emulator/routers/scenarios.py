@@ -8,10 +8,16 @@ from typing import Any
 from django.http import HttpRequest, JsonResponse
 from ninja import Router
 
-from emulator.domain.accounts import account_payload, account_set_status, deposit_simulate
+from emulator.domain.accounts import (
+    account_payload,
+    account_set_status,
+    balance_payload,
+    deposit_simulate,
+)
 from emulator.domain.events import emit
 from emulator.domain.formats import json_body, validation_error
 from emulator.domain.otp import mailbox
+from emulator.domain.outside import balance_adjust, payout_outside, payout_status_silently
 from emulator.domain.payout_progress import payout_deposit
 from emulator.domain.payouts import payout_payload
 from emulator.domain.tick import tick
@@ -21,10 +27,13 @@ from emulator.errors import resource_error
 from emulator.models import ApiClient, Environment
 from emulator.routers.respond import respond
 from emulator.routers.schemas import (
+    BalanceAdjustBody,
     ControlEventBody,
     CryptoDepositBody,
     DecisionBody,
     DepositBody,
+    OutsidePayoutBody,
+    PayoutStatusBody,
     StatusBody,
     body_doc,
 )
@@ -47,6 +56,7 @@ def scenario_control_router() -> Router:
     _add_mailbox_and_kyc(router)
     _add_clock_and_webhooks(router)
     _add_payout_and_event_scenarios(router)
+    _add_reconciliation_scenarios(router)
     return router
 
 
@@ -124,6 +134,43 @@ def _add_payout_and_event_scenarios(router: Router) -> None:
     @router.post("/events", url_name="control-events", openapi_extra=body_doc(ControlEventBody))
     def queue_event(request: HttpRequest) -> JsonResponse:
         return respond(201, _queue_event(json_body(request)))
+
+
+def _add_reconciliation_scenarios(router: Router) -> None:
+    """What happens upstream without PayOps knowing (emulator.domain.outside)."""
+
+    @router.post(
+        "/payouts", url_name="control-payouts-outside", openapi_extra=body_doc(OutsidePayoutBody)
+    )
+    def outside_payout(request: HttpRequest) -> JsonResponse:
+        body = json_body(request)
+        payout = payout_outside(
+            account_id=body.get("virtual_account_id"),
+            recipient_id=body.get("recipient_id"),
+            amount=body.get("amount"),
+            reference=body.get("reference"),
+        )
+        return respond(201, payout_payload(payout))
+
+    @router.post(
+        "/payouts/{payout_id}/status",
+        url_name="control-payout-status",
+        openapi_extra=body_doc(PayoutStatusBody),
+    )
+    def silent_status(request: HttpRequest, payout_id: str) -> JsonResponse:
+        status = json_body(request).get("status")
+        return respond(
+            200, payout_payload(payout_status_silently(payout_id=payout_id, status=status))
+        )
+
+    @router.post(
+        "/virtual-accounts/{account_id}/balance-adjustments",
+        url_name="control-balance-adjust",
+        openapi_extra=body_doc(BalanceAdjustBody),
+    )
+    def adjust_balance(request: HttpRequest, account_id: str) -> JsonResponse:
+        account = balance_adjust(account_id=account_id, amount=json_body(request).get("amount"))
+        return respond(200, balance_payload(account))
 
 
 def _queue_event(body: dict[str, Any]) -> dict[str, Any]:

@@ -130,6 +130,21 @@ class DepositBody(BaseModel):
     amount: str
 
 
+class OutsidePayoutBody(BaseModel):
+    virtual_account_id: str
+    recipient_id: str
+    amount: str
+    reference: str | None = None
+
+
+class PayoutStatusBody(BaseModel):
+    status: str = Field(description="the upstream's word, as the transition table allows")
+
+
+class BalanceAdjustBody(BaseModel):
+    amount: str = Field(description="signed, in cents: -12.34 takes 12.34 off")
+
+
 class StatusBody(BaseModel):
     status: str = Field(
         description="failed (from activating), frozen, deactivated, active (unfreeze)"

@@ -66,6 +66,11 @@ READ_PAGES = {
     "accounts:recipient_detail",
     "accounts:recipient_approvals",  # the queue of recipients waiting (DIRECTORY_VIEW)
     "payouts:evidence",  # the evidence pack (payouts.view_evidence)
+    # books.reconciliation (books.view_books)
+    "books:reconciliation",
+    "books:reconciliation_run",
+    "books:exceptions",
+    "books:exception",
 }
 # The admins' configuration screens (each also its edit form) and a reprocessing run's progress,
 # like ADMIN_CONFIGURATION_READS: 403 for the auditor, who reads their changes in the audit trail.
@@ -118,6 +123,9 @@ WRITE_PAGES = {
     "accounts:recipient_create",
     "staff:second_factor_resets",
     "staff:second_factor_reset_confirm",
+    # books.reconciliation (books.reconcile)
+    "books:reconciliation_start",
+    "books:exception_action",
 }
 # Write pages whose view shows an invalid form before the service refuses the person (found by
 # this walk; the service still refuses a valid one, and nothing is changed: checked below).
