@@ -149,6 +149,12 @@ OPERATION_PERMISSIONS: dict[str, Need] = {
     "GET /audit": (roles.AUDIT_LOG_VIEW,),
     "GET /audit/verify": (roles.AUDIT_LOG_VIEW,),
     "GET /audit/{entry_id}": (roles.AUDIT_LOG_VIEW,),
+    # books.statements: statements, balance history, receipts, the fees and FX report (read-only)
+    "GET /books/accounts/{account_id}/statement": (roles.BOOKS_VIEW,),
+    "GET /books/accounts/{account_id}/balance": (roles.BOOKS_VIEW,),
+    "GET /books/accounts/{account_id}/balance-history": (roles.BOOKS_VIEW,),
+    "GET /books/payouts/{payout_id}/receipt": (roles.BOOKS_VIEW,),
+    "GET /books/fees": (roles.BOOKS_VIEW,),
 }
 
 
