@@ -159,7 +159,7 @@ def _lines(statement: Statement) -> list[Flowable]:
             )
         rows.append(
             [
-                line.at.astimezone(UTC).strftime("%d %b %Y\n%H:%M"),
+                line.at.astimezone(UTC).strftime("%Y-%m-%d\n%H:%M"),
                 f"{line.kind_label}\n{detail}",
                 line.reference or "—",
                 amount(line.money_out or None),
@@ -171,9 +171,9 @@ def _lines(statement: Statement) -> list[Flowable]:
     return [
         Paragraph(f"Transactions (amounts in {c})", H2),
         _table(
-            ["Date", "Details", "Reference", "Money out", "Fees", "Money in", "Balance"],
+            ["Date (UTC)", "Details", "Reference", "Paid out", "Fees", "Paid in", "Balance"],
             rows,
-            [0.1, 0.32, 0.16, 0.105, 0.085, 0.105, 0.125],
+            [0.11, 0.33, 0.13, 0.11, 0.08, 0.11, 0.13],
             right=(3, 4, 5, 6),
         ),
         Spacer(1, 3 * mm),
@@ -238,7 +238,21 @@ def receipt_pdf_write(receipt: Receipt, out: IO[bytes]) -> None:
         *[[label, amount(value, c)] for label, value in receipt.fee_items],
         ["Total fees", amount(receipt.total_fees, c)],
         ["Total debited", amount(receipt.total_debited, c)],
-        ["Rate", rate],
+        ["Rate paid (service rate)", rate],
+        [
+            "Commercial rate (before FX markup and penalty)",
+            f"1 {c} = {receipt.fees.rate} {receipt.recipient_currency}"
+            if receipt.fees.rate
+            else "—",
+        ],
+        [
+            f"FX markup in the rate ({receipt.fees.fx_markup_fraction:%})",
+            amount(receipt.fees.fx_markup_usd, c),
+        ],
+        [
+            f"Out-of-hours penalty in the rate ({receipt.fees.penalty_fraction:%})",
+            amount(receipt.fees.penalty_usd, c),
+        ],
         ["Recipient gets", amount(receipt.recipient_amount, receipt.recipient_currency)],
     ]
     approvals = [
@@ -273,6 +287,7 @@ def receipt_pdf_write(receipt: Receipt, out: IO[bytes]) -> None:
             [
                 ("Name", receipt.recipient_name),
                 ("Bank", receipt.recipient_bank or "—"),
+                ("Payment rail", receipt.recipient_rail or "—"),
                 ("Account", receipt.recipient_account),
                 ("Country", receipt.recipient_country or "—"),
             ]

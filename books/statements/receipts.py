@@ -46,6 +46,7 @@ class Receipt:
     recipient_name: str
     recipient_bank: str
     recipient_account: str
+    recipient_rail: str
     recipient_country: str
     maker: str
     approvals: list[ApprovalLine]
@@ -117,7 +118,8 @@ def receipt_build(*, payout: Payout, by: StaffUser | None) -> Receipt:
         recipient_currency=payout.charged_recipient_currency or payout.preview_recipient_currency,
         rate=payout_rate(payout),
         recipient_name=recipient.display_name if recipient else "—",
-        recipient_bank=(recipient.bank_name or recipient.account_type) if recipient else "—",
+        recipient_bank=recipient.bank_name if recipient else "",
+        recipient_rail=recipient.account_type if recipient else "",
         recipient_account=masked(recipient.account_number) if recipient else "—",
         recipient_country=recipient.country if recipient else "",
         maker=payout.maker.email,
