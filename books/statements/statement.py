@@ -198,10 +198,20 @@ def statement_lines(va: VirtualAccount, *, opening: Decimal, start: date, end: d
 
 
 def upstream_check(
-    va: VirtualAccount, *, closing: Decimal, end: date, note: str = ""
+    va: VirtualAccount,
+    *,
+    closing: Decimal,
+    end: date,
+    fresh: BalanceSnapshot | None = None,
+    note: str = "",
 ) -> UpstreamCheck:
-    """The first reading of the upstream's balance at or after the period's end, when no movement
-    PayOps knows of lies between the end and that reading (three to six queries)."""
+    """The closing balance beside the upstream's reading that holds at the period's end (one
+    query): a `fresh` reading taken just now for a period not ended yet; else the first reading
+    taken at or after the end whose balance had not changed since before the end (its `as_of`,
+    the upstream's own time of the last change, at or before the end). Otherwise it says why no
+    reading applies; it never compares with a reading that proves nothing about the period."""
+    if fresh is not None:
+        return UpstreamCheck(reading=fresh.balance, read_at=fresh.read_at, closing=closing)
     at = day_end(end)
     reading = (
         BalanceSnapshot.objects.filter(virtual_account=va, read_at__gte=at)
@@ -215,15 +225,14 @@ def upstream_check(
             else "no reading of the upstream's balance was taken after the period ended"
         )
         return UpstreamCheck(reading=None, read_at=None, closing=closing, note=note)
-    between = next(movements(va, start=at, end=reading.read_at), None)
-    if between is not None:
+    if reading.as_of > at:
         return UpstreamCheck(
             reading=None,
             read_at=None,
             closing=closing,
             note=(
-                f"the first reading after the period ({reading.read_at:%Y-%m-%d %H:%M} UTC) "
-                "follows later movements"
+                "the upstream's balance changed after the period ended (at "
+                f"{reading.as_of:%Y-%m-%d %H:%M} UTC) before it was next read"
             ),
         )
     return UpstreamCheck(reading=reading.balance, read_at=reading.read_at, closing=closing)
@@ -245,11 +254,19 @@ def statement_build(
     require(by, roles.BOOKS_VIEW)
     va = virtual_account
     refresh_note = ""
+    fresh = None
     if refresh and day_end(end) > timezone.now() and va.upstream_id:
+        last = BalanceSnapshot.objects.filter(virtual_account=va).order_by("-pk").first()
         try:
             va = virtual_account_refresh(virtual_account=va, by=by)
         except (ServiceError, PermissionDenied) as exc:
             refresh_note = f"the upstream's balance could not be read now ({exc})"
+        else:
+            fresh = (
+                BalanceSnapshot.objects.filter(virtual_account=va, pk__gt=last.pk if last else 0)
+                .order_by("-pk")
+                .first()
+            )
     totals = roll_forward(va, start=day_start(start), end=day_end(end))
     lines = statement_lines(va, opening=totals.opening, start=start, end=end)
     closing = totals.closing.quantize(CENTS)
@@ -265,7 +282,7 @@ def statement_build(
         adjustments=totals.adjustments,
         closing=closing,
         lines=lines,
-        check=upstream_check(va, closing=closing, end=end, note=refresh_note),
+        check=upstream_check(va, closing=closing, end=end, fresh=fresh, note=refresh_note),
     )
 
 

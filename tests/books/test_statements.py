@@ -116,14 +116,14 @@ def test_upstream_check_agrees_differs_or_says_why_not(october: October) -> None
     agrees = check()
     assert agrees.agrees and agrees.words.startswith("Balances with the upstream")
     BalanceSnapshot.objects.all().delete()
-    _reading(october, "1115.00", at(11, 1, 0, 5))
+    _reading(october, "1115.00", at(11, 1, 0, 5), as_of=at(10, 9))
     differs = check()
     assert differs.difference == D("0.25") and not differs.agrees
     assert "Differs from the upstream by 0.25" in differs.words
     BalanceSnapshot.objects.all().delete()
-    _reading(october, "1104.25", at(11, 4))  # after November's payout: says so, never agrees
+    _reading(october, "1104.25", at(11, 4))  # changed in November: proves nothing of October
     later = check()
-    assert later.reading is None and "follows later movements" in later.words
+    assert later.reading is None and "changed after the period ended" in later.words
 
 
 def test_csv_header_block_lines_and_formula_safety(october: October) -> None:
@@ -175,7 +175,7 @@ def test_a_description_that_is_a_formula_is_made_inert(october: October) -> None
 
 
 def test_pdf_reads_like_a_statement(october: October) -> None:
-    _reading(october, "1115.25", at(11, 1, 0, 5))
+    _reading(october, "1115.25", at(11, 1, 0, 5), as_of=at(10, 9))
     statement = statement_build(virtual_account=october.account, start=OCT_1, end=OCT_31, by=None)
     out = io.BytesIO()
     statement_pdf_write(statement, out)
