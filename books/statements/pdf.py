@@ -247,11 +247,13 @@ def receipt_pdf_write(receipt: Receipt, out: IO[bytes]) -> None:
         ],
         [
             f"FX markup in the rate ({receipt.fees.fx_markup_fraction:%})",
-            amount(receipt.fees.fx_markup_usd, c),
+            f"{amount(receipt.fees.fx_markup_usd, c)} "
+            f"({amount(receipt.fees.fx_markup_recipient, receipt.recipient_currency)})",
         ],
         [
             f"Out-of-hours penalty in the rate ({receipt.fees.penalty_fraction:%})",
-            amount(receipt.fees.penalty_usd, c),
+            f"{amount(receipt.fees.penalty_usd, c)} "
+            f"({amount(receipt.fees.penalty_recipient, receipt.recipient_currency)})",
         ],
         ["Recipient gets", amount(receipt.recipient_amount, receipt.recipient_currency)],
     ]
