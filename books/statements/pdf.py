@@ -32,6 +32,7 @@ from payouts.evidence.pdf import (
     MARGIN,
     MUTED,
     NOTE,
+    PAGE_WIDTH,
     RULE,
     SUBTITLE,
     TITLE,
@@ -40,12 +41,29 @@ from payouts.evidence.pdf import (
     _fonts,
     _NumberedCanvas,
     _p,
+    _style,
     _table,
+    fit,
 )
 
 GOOD = colors.HexColor("#0b6e4f")
 BAD = colors.HexColor("#a61b1b")
 BOX_FILL = colors.HexColor("#f5f7fa")
+# The lines' heading: not kept with the table (a long table would leave page 1 empty).
+H2_LINES = _style(
+    "h2_lines",
+    fontName=H2.fontName,
+    fontSize=H2.fontSize,
+    leading=H2.leading,
+    spaceBefore=H2.spaceBefore,
+    spaceAfter=H2.spaceAfter,
+)
+# Room for the footer's text beside "Page n of m".
+FOOTER_ROOM = PAGE_WIDTH - 2 * MARGIN - 28 * mm
+
+
+def footer(text: str) -> str:
+    return fit(text, FOOTER_ROOM, 7)
 
 
 def amount(value: Decimal | None, currency: str = "") -> str:
@@ -169,7 +187,7 @@ def _lines(statement: Statement) -> list[Flowable]:
             ]
         )
     return [
-        Paragraph(f"Transactions (amounts in {c})", H2),
+        Paragraph(f"Transactions (amounts in {c})", H2_LINES),
         _table(
             ["Date (UTC)", "Details", "Reference", "Paid out", "Fees", "Paid in", "Balance"],
             rows,
@@ -198,7 +216,7 @@ def statement_pdf_write(statement: Statement, out: IO[bytes]) -> None:
             f"{statement.holder} · account {masked(va.account_number)} · "
             f"{statement.start:%Y-%m-%d} to {statement.end:%Y-%m-%d}"
         )
-        footer_left = f"Generated {_when(statement.generated_at)} · {statement.check.words}"[:150]
+        footer_left = footer(f"Generated {_when(statement.generated_at)} · {statement.check.words}")
 
     document = _document(
         out,
