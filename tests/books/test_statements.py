@@ -259,3 +259,27 @@ def test_constant_queries_whatever_the_number_of_movements(october: October) -> 
             received_at=at(10, 1 + n % 28, 9),
         )
     assert (_queries(statement), _queries(history)) == before
+
+
+def test_a_long_statement_flows_over_numbered_pages(october: October) -> None:
+    for n in range(70):
+        Deposit.objects.create(
+            virtual_account=october.account,
+            deposit_id=f"bulk-{n}",
+            amount=D("12345.67"),
+            currency="USD",
+            received_at=at(10, 10 + n % 20, 9, n % 60),
+            sender_name="A very long sender name Incorporated International Holdings Ltd",
+        )
+    statement = statement_build(virtual_account=october.account, start=OCT_1, end=OCT_31, by=None)
+    out = io.BytesIO()
+    statement_pdf_write(statement, out)
+    pages = [page.extract_text() for page in PdfReader(io.BytesIO(out.getvalue())).pages]
+    assert len(pages) > 2
+    assert "dep-1" in pages[0] and "Transactions" in pages[0]  # the lines start on page 1
+    for number, text in enumerate(pages, start=1):
+        assert f"Page {number} of {len(pages)}" in text
+        assert "Paid out" in text  # the table's header on every page
+    everything = "\n".join(pages)
+    assert all(f"bulk-{n}\n" in everything or f"bulk-{n} " in everything for n in range(70))
+    assert "Closing balance 865,312.15 USD" in everything.replace("\n", " ")
