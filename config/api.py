@@ -161,6 +161,12 @@ OPERATION_PERMISSIONS: dict[str, Need] = {
     "POST /reconciliation/exceptions/{exception_id}/adopt": (roles.RECONCILE,),
     "POST /reconciliation/exceptions/{exception_id}/refetch": (roles.RECONCILE,),
     "POST /reconciliation/exceptions/{exception_id}/explain": (roles.RECONCILE,),
+    # books.statements: statements, balance history, receipts, the fees and FX report (read-only)
+    "GET /books/accounts/{account_id}/statement": (roles.BOOKS_VIEW,),
+    "GET /books/accounts/{account_id}/balance": (roles.BOOKS_VIEW,),
+    "GET /books/accounts/{account_id}/balance-history": (roles.BOOKS_VIEW,),
+    "GET /books/payouts/{payout_id}/receipt": (roles.BOOKS_VIEW,),
+    "GET /books/fees": (roles.BOOKS_VIEW,),
 }
 
 

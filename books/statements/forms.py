@@ -1,0 +1,74 @@
+"""The statements page's and the fees report's filter bars."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from django import forms
+from django.utils import timezone
+
+from accounts.models import VirtualAccount
+from console.forms import IsoDateField
+
+# The longest period a page or an export covers (a year and a day: a leap year's statement).
+MAX_DAYS = 366
+
+
+def month_to_date() -> tuple[date, date]:
+    today = timezone.now().date()
+    return today.replace(day=1), today
+
+
+class PeriodForm(forms.Form):
+    start = IsoDateField(required=False, label="From (day, UTC)")
+    end = IsoDateField(required=False, label="To (day, included)")
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        first, last = month_to_date()
+        start = cleaned.get("start") or first
+        end = cleaned.get("end") or last
+        if end < start:
+            self.add_error("end", "must be on or after the From day")
+        elif (end - start).days >= MAX_DAYS:
+            self.add_error("end", f"a period covers at most {MAX_DAYS} days")
+        cleaned["start"], cleaned["end"] = start, end
+        return cleaned
+
+
+class StatementForm(PeriodForm):
+    account = forms.ChoiceField(label="Virtual account")
+    on = IsoDateField(required=False, label="Balance as of (day)")
+
+    field_order = ["account", "start", "end", "on"]
+
+    def __init__(self, *args: Any, accounts: list[VirtualAccount], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.accounts = {str(va.pk): va for va in accounts}
+        self.fields["account"].choices = [  # type: ignore[attr-defined]
+            (key, f"{va.end_user} · {va}") for key, va in self.accounts.items()
+        ]
+
+    def account_chosen(self) -> VirtualAccount | None:
+        if not self.is_bound or not self.is_valid():
+            return None
+        return self.accounts.get(self.cleaned_data["account"])
+
+
+class FeesReportForm(PeriodForm):
+    environment = forms.ChoiceField(required=False, label="Environment")
+    corridor = forms.ChoiceField(required=False, label="Corridor")
+
+    def __init__(
+        self,
+        *args: Any,
+        environments: list[tuple[str, str]],
+        corridors: list[str],
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["environment"].choices = [("", "All environments"), *environments]  # type: ignore[attr-defined]
+        self.fields["corridor"].choices = [("", "All corridors")] + [  # type: ignore[attr-defined]
+            (name, name) for name in corridors
+        ]

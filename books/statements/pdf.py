@@ -1,0 +1,336 @@
+"""The statement and the receipt as PDFs, in the house look of the evidence pack
+(payouts/evidence/pdf.py: its fonts, styles, tables and numbered pages, reused here).
+
+A statement reads like a bank's: the letterhead, the account block (holder, the account number
+masked but its last four digits, routing), the period, a summary box (opening, each kind of
+movement, closing), the lines with their running balance, "Page n of m", and a footer with when
+it was generated and how it compares with the upstream's balance.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import IO, Any
+from xml.sax.saxutils import escape
+
+from reportlab.lib import colors
+from reportlab.lib.pagesizes import A4
+from reportlab.lib.units import mm
+from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
+from reportlab.platypus.flowables import Flowable
+
+from books.statements.receipts import Receipt
+from books.statements.statement import Statement, masked
+from payouts.evidence.pdf import (
+    BODY,
+    CELL,
+    CELL_BOLD,
+    CELL_BOLD_RIGHT,
+    CELL_RIGHT,
+    H2,
+    MARGIN,
+    MUTED,
+    NOTE,
+    PAGE_WIDTH,
+    RULE,
+    SUBTITLE,
+    TITLE,
+    WIDTH,
+    _facts,
+    _fonts,
+    _NumberedCanvas,
+    _p,
+    _style,
+    _table,
+    fit,
+)
+
+GOOD = colors.HexColor("#0b6e4f")
+BAD = colors.HexColor("#a61b1b")
+BOX_FILL = colors.HexColor("#f5f7fa")
+# The lines' heading: not kept with the table (a long table would leave page 1 empty).
+H2_LINES = _style(
+    "h2_lines",
+    fontName=H2.fontName,
+    fontSize=H2.fontSize,
+    leading=H2.leading,
+    spaceBefore=H2.spaceBefore,
+    spaceAfter=H2.spaceAfter,
+)
+# Room for the footer's text beside "Page n of m".
+FOOTER_ROOM = PAGE_WIDTH - 2 * MARGIN - 28 * mm
+
+
+def footer(text: str) -> str:
+    return fit(text, FOOTER_ROOM, 7)
+
+
+def amount(value: Decimal | None, currency: str = "") -> str:
+    """`1,234.56 USD`, every digit kept; an empty cell for nothing."""
+    if value is None:
+        return ""
+    return f"{value:,.2f} {currency}".strip()
+
+
+def _when(value: datetime | None) -> str:
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if value else "—"
+
+
+def _document(out: IO[bytes], *, title: str, subject: str) -> SimpleDocTemplate:
+    return SimpleDocTemplate(
+        out,
+        pagesize=A4,
+        leftMargin=MARGIN,
+        rightMargin=MARGIN,
+        topMargin=MARGIN + 4 * mm,
+        bottomMargin=MARGIN + 2 * mm,
+        title=title,
+        author="PayOps",
+        subject=subject,
+    )
+
+
+def _summary_box(statement: Statement) -> Table:
+    c = statement.currency
+    rows = [
+        ("Opening balance", statement.opening, True),
+        ("Deposits", statement.deposits, False),
+        ("Payouts", -statement.payouts, False),
+        ("Fees", -statement.fees, False),
+        ("Returns", statement.returns, False),
+        ("Adjustments", statement.adjustments, False),
+        ("Closing balance", statement.closing, True),
+    ]
+    data = [
+        [
+            _p(label, CELL_BOLD if bold else CELL),
+            _p(amount(value, c), CELL_BOLD_RIGHT if bold else CELL_RIGHT),
+        ]
+        for label, value, bold in rows
+    ]
+    table = Table(data, colWidths=[0.22 * WIDTH, 0.2 * WIDTH])
+    table.setStyle(
+        TableStyle(
+            [
+                ("BOX", (0, 0), (-1, -1), 0.6, MUTED),
+                ("BACKGROUND", (0, 0), (-1, -1), BOX_FILL),
+                ("LINEBELOW", (0, 0), (-1, 0), 0.3, RULE),
+                ("LINEABOVE", (0, -1), (-1, -1), 0.6, MUTED),
+                ("TOPPADDING", (0, 0), (-1, -1), 2),
+                ("BOTTOMPADDING", (0, 0), (-1, -1), 2),
+                ("LEFTPADDING", (0, 0), (-1, -1), 4),
+                ("RIGHTPADDING", (0, 0), (-1, -1), 4),
+            ]
+        )
+    )
+    return table
+
+
+def _account_block(statement: Statement) -> Table:
+    va = statement.account
+    left = _facts(
+        [
+            ("Account holder", statement.holder),
+            ("Account number", masked(va.account_number)),
+            ("Routing number", va.routing_number or "—"),
+            ("Currency", statement.currency),
+            (
+                "Period",
+                f"{statement.start:%d %b %Y} to {statement.end:%d %b %Y} (UTC, whole days)",
+            ),
+            ("Environment", va.environment.name),
+        ]
+    )
+    left._argW = [0.2 * WIDTH, 0.34 * WIDTH]
+    outer = Table([[left, _summary_box(statement)]], colWidths=[0.56 * WIDTH, 0.44 * WIDTH])
+    outer.setStyle(
+        TableStyle(
+            [
+                ("VALIGN", (0, 0), (-1, -1), "TOP"),
+                ("LEFTPADDING", (0, 0), (-1, -1), 0),
+                ("RIGHTPADDING", (0, 0), (-1, -1), 0),
+                ("ALIGN", (1, 0), (1, 0), "RIGHT"),
+            ]
+        )
+    )
+    return outer
+
+
+def _check(statement: Statement) -> Paragraph:
+    check = statement.check
+    colour = "#0b6e4f" if check.agrees else ("#a61b1b" if check.reading is not None else "#52606d")
+    return Paragraph(f'<font color="{colour}"><b>{escape(check.words)}</b></font>', BODY)
+
+
+def _lines(statement: Statement) -> list[Flowable]:
+    c = statement.currency
+    if not statement.lines:
+        return [_p("No movements in this period.", NOTE)]
+    rows: list[list[Any]] = []
+    for line in statement.lines:
+        detail = line.description or line.kind_label
+        if line.recipient_amount is not None and line.kind.value == "payout":
+            detail += (
+                f"\nRecipient gets {amount(line.recipient_amount, line.recipient_currency)}"
+                f" at {line.rate}"
+            )
+        rows.append(
+            [
+                line.at.astimezone(UTC).strftime("%Y-%m-%d\n%H:%M"),
+                f"{line.kind_label}\n{detail}",
+                line.reference or "—",
+                amount(line.money_out or None),
+                amount(line.fees or None),
+                amount(line.money_in or None),
+                amount(line.balance),
+            ]
+        )
+    return [
+        Paragraph(f"Transactions (amounts in {c})", H2_LINES),
+        _table(
+            ["Date (UTC)", "Details", "Reference", "Paid out", "Fees", "Paid in", "Balance"],
+            rows,
+            [0.11, 0.33, 0.13, 0.11, 0.08, 0.11, 0.13],
+            right=(3, 4, 5, 6),
+        ),
+        Spacer(1, 3 * mm),
+        _p(
+            f"Closing balance {amount(statement.closing, c)} = opening "
+            f"{amount(statement.opening, c)} + deposits {amount(statement.deposits, c)} - payouts "
+            f"{amount(statement.payouts, c)} - fees {amount(statement.fees, c)} + returns "
+            f"{amount(statement.returns, c)} + adjustments {amount(statement.adjustments, c)}.",
+            NOTE,
+        ),
+    ]
+
+
+def statement_pdf_write(statement: Statement, out: IO[bytes]) -> None:
+    """Write the statement as a PDF into `out`."""
+    _fonts()
+    va = statement.account
+
+    class PageCanvas(_NumberedCanvas):
+        header_left = "PayOps · Account statement"
+        header_right = (
+            f"{statement.holder} · account {masked(va.account_number)} · "
+            f"{statement.start:%Y-%m-%d} to {statement.end:%Y-%m-%d}"
+        )
+        footer_left = footer(f"Generated {_when(statement.generated_at)} · {statement.check.words}")
+
+    document = _document(
+        out,
+        title=f"Statement {masked(va.account_number)} {statement.start} to {statement.end}",
+        subject="Account statement",
+    )
+    story: list[Flowable] = [
+        Paragraph("PayOps", TITLE),
+        Paragraph("Account statement · virtual account held with the upstream", SUBTITLE),
+        _account_block(statement),
+        Spacer(1, 3 * mm),
+        _check(statement),
+        *_lines(statement),
+    ]
+    document.build(story, canvasmaker=PageCanvas)
+
+
+def receipt_pdf_write(receipt: Receipt, out: IO[bytes]) -> None:
+    """Write the payout's receipt as a PDF into `out`."""
+    _fonts()
+    payout = receipt.payout
+    c = receipt.currency
+
+    class PageCanvas(_NumberedCanvas):
+        header_left = "PayOps · Payout receipt"
+        header_right = f"Payout #{payout.pk}" + (
+            f" · {payout.reference}" if payout.reference else ""
+        )
+        footer_left = f"Generated {_when(datetime.now(UTC))}"
+
+    document = _document(out, title=f"Receipt: payout #{payout.pk}", subject="Payout receipt")
+    rate = (
+        f"1 {c} = {receipt.rate} {receipt.recipient_currency}" if receipt.rate is not None else "—"
+    )
+    figures = [
+        ["Amount sent", amount(receipt.amount, c)],
+        *[[label, amount(value, c)] for label, value in receipt.fee_items],
+        ["Total fees", amount(receipt.total_fees, c)],
+        ["Total debited", amount(receipt.total_debited, c)],
+        ["Rate paid (service rate)", rate],
+        [
+            "Commercial rate (before FX markup and penalty)",
+            f"1 {c} = {receipt.fees.rate} {receipt.recipient_currency}"
+            if receipt.fees.rate
+            else "—",
+        ],
+        [
+            f"FX markup in the rate ({receipt.fees.fx_markup_fraction:%})",
+            f"{amount(receipt.fees.fx_markup_usd, c)} "
+            f"({amount(receipt.fees.fx_markup_recipient, receipt.recipient_currency)})",
+        ],
+        [
+            f"Out-of-hours penalty in the rate ({receipt.fees.penalty_fraction:%})",
+            f"{amount(receipt.fees.penalty_usd, c)} "
+            f"({amount(receipt.fees.penalty_recipient, receipt.recipient_currency)})",
+        ],
+        ["Recipient gets", amount(receipt.recipient_amount, receipt.recipient_currency)],
+    ]
+    approvals = [
+        [str(a.step), f"{a.name or a.email}\n{a.email}", _when(a.at), a.second_factor or "—"]
+        for a in receipt.approvals
+    ]
+    story: list[Flowable] = [
+        Paragraph("PayOps", TITLE),
+        Paragraph(
+            escape(
+                f"Payout receipt · {amount(receipt.amount, c)} to {receipt.recipient_name} · "
+                f"completed {_when(receipt.completed_at)}"
+            ),
+            SUBTITLE,
+        ),
+        Paragraph("Payment", H2),
+        _facts(
+            [
+                ("Payout", f"#{payout.pk} · {payout.environment.name}"),
+                ("Reference", payout.reference or "—"),
+                ("Upstream payout id", payout.upstream_id or "—"),
+                ("Quote id", receipt.quote_id or "—"),
+                ("UETR", receipt.uetr or "— (not given by the upstream)"),
+                ("Status", payout.get_status_display()),
+                ("Memo", payout.memo or "—"),
+            ]
+        ),
+        Paragraph("Amounts", H2),
+        _table(["Figure", "Amount"], figures, [0.6, 0.4], right=(1,)),
+        Paragraph("Recipient", H2),
+        _facts(
+            [
+                ("Name", receipt.recipient_name),
+                ("Bank", receipt.recipient_bank or "—"),
+                ("Payment rail", receipt.recipient_rail or "—"),
+                ("Account", receipt.recipient_account),
+                ("Country", receipt.recipient_country or "—"),
+            ]
+        ),
+        Paragraph("Approvals", H2),
+        _table(["Step", "Approver", "When", "Second factor"], approvals, [0.08, 0.46, 0.26, 0.2])
+        if approvals
+        else _p("No approvals are recorded for this payout.", NOTE),
+        Paragraph("Timestamps", H2),
+        _facts(
+            [
+                ("Prepared by (maker)", receipt.maker),
+                ("Created", _when(payout.created_at)),
+                ("Submitted for approval", _when(payout.submitted_at)),
+                ("Charged by the upstream", _when(payout.charged_at)),
+                ("Completed", _when(receipt.completed_at)),
+            ]
+        ),
+        Spacer(1, 4 * mm),
+        _p(
+            "Figures as charged by the upstream. The account was debited the amount plus the "
+            "fees; the recipient was paid the amount converted at the rate shown.",
+            NOTE,
+        ),
+    ]
+    document.build(story, canvasmaker=PageCanvas)
