@@ -10,6 +10,7 @@ from typing import Literal
 
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
+from django.utils import timezone
 from ninja import Field, Query, Router, Schema
 
 from accounts.models import VirtualAccount
@@ -29,7 +30,7 @@ Start = Query(None, description="First day (UTC); default: this month's first.")
 End = Query(None, description="Last day, included (UTC); default: today.")
 StatementFormat = Query("json", description="json, csv or pdf.")
 FeesFormat = Query("json", description="json or csv.")
-On = Query(..., description="The day (UTC): the balance at its end.")
+On = Query(None, description="The day (UTC): the balance at its end; today when omitted.")
 Corridor = Query("", description="One corridor, as listed in `corridors`.")
 
 Format = Literal["json", "csv", "pdf"]
@@ -180,11 +181,12 @@ class BalanceOut(Schema):
 def get_balance(
     request: HttpRequest,
     account_id: int,
-    on: date = On,
+    on: date | None = On,
     environment: str | None = EnvironmentName,
 ) -> BalanceOut:
     """PayOps's balance of the account at the end of a day (the ledger)."""
     va = _account(request, account_id, environment)
+    on = on or timezone.now().date()
     balance = statement.balance_on(virtual_account=va, day=on, by=acting_staff(request))
     return BalanceOut(virtual_account_id=va.pk, on=on, balance=balance, currency=va.currency)
 

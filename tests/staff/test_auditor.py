@@ -71,6 +71,10 @@ READ_PAGES = {
     "books:reconciliation_run",
     "books:exceptions",
     "books:exception",
+    # books.statements (books.view_books)
+    "books:statements",
+    "books:fees_report",
+    "books:receipt",
 }
 # The admins' configuration screens (each also its edit form) and a reprocessing run's progress,
 # like ADMIN_CONFIGURATION_READS: 403 for the auditor, who reads their changes in the audit trail.
