@@ -24,8 +24,8 @@ import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -139,7 +139,6 @@ def setup() -> dict[str, object]:
 def fill(world: dict[str, Any], *, rows: int, pending: int) -> None:
     """QUOTES quotes and `rows` payouts (the newest `pending` waiting for approval), the payouts
     inserted set-wise from one template row; any earlier ones are deleted first."""
-    from datetime import timedelta
     from decimal import Decimal
 
     from django.db import connection
@@ -189,7 +188,9 @@ def fill(world: dict[str, Any], *, rows: int, pending: int) -> None:
     else:
         uuid = "lower(hex(randomblob(16)))"
         at = "strftime('%Y-%m-%d %H:%M:%f', 'now', '-' || n || ' seconds')"
-        series = "(WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < {count}) "
+        series = (
+            "(WITH RECURSIVE s(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM s WHERE n < {count}) "
+        )
         series += "SELECT n FROM s)"
     statuses = ("completed", "failed", "draft", "processing", "cancelled", "rejected")
     status = (
@@ -236,7 +237,7 @@ def fill(world: dict[str, Any], *, rows: int, pending: int) -> None:
     insert_series(Payout, template.pk, rows - 1, computed, series)
     if vendor == "postgresql":
         with connection.cursor() as cursor:
-            cursor.execute(f"ANALYZE {table}")
+            cursor.execute(f"ANALYZE {Payout._meta.db_table}")
             cursor.execute(f"ANALYZE {Quote._meta.db_table}")
     else:
         with connection.cursor() as cursor:
@@ -258,7 +259,7 @@ def insert_series(
     names = ", ".join(quote_name(c) for c in columns)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"INSERT INTO {table} ({names}) SELECT {select} "  # noqa: S608
+            f"INSERT INTO {table} ({names}) SELECT {select} "
             f"FROM {series.format(count=int(count))} "
             f"CROSS JOIN (SELECT * FROM {table} WHERE id = {int(template)}) t"
         )
@@ -283,7 +284,9 @@ def measure(
                 this_round[key].append((time.perf_counter() - started) * 1000)
         for key, values in this_round.items():
             samples[key].extend(values)
-        ratios.append(statistics.median(this_round["page"]) / statistics.median(this_round["changelist"]))
+        ratios.append(
+            statistics.median(this_round["page"]) / statistics.median(this_round["changelist"])
+        )
     ratio = statistics.median(samples["page"]) / statistics.median(samples["changelist"])
     print(f"{name}_ratio={ratio:.2f}")
     print(f"{name}_median_ms={statistics.median(samples['page']):.1f}")
@@ -402,7 +405,8 @@ def run(args: argparse.Namespace) -> None:
     print(f"csv_export_rows={Payout.objects.count()}")
     print(f"csv_export_seconds={statistics.median(times['export']):.2f}")
     print(f"csv_minimal_seconds={statistics.median(times['minimal']):.2f}")
-    print(f"csv_export_ratio={statistics.median(times['export']) / statistics.median(times['minimal']):.2f}")
+    ratio = statistics.median(times["export"]) / statistics.median(times["minimal"])
+    print(f"csv_export_ratio={ratio:.2f}")
     print(f"csv_export_spread={min(ratios):.2f}-{max(ratios):.2f}")
     print(f"csv_export_peak_kib_{args.rows}={export_peak_kib()}")
 
