@@ -158,21 +158,40 @@ def _mine_ids(user: StaffUser, base: QuerySet[Payout]) -> list[int]:
         given.setdefault(payout_id, []).append((approver_id, step, round_))
     roles = approver_roles(user)
     permitted = user.has_perm(PAYOUT_APPROVE)
+    # The decision reads only what the key holds (whether this person made the payout, created
+    # its recipient or approved it; the chain, the count and the approvals' steps), so payouts
+    # alike are decided once: thousands waiting make a few decisions, not thousands.
+    decided: dict[tuple[object, ...], bool] = {}
+    me = user.pk  # once: request.user is a lazy object, each attribute read goes through it
     mine = []
     for pk, maker_id, creator_id, required, chain, round_now in lean:
         approvals = [(a, step) for a, step, r in given.get(pk, ()) if r == round_now]
-        facts = ApprovalFacts(
-            pending=True,
-            maker_id=maker_id,
-            recipient_creator_id=creator_id,
-            approver_ids=[a for a, _ in approvals],
-            required=required,
-            chain=chain_from_json(chain),
-            approval_steps=[step for _, step in approvals],
+        approver_ids = [a for a, _ in approvals]
+        steps = [step for _, step in approvals]
+        key = (
+            maker_id == me,
+            creator_id == me,
+            me in approver_ids,
+            len(set(approver_ids)),
+            tuple(steps),
+            required,
+            tuple((item["role"], item["count"]) for item in chain or ()),
         )
-        if approval_decide(
-            facts, approver_id=user.pk, has_permission=permitted, roles=roles
-        ).allowed:
+        allowed = decided.get(key)
+        if allowed is None:
+            facts = ApprovalFacts(
+                pending=True,
+                maker_id=maker_id,
+                recipient_creator_id=creator_id,
+                approver_ids=approver_ids,
+                required=required,
+                chain=chain_from_json(chain),
+                approval_steps=steps,
+            )
+            allowed = decided[key] = approval_decide(
+                facts, approver_id=me, has_permission=permitted, roles=roles
+            ).allowed
+        if allowed:
             mine.append(pk)
     return mine
 
