@@ -27,6 +27,8 @@ type Cell = str | int | float | Decimal | None
 
 def csv_cell(value: Cell) -> str | int | float | Decimal:
     """The value as written to a CSV cell: text that a spreadsheet would run is made inert."""
+    if type(value) is str:  # most cells: the same rule as below, without the other checks
+        return "'" + value if value.startswith(FORMULA_STARTS) else value
     if value is None:
         return ""
     if isinstance(value, bool):
