@@ -74,12 +74,17 @@ def amount_searched(text: str) -> SearchedAmount | None:
     return SearchedAmount(value, (found["currency"] or "").upper())
 
 
+def query_without_page(request: HttpRequest) -> str:
+    """The request's query string without `page` (for includes/pagination.html's links)."""
+    query = request.GET.copy()
+    query.pop("page", None)
+    return query.urlencode()
+
+
 def page_of(request: HttpRequest, rows: Any, per_page: int = PAGE_SIZE) -> tuple[Page, str]:
     """The page asked for, and the query string without `page` (for includes/pagination.html)."""
     page = Paginator(rows, per_page).get_page(request.GET.get("page"))
-    query = request.GET.copy()
-    query.pop("page", None)
-    return page, query.urlencode()
+    return page, query_without_page(request)
 
 
 def filters_by_maker[F: forms.Form](

@@ -6,7 +6,7 @@ from datetime import date
 from decimal import Decimal
 
 from django.core.exceptions import PermissionDenied
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 
 from accounts.models import Recipient, RecipientStatus, VirtualAccount
 from console.lists import amount_searched, words_match
@@ -56,9 +56,9 @@ def payout_search(payouts: QuerySet[Payout], text: str) -> QuerySet[Payout]:
     return payouts.filter(match)
 
 
-def payout_list(
+def payout_filter(
+    payouts: QuerySet[Payout],
     *,
-    environment: Environment | None,
     q: str = "",
     amount: Decimal | None = None,
     status: str = "",
@@ -69,13 +69,8 @@ def payout_list(
     date_from: date | None = None,
     date_to: date | None = None,
 ) -> QuerySet[Payout]:
-    """Payouts of one environment, newest first. `q` searches (payout_search), `amount` is exact,
-    `corridor` is SOURCE-RAIL, e.g. USD-WIRE."""
-    payouts = Payout.objects.select_related(
-        "maker", "virtual_account__end_user", "recipient", "quote"
-    ).filter(environment=environment)
-    if environment is None:
-        return payouts.none()
+    """`payouts` narrowed by each filter given (the list's and the approval inbox's). `q`
+    searches (payout_search), `amount` is exact, `corridor` is SOURCE-RAIL, e.g. USD-WIRE."""
     payouts = payout_search(payouts, q)
     if amount is not None:
         payouts = payouts.filter(amount=amount)
@@ -98,6 +93,41 @@ def payout_list(
         payouts = payouts.filter(created_at__date__gte=date_from)
     if date_to:
         payouts = payouts.filter(created_at__date__lte=date_to)
+    return payouts
+
+
+def payout_list(
+    *,
+    environment: Environment | None,
+    q: str = "",
+    amount: Decimal | None = None,
+    status: str = "",
+    maker: StaffUser | None = None,
+    corridor: str = "",
+    amount_min: Decimal | None = None,
+    amount_max: Decimal | None = None,
+    date_from: date | None = None,
+    date_to: date | None = None,
+) -> QuerySet[Payout]:
+    """Payouts of one environment, newest first (the index `payout_env_created` serves this
+    order: docs/finance.md), narrowed by `payout_filter`."""
+    payouts = Payout.objects.select_related(
+        "maker", "virtual_account__end_user", "recipient", "quote"
+    ).filter(environment=environment)
+    if environment is None:
+        return payouts.none()
+    payouts = payout_filter(
+        payouts,
+        q=q,
+        amount=amount,
+        status=status,
+        maker=maker,
+        corridor=corridor,
+        amount_min=amount_min,
+        amount_max=amount_max,
+        date_from=date_from,
+        date_to=date_to,
+    )
     return payouts.order_by("-created_at", "-pk")
 
 
@@ -155,6 +185,7 @@ def corridors() -> list[tuple[str, str]]:
 
 
 def payout_makers(environment: Environment | None) -> QuerySet[StaffUser]:
-    return (
-        StaffUser.objects.filter(payouts_made__environment=environment).distinct().order_by("email")
-    )
+    """Who made payouts in the environment (the filter's menu): one EXISTS a staff member, on
+    the maker's index, rather than a DISTINCT over every payout."""
+    made = Payout.objects.filter(maker=OuterRef("pk"), environment=environment)
+    return StaffUser.objects.filter(Exists(made)).order_by("email")

@@ -69,6 +69,10 @@ class Quote(models.Model):
                 fields=["environment", "upstream_id"], name="quote_upstream_id_per_environment"
             )
         ]
+        # The list's order, newest first in one environment (docs/finance.md).
+        indexes = [
+            models.Index(fields=["environment", "created_at", "id"], name="quote_env_created")
+        ]
 
     def __str__(self) -> str:
         return f"{self.base_currency}→{self.quote_currency} {self.upstream_id}"

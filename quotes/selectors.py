@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import fields
 from datetime import date
 
@@ -35,8 +36,10 @@ def quote_list(
     date_from: date | None = None,
     date_to: date | None = None,
 ) -> QuerySet[Quote]:
-    """Quotes of one environment, newest first, with who asked and how many payouts used each."""
-    quotes = Quote.objects.select_related("requested_by").annotate(payout_count=Count("payouts"))
+    """Quotes of one environment, newest first, with who asked (the index `quote_env_created`
+    serves this order). How many payouts used each is counted for the page shown only:
+    `quote_payout_counts`."""
+    quotes = Quote.objects.select_related("requested_by")
     quotes = quotes.filter(environment=environment) if environment else quotes.none()
     quotes = filter_given(
         quotes,
@@ -49,6 +52,19 @@ def quote_list(
         base, _, destination = corridor.partition("-")
         quotes = quotes.filter(base_currency=base, quote_currency=destination)
     return quotes.order_by("-created_at", "-pk")
+
+
+def quote_payout_counts(quotes: Iterable[Quote]) -> None:
+    """Set `payout_count` on each of `quotes` (a page of the list): one query over these quotes
+    only, never a count over every quote of the environment."""
+    shown = list(quotes)
+    counts = dict(
+        Quote.objects.filter(pk__in=[quote.pk for quote in shown])
+        .annotate(used=Count("payouts"))
+        .values_list("pk", "used")
+    )
+    for quote in shown:
+        quote.payout_count = counts.get(quote.pk, 0)  # type: ignore[attr-defined]
 
 
 def quote_detail(*, environment: Environment | None, pk: int) -> Quote:

@@ -83,6 +83,7 @@ def quote_list(request: HttpRequest) -> HttpResponse:
         date_to=filters.get("date_to"),
     )
     page, query = page_of(request, quotes, PAGE_SIZE)
+    selectors.quote_payout_counts(page.object_list)
     context = {
         "form": form,
         "page": page,

@@ -9,8 +9,9 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from ninja import Field, Router, Schema
+from ninja.params.functions import Query as QueryParam
 
-from console.api_schemas import ERROR_RESPONSES
+from console.api_schemas import ERROR_RESPONSES, Limit, Offset
 from console.inputs import Amount, MultilineText, Text
 from gateway.api_support import ChangeOut, EnvironmentName
 from payouts.api_support import ERRORS, PayoutStateOut, payout_action, state_out
@@ -21,9 +22,12 @@ from payouts.approval.policy import (
 from payouts.approval.policy_changes import approval_policy_propose
 from payouts.approval.rules import ChainStep, LimitSpec, RuleSpec, chain_total
 from payouts.approval.selectors import (
+    INBOX_SORT_DEFAULT,
+    INBOX_SORTS,
     SCOPE_ANYONE,
     SCOPE_MINE,
-    approval_inbox_rows,
+    InboxFilters,
+    approval_inbox_slice,
     policy_impact,
     valid_approvals,
 )
@@ -33,6 +37,7 @@ from payouts.approval.services import (
     payout_cancel,
     payout_reject,
 )
+from payouts.drafts.api import PayoutCorridor, PayoutSearch
 from payouts.models import ApprovalPolicy, Payout
 from payouts.selectors import can_read_payouts
 from quotes.api import environment_of, staff_of
@@ -118,6 +123,9 @@ class InboxItemOut(Schema):
     approvals_required: int
 
 
+INBOX_SORT_HELP = "; ".join(f"`{key}`: {label.lower()}" for key, (label, _) in INBOX_SORTS.items())
+
+
 @router.get(
     "/approvals",
     response={200: list[InboxItemOut], **ERROR_RESPONSES},
@@ -126,16 +134,35 @@ class InboxItemOut(Schema):
 def approvals(
     request: HttpRequest,
     scope: str = SCOPE_MINE,
+    q: Text = PayoutSearch,
+    corridor: Text = PayoutCorridor,
+    amount_min: Decimal | None = None,
+    amount_max: Decimal | None = None,
+    sort: str = QueryParam(INBOX_SORT_DEFAULT, description=INBOX_SORT_HELP),
+    limit: int = Limit,
+    offset: int = Offset,
     environment: str | None = EnvironmentName,
 ) -> tuple[int, Any]:
-    """My approval inbox (`scope=mine`, default) or every payout waiting (`scope=anyone`)."""
+    """My approval inbox (`scope=mine`, default) or every payout waiting (`scope=anyone`),
+    searched, filtered and ordered as the Approvals page is; `limit` rows from `offset`."""
     user = staff_of(request)
     if scope not in (SCOPE_MINE, SCOPE_ANYONE):
         raise ServiceError("scope is mine or anyone.", errors=[("scope", "must be mine or anyone")])
+    if sort not in INBOX_SORTS:
+        raise ServiceError(
+            "Unknown order.", errors=[("sort", f"must be one of {', '.join(INBOX_SORTS)}")]
+        )
     if not can_read_payouts(user):
         raise PermissionDenied("Not allowed.")
-    rows = approval_inbox_rows(
-        user=user, environment=environment_of(request, environment), scope=scope
+    rows = approval_inbox_slice(
+        user=user,
+        environment=environment_of(request, environment),
+        scope=scope,
+        filters=InboxFilters(
+            q=q, corridor=corridor, amount_min=amount_min, amount_max=amount_max, sort=sort
+        ),
+        offset=offset,
+        limit=limit,
     )
     return 200, [
         InboxItemOut(

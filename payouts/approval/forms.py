@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
 from django import forms
 
-from console.inputs import TextField
+from console.inputs import AmountField, TextField
 from payouts.approval.rules import (
     CHANNELS,
     LIMIT_SUBJECTS,
@@ -15,8 +16,42 @@ from payouts.approval.rules import (
     LimitSpec,
     RuleSpec,
 )
+from payouts.approval.selectors import INBOX_SORTS, SCOPE_ANYONE, SCOPE_MINE
 from payouts.models import ApprovalRule
+from payouts.selectors import SEARCH_MAX_LENGTH, corridors
+from quotes.forms import choice_field
 from staff.roles import ROLES
+
+
+class InboxFilterForm(forms.Form):
+    """The inbox's filter bar: whose inbox, the payout list's search and filters, the order."""
+
+    scope = forms.ChoiceField(
+        choices=[(SCOPE_MINE, "Waiting for me"), (SCOPE_ANYONE, "Waiting for anyone")],
+        required=False,
+        label="Waiting for",
+    )
+    q = forms.CharField(
+        required=False,
+        max_length=SEARCH_MAX_LENGTH,
+        label="Search",
+        help_text="Reference, recipient, upstream id or amount (539 or 539.00).",
+        widget=forms.TextInput(attrs={"type": "search"}),
+    )
+    maker = forms.ChoiceField(required=False)
+    corridor = forms.ChoiceField(required=False)
+    amount_min = AmountField(required=False, min_value=0, label="Amount from")
+    amount_max = AmountField(required=False, min_value=0, label="Amount to")
+    sort = forms.ChoiceField(
+        choices=[(key, label) for key, (label, _) in INBOX_SORTS.items()],
+        required=False,
+        label="Order",
+    )
+
+    def __init__(self, *args: Any, makers: list[tuple[str, str]], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        choice_field(self, "maker").choices = [("", "Anyone"), *makers]
+        choice_field(self, "corridor").choices = [("", "Any corridor"), *corridors()]
 
 
 class RejectForm(forms.Form):

@@ -8,6 +8,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from django.core.paginator import Page, Paginator
 from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 from django.utils import timezone
 
@@ -29,12 +30,14 @@ from payouts.approval.rules import (
     limit_breach,
 )
 from payouts.models import Approval, Payout, PayoutStatus, chain_from_json
+from payouts.selectors import payout_filter
 from staff.models import StaffUser
 from staff.roles import PAYOUT_APPROVE
 
 S = PayoutStatus
 SCOPE_MINE = "mine"
 SCOPE_ANYONE = "anyone"
+INBOX_PAGE_SIZE = 50
 
 
 def _current_approvals() -> Prefetch[Any]:
@@ -45,28 +48,43 @@ def _current_approvals() -> Prefetch[Any]:
     )
 
 
-def approval_inbox(
-    *, user: StaffUser, environment: Environment | None, scope: str = SCOPE_MINE
+# The inbox's orders (`?sort=`): oldest submission first by default, as approvers work.
+INBOX_SORTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "submitted": ("Oldest first", ("submitted_at", "pk")),
+    "-submitted": ("Newest first", ("-submitted_at", "-pk")),
+    "-amount": ("Largest amount first", ("-amount", "-pk")),
+    "amount": ("Smallest amount first", ("amount", "pk")),
+}
+INBOX_SORT_DEFAULT = "submitted"
+
+
+@dataclass(frozen=True)
+class InboxFilters:
+    """What the inbox is narrowed by (as the payout list's filter bar) and its order."""
+
+    q: str = ""
+    maker: StaffUser | None = None
+    corridor: str = ""
+    amount_min: Decimal | None = None
+    amount_max: Decimal | None = None
+    sort: str = INBOX_SORT_DEFAULT
+
+
+def _inbox_base(
+    *, user: StaffUser, environment: Environment | None, scope: str, filters: InboxFilters
 ) -> QuerySet[Payout]:
-    """
-    Payouts waiting for approval. `mine`: the ones this person may approve now (not their own,
-    not to a recipient they created, not already approved by them in this round); `anyone`:
-    all of them. A constant number of queries whatever the length (related rows joined or
-    prefetched).
-    """
-    payouts = (
-        Payout.objects.filter(status=S.PENDING_APPROVAL)
-        .select_related(
-            "maker",
-            "recipient",
-            "recipient__created_by",
-            "virtual_account__end_user",
-            "quote",
-        )
-        .prefetch_related(_current_approvals(), "documents__views")
-        .annotate(recipient_paid_before=_recipient_paid_before())
-        .order_by("submitted_at", "pk")
+    """The payouts waiting, filtered and ordered in SQL, without their related rows: what the
+    count, the page and the `mine` decision start from."""
+    payouts = payout_filter(
+        Payout.objects.filter(status=S.PENDING_APPROVAL),
+        q=filters.q,
+        maker=filters.maker,
+        corridor=filters.corridor,
+        amount_min=filters.amount_min,
+        amount_max=filters.amount_max,
     )
+    _, order = INBOX_SORTS.get(filters.sort, INBOX_SORTS[INBOX_SORT_DEFAULT])
+    payouts = payouts.order_by(*order)
     if environment is not None:
         payouts = payouts.filter(environment=environment)
     if scope == SCOPE_MINE:
@@ -82,35 +100,159 @@ def approval_inbox(
     return payouts
 
 
+def _with_rows_shown(payouts: QuerySet[Payout]) -> QuerySet[Payout]:
+    """What a row of the inbox shows, joined or prefetched: a constant number of queries."""
+    return (
+        payouts.select_related(
+            "maker",
+            "recipient",
+            "recipient__created_by",
+            "virtual_account__end_user",
+            "quote",
+        )
+        .prefetch_related(_current_approvals(), "documents__views")
+        .annotate(recipient_paid_before=_recipient_paid_before())
+    )
+
+
+def approval_inbox(
+    *,
+    user: StaffUser,
+    environment: Environment | None,
+    scope: str = SCOPE_MINE,
+    filters: InboxFilters | None = None,
+) -> QuerySet[Payout]:
+    """
+    Payouts waiting for approval. `mine`: the ones this person may approve now as far as SQL
+    tells (not their own, not to a recipient they created, not already approved by them in this
+    round; `approval_inbox_page` also keeps only the chain steps they may fill); `anyone`: all
+    of them. A constant number of queries whatever the length (related rows joined or
+    prefetched).
+    """
+    base = _inbox_base(
+        user=user, environment=environment, scope=scope, filters=filters or InboxFilters()
+    )
+    return _with_rows_shown(base)
+
+
+def _mine_ids(user: StaffUser, base: QuerySet[Payout]) -> list[int]:
+    """The ids, in the inbox's order, of the payouts of `base` whose current chain step this
+    person may fill now: the pure `approval_decide` over two narrow queries (the payouts' ids,
+    makers and chains; their valid approvals), whatever the number waiting."""
+    lean = list(
+        base.values_list(
+            "pk",
+            "maker_id",
+            "recipient__created_by_id",
+            "approvals_required",
+            "approval_chain",
+            "approval_round",
+        )
+    )
+    if not lean:
+        return []
+    given: dict[int, list[tuple[int, int, int]]] = {}
+    for payout_id, approver_id, step, round_ in Approval.objects.filter(
+        payout__in=base.values("pk"), voided_at__isnull=True
+    ).values_list("payout_id", "approver_id", "step", "round"):
+        given.setdefault(payout_id, []).append((approver_id, step, round_))
+    roles = approver_roles(user)
+    permitted = user.has_perm(PAYOUT_APPROVE)
+    # The decision reads only what the key holds (whether this person made the payout, created
+    # its recipient or approved it; the chain, the count and the approvals' steps), so payouts
+    # alike are decided once: thousands waiting make a few decisions, not thousands.
+    decided: dict[tuple[object, ...], bool] = {}
+    me = user.pk  # once: request.user is a lazy object, each attribute read goes through it
+    mine = []
+    for pk, maker_id, creator_id, required, chain, round_now in lean:
+        approvals = [(a, step) for a, step, r in given.get(pk, ()) if r == round_now]
+        approver_ids = [a for a, _ in approvals]
+        steps = [step for _, step in approvals]
+        key = (
+            maker_id == me,
+            creator_id == me,
+            me in approver_ids,
+            len(set(approver_ids)),
+            tuple(steps),
+            required,
+            tuple((item["role"], item["count"]) for item in chain or ()),
+        )
+        allowed = decided.get(key)
+        if allowed is None:
+            facts = ApprovalFacts(
+                pending=True,
+                maker_id=maker_id,
+                recipient_creator_id=creator_id,
+                approver_ids=approver_ids,
+                required=required,
+                chain=chain_from_json(chain),
+                approval_steps=steps,
+            )
+            allowed = decided[key] = approval_decide(
+                facts, approver_id=me, has_permission=permitted, roles=roles
+            ).allowed
+        if allowed:
+            mine.append(pk)
+    return mine
+
+
+def approval_inbox_page(
+    *,
+    user: StaffUser,
+    environment: Environment | None,
+    scope: str = SCOPE_MINE,
+    filters: InboxFilters | None = None,
+    number: int | str | None = 1,
+    per_page: int = INBOX_PAGE_SIZE,
+) -> Page:
+    """
+    One page of the inbox (`number` as `Paginator.get_page` takes it: out of range gives the
+    last). `anyone`: a count and the page's rows, in SQL. `mine`: the ids this person may
+    approve (`_mine_ids`: two narrow queries), then the page's rows. Either way the rows carry
+    what the page shows, in a constant number of queries.
+    """
+    base = _inbox_base(
+        user=user, environment=environment, scope=scope, filters=filters or InboxFilters()
+    )
+    if scope != SCOPE_MINE:
+        return Paginator(_with_rows_shown(base), per_page).get_page(number)
+    ids = Paginator(_mine_ids(user, base), per_page).get_page(number)
+    return Page(_rows_of(list(ids.object_list)), ids.number, ids.paginator)
+
+
+def approval_inbox_slice(
+    *,
+    user: StaffUser,
+    environment: Environment | None,
+    scope: str = SCOPE_MINE,
+    filters: InboxFilters | None = None,
+    offset: int = 0,
+    limit: int = INBOX_PAGE_SIZE,
+) -> list[Payout]:
+    """`limit` rows of the inbox from `offset` (the API's paging), as `approval_inbox_page`."""
+    base = _inbox_base(
+        user=user, environment=environment, scope=scope, filters=filters or InboxFilters()
+    )
+    if scope != SCOPE_MINE:
+        return list(_with_rows_shown(base)[offset : offset + limit])
+    return _rows_of(_mine_ids(user, base)[offset : offset + limit])
+
+
+def _rows_of(ids: list[int]) -> list[Payout]:
+    """The payouts `ids` (one page), in that order, with what a row shows."""
+    found = _with_rows_shown(Payout.objects.filter(pk__in=ids)).in_bulk()
+    return [found[pk] for pk in ids if pk in found]
+
+
 def approval_inbox_rows(
     *, user: StaffUser, environment: Environment | None, scope: str = SCOPE_MINE
 ) -> list[Payout]:
-    """The inbox as rows. `mine` keeps only the payouts whose current chain step this person
-    may fill now (the pure `approval_decide` on the prefetched approvals: no query per row), so
-    an admin sees the payouts waiting for an admin step and an approver no longer sees those."""
-    rows = list(approval_inbox(user=user, environment=environment, scope=scope))
+    """The whole inbox as rows (a bounded list's reader: tests, small environments); pages use
+    `approval_inbox_page`."""
     if scope != SCOPE_MINE:
-        return rows
-    roles = approver_roles(user)
-    permitted = user.has_perm(PAYOUT_APPROVE)
-    mine = []
-    for payout in rows:
-        approvals = valid_approvals(payout)
-        facts = ApprovalFacts(
-            pending=True,
-            maker_id=payout.maker_id,
-            recipient_creator_id=payout.recipient.created_by_id,
-            approver_ids=[a.approver_id for a in approvals],
-            required=payout.approvals_required,
-            chain=chain_from_json(payout.approval_chain),
-            approval_steps=[a.step for a in approvals],
-        )
-        decision = approval_decide(
-            facts, approver_id=user.pk, has_permission=permitted, roles=roles
-        )
-        if decision.allowed:
-            mine.append(payout)
-    return mine
+        return list(approval_inbox(user=user, environment=environment, scope=scope))
+    base = _inbox_base(user=user, environment=environment, scope=scope, filters=InboxFilters())
+    return _rows_of(_mine_ids(user, base))
 
 
 def _recipient_paid_before() -> Exists:
@@ -265,4 +407,6 @@ def policy_impact(
 
 
 def waiting_count(user: StaffUser, environment: Environment | None) -> int:
-    return len(approval_inbox_rows(user=user, environment=environment, scope=SCOPE_MINE))
+    """How many payouts this person may approve now (the dashboard): ids only, no rows."""
+    base = _inbox_base(user=user, environment=environment, scope=SCOPE_MINE, filters=InboxFilters())
+    return len(_mine_ids(user, base))

@@ -14,15 +14,26 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from console.lists import filters_by_maker, query_without_page
 from gateway.selectors import environment_current
-from payouts.approval.forms import PolicyForm, RejectForm, WithdrawForm, limit_line, rule_line
+from payouts import selectors as payout_selectors
+from payouts.approval.forms import (
+    InboxFilterForm,
+    PolicyForm,
+    RejectForm,
+    WithdrawForm,
+    limit_line,
+    rule_line,
+)
 from payouts.approval.policy import PolicyInvalid, approval_policy_current
 from payouts.approval.policy_changes import approval_policy_propose
 from payouts.approval.selectors import (
+    INBOX_SORT_DEFAULT,
     SCOPE_ANYONE,
     SCOPE_MINE,
+    InboxFilters,
     approval_inbox,
-    approval_inbox_rows,
+    approval_inbox_page,
     policy_impact,
 )
 from payouts.approval.services import (
@@ -133,15 +144,35 @@ class BulkResult:
 
 @login_required
 def approval_inbox_view(request: HttpRequest) -> HttpResponse:
+    """The inbox, a page at a time, filtered and ordered as the payout list is (console.lists)."""
     user = staff_of(request)
     require_payout_reader(user)
-    scope = request.GET.get("scope") or SCOPE_MINE
-    if scope not in (SCOPE_MINE, SCOPE_ANYONE):
-        scope = SCOPE_MINE
-    rows = approval_inbox_rows(user=user, environment=environment_current(user=user), scope=scope)
+    environment = environment_current(user=user)
+    form, values, maker = filters_by_maker(
+        request, InboxFilterForm, payout_selectors.payout_makers(environment)
+    )
+    scope = values.get("scope") or SCOPE_MINE
+    filters = InboxFilters(
+        q=values.get("q") or "",
+        maker=maker,
+        corridor=values.get("corridor") or "",
+        amount_min=values.get("amount_min"),
+        amount_max=values.get("amount_max"),
+        sort=values.get("sort") or INBOX_SORT_DEFAULT,
+    )
+    page = approval_inbox_page(
+        user=user,
+        environment=environment,
+        scope=scope,
+        filters=filters,
+        number=request.GET.get("page"),
+    )
     can_approve = user.has_perm(PAYOUT_APPROVE)
     context = {
-        "rows": rows,
+        "form": form,
+        "page": page,
+        "query": query_without_page(request),
+        "rows": page.object_list,
         "scope": scope,
         "can_approve": can_approve,
         "empty_message": f"Nothing is waiting{' for you' if scope == SCOPE_MINE else ''}.",

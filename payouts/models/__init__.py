@@ -217,6 +217,15 @@ class Payout(IdempotentModel):
     class Meta:
         ordering = ("-created_at", "-pk")
         permissions = [("view_evidence", "Can download a payout's evidence pack")]
+        # The lists' orders (docs/finance.md "At 100,000 rows"): the payout list and the API,
+        # newest first in one environment; the approval inbox, by submission within a status.
+        indexes = [
+            models.Index(fields=["environment", "created_at", "id"], name="payout_env_created"),
+            models.Index(
+                fields=["environment", "status", "submitted_at", "id"],
+                name="payout_env_status_submitted",
+            ),
+        ]
         constraints = [
             models.UniqueConstraint(
                 fields=["environment", "upstream_id"],
