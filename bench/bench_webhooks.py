@@ -10,21 +10,27 @@ with a bare async view that answers 200 beside the real receiver, then:
 2. the same with two web processes (uvicorn --workers 2), bare view measured in the same run;
 3. every event the receiver acknowledged is looked up in the database (receiver_lost);
 4. with a staff websocket joined to the event stream, BENCH_LIVE_EVENTS events one at a time,
-   each timed from send to the websocket message naming it.
+   each timed from send to the websocket message naming it;
+5. with a real qcluster (whose workers run the event processors), BENCH_PROCESSING_EVENTS (50)
+   events one at a time, each timed from its acknowledgement to its status leaving `pending`.
 
-No worker runs: the acknowledgement is what is measured. Last lines: receiver_throughput_ratio
+No worker runs during 1-4: the acknowledgement is what is measured. Last lines:
+receiver_throughput_ratio
 (receiver/bare, median of the rounds, with the spread), receiver_p99_ratio (receiver p99 / bare
 p99 of the same round, median), receiver_lost, receiver_throughput_1proc / _2proc (events/s,
-medians) with the bare view's, webhook_ack_p50_ms, webhook_ack_p99_ms, webhook_live_p95_ms.
+medians) with the bare view's, webhook_ack_p50_ms, webhook_ack_p99_ms, webhook_live_p95_ms,
+webhook_processing_p50_ms / _p95_ms.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -38,6 +44,8 @@ from _support import ROOT, environment, free_port, migrate
 
 EVENTS = int(os.environ.get("BENCH_WEBHOOK_EVENTS", "1000"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
+CHUNKS = int(os.environ.get("BENCH_CHUNKS", "5"))
+PROCESSING_EVENTS = int(os.environ.get("BENCH_PROCESSING_EVENTS", "50"))
 LIVE_EVENTS = int(os.environ.get("BENCH_LIVE_EVENTS", "200"))
 SENDERS = 8
 SECRET = "whsec_bench-secret-0123456789abcdef"
@@ -184,37 +192,121 @@ def stop(server: subprocess.Popen[bytes]) -> None:
     server.wait(timeout=30)
 
 
-def rounds(base: str, receiver: str, label: str, acked: list[str]) -> list[dict[str, float]]:
-    """Interleaved rounds: each round measures the bare view and the receiver back to back."""
+def server_cpu_seconds(server: subprocess.Popen[bytes]) -> float:
+    """CPU (user + system) used so far by the server and its worker processes (Linux /proc)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    pids = [server.pid]
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{server.pid}/task"):
+            with open(f"/proc/{server.pid}/task/{task}/children") as children:
+                pids.extend(int(pid) for pid in children.read().split())
+    total = 0.0
+    for pid in pids:
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / ticks
+    return total
+
+
+def rounds(
+    server: subprocess.Popen[bytes], base: str, receiver: str, label: str, acked: list[str]
+) -> list[dict[str, float]]:
+    """Interleaved rounds. Each round alternates CHUNKS slices of the bare view's and the
+    receiver's events (bare first in odd rounds), so that the host's load, which drifts by the
+    second here, falls on both alike; per side: events/s over its own sending time, p50, p99,
+    and the server's CPU milliseconds per request."""
     # Warm both paths (imports, connections, first queries; with 2 processes, both of them).
     asyncio.run(blast(base + "/bench/bare/", signed_events(100, "warm")))
     asyncio.run(blast(receiver, signed_events(100, "warm")))
     results = []
+    size = max(1, EVENTS // CHUNKS)
     for number in range(ROUNDS):
         order = ("bare", "receiver") if number % 2 == 0 else ("receiver", "bare")
+        latencies: dict[str, list[float]] = {"bare": [], "receiver": []}
+        seconds = {"bare": 0.0, "receiver": 0.0}
+        cpu = {"bare": 0.0, "receiver": 0.0}
+        for chunk in range(CHUNKS):
+            for which in order:
+                before = server_cpu_seconds(server)
+                if which == "bare":
+                    got, total = asyncio.run(
+                        blast(base + "/bench/bare/", signed_events(size, "bare"))
+                    )
+                else:
+                    items = signed_events(size, f"ack{label}{number}-{chunk}")
+                    got, total = asyncio.run(blast(receiver, items, acked))
+                cpu[which] += server_cpu_seconds(server) - before
+                latencies[which].extend(got)
+                seconds[which] += total
         measured: dict[str, float] = {}
         for which in order:
-            if which == "bare":
-                latencies, total = asyncio.run(
-                    blast(base + "/bench/bare/", signed_events(EVENTS, "bare"))
-                )
-            else:
-                latencies, total = asyncio.run(
-                    blast(receiver, signed_events(EVENTS, f"ack{label}{number}"), acked)
-                )
-            measured[f"{which}_rate"] = EVENTS / total
-            measured[f"{which}_p50"] = statistics.median(latencies)
-            measured[f"{which}_p99"] = percentile(latencies, 0.99)
+            measured[f"{which}_rate"] = len(latencies[which]) / seconds[which]
+            measured[f"{which}_p50"] = statistics.median(latencies[which])
+            measured[f"{which}_p99"] = percentile(latencies[which], 0.99)
+            measured[f"{which}_cpu_ms"] = cpu[which] * 1000 / len(latencies[which])
         results.append(measured)
         print(
-            f"# {label} round {number + 1} ({' then '.join(order)}): "
+            f"# {label} round {number + 1} ({' first, '.join(order)} second): "
             f"bare {measured['bare_rate']:.0f}/s p50 {measured['bare_p50']:.1f} "
-            f"p99 {measured['bare_p99']:.1f} ms; receiver {measured['receiver_rate']:.0f}/s "
-            f"p50 {measured['receiver_p50']:.1f} p99 {measured['receiver_p99']:.1f} ms; "
+            f"p99 {measured['bare_p99']:.1f} ms cpu {measured['bare_cpu_ms']:.2f} ms/req; "
+            f"receiver {measured['receiver_rate']:.0f}/s p50 {measured['receiver_p50']:.1f} "
+            f"p99 {measured['receiver_p99']:.1f} ms cpu {measured['receiver_cpu_ms']:.2f} ms/req; "
             f"ratio {measured['receiver_rate'] / measured['bare_rate']:.2f}",
             flush=True,
         )
     return results
+
+
+def processing_latencies(env: dict[str, str], receiver: str) -> list[float]:
+    """With a real qcluster (its workers run the event processors): each event sent alone, timed
+    from the acknowledgement to its status leaving `pending` in the database."""
+    from webhooks.models import EventStatus, WebhookEvent
+
+    worker = subprocess.Popen(
+        [sys.executable, "manage.py", "qcluster"],
+        cwd=ROOT,
+        env={**env, "PAYOPS_Q_NAME": f"bench-{uuid.uuid4().hex[:8]}"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    latencies: list[float] = []
+    try:
+        time.sleep(8)  # the cluster's workers start (and their processors take a first look)
+        with httpx.Client(timeout=30) as client:
+            for n in range(PROCESSING_EVENTS):
+                event_id = f"evt_proc_{uuid.uuid4()}"
+                body = json.dumps(
+                    {
+                        "event": "card_payment",
+                        "data": {
+                            "event_id": event_id,
+                            "payment_link_id": f"pl_{n}",
+                            "client_uuid": str(uuid.uuid4()),
+                            "reference": f"bench-{n}",
+                            "status": "completed",
+                        },
+                    },
+                    separators=(",", ":"),
+                ).encode()
+                signature = hmac.new(SECRET.encode(), body, hashlib.sha256).hexdigest()
+                headers = {"content-type": "application/json", "x-signature-sha256": signature}
+                response = client.post(receiver, content=body, headers=headers)
+                acked = time.perf_counter()
+                assert response.status_code == 200, response.text
+                deadline = acked + 30
+                while WebhookEvent.objects.filter(
+                    event_id=event_id, status=EventStatus.PENDING
+                ).exists():
+                    if time.perf_counter() > deadline:
+                        raise SystemExit("an event was not processed within 30 s")
+                    time.sleep(0.002)
+                latencies.append((time.perf_counter() - acked) * 1000)
+                time.sleep(0.05)
+    finally:
+        os.killpg(worker.pid, signal.SIGTERM)
+        worker.wait(timeout=60)
+    return latencies
 
 
 def lost(acked: list[str]) -> int:
@@ -249,13 +341,14 @@ def main() -> None:
         server, base = serve(env, 1)
         try:
             receiver = f"{base}/webhooks/in/{receiver_id}/"
-            one = rounds(base, receiver, "1 process", acked)
+            one = rounds(server, base, receiver, "1 process", acked)
             live_latencies = asyncio.run(live(base, receiver, cookie))
+            processed = processing_latencies(env, receiver) if PROCESSING_EVENTS else []
         finally:
             stop(server)
         server, base = serve(env, 2)
         try:
-            two = rounds(base, f"{base}/webhooks/in/{receiver_id}/", "2 processes", acked)
+            two = rounds(server, base, f"{base}/webhooks/in/{receiver_id}/", "2 processes", acked)
         finally:
             stop(server)
         missing = lost(acked)
@@ -266,6 +359,8 @@ def main() -> None:
     two_ratios = [r["receiver_rate"] / r["bare_rate"] for r in two]
     print(f"receiver_throughput_ratio={spread(ratios)}")
     print(f"receiver_p99_ratio={spread(p99_ratios)}")
+    cpu_ratios = [r["bare_cpu_ms"] / r["receiver_cpu_ms"] for r in one]
+    print(f"receiver_cpu_ratio={spread(cpu_ratios)} (bare CPU per request / receiver's)")
     print(f"receiver_lost={missing} (of {len(acked)} acknowledged)")
     for label, results in (("1proc", one), ("2proc", two)):
         rate = statistics.median(r["receiver_rate"] for r in results)
@@ -275,6 +370,9 @@ def main() -> None:
     print(f"webhook_ack_p50_ms={statistics.median(r['receiver_p50'] for r in one):.1f}")
     print(f"webhook_ack_p99_ms={statistics.median(r['receiver_p99'] for r in one):.1f}")
     print(f"webhook_live_p95_ms={percentile(live_latencies, 0.95):.1f}")
+    if processed:
+        print(f"webhook_processing_p50_ms={statistics.median(processed):.1f}")
+        print(f"webhook_processing_p95_ms={percentile(processed, 0.95):.1f}")
 
 
 if __name__ == "__main__":
