@@ -304,8 +304,21 @@ def processing_latencies(env: dict[str, str], receiver: str) -> list[float]:
                 latencies.append((time.perf_counter() - acked) * 1000)
                 time.sleep(0.05)
     finally:
-        os.killpg(worker.pid, signal.SIGTERM)
-        worker.wait(timeout=60)
+        stopped = time.perf_counter()
+        worker.terminate()  # the cluster's own shutdown, as `make run` stops it
+        try:
+            worker.wait(timeout=60)
+            print(f"# qcluster stopped in {time.perf_counter() - stopped:.1f} s", flush=True)
+        except subprocess.TimeoutExpired:
+            print("# qcluster did not stop within 60 s of SIGTERM: killed", flush=True)
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait()
+    if latencies:
+        print(
+            f"# processing: p50 {statistics.median(latencies):.1f} ms, "
+            f"p95 {percentile(latencies, 0.95):.1f} ms",
+            flush=True,
+        )
     return latencies
 
 
