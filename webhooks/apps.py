@@ -31,6 +31,8 @@ class WebhooksConfig(AppConfig):
     verbose_name = "Webhooks"
 
     def ready(self) -> None:
+        from django_q.signals import post_spawn
+
         from console.dashboard import DashboardPanel, register_panel
         from console.health import register_check
         from console.schedules import register_schedule
@@ -40,6 +42,7 @@ class WebhooksConfig(AppConfig):
         from webhooks.links import payment_link_event_record
         from webhooks.permissions import WEBHOOK_EVENTS_VIEW
         from webhooks.services.endpoint_changes import register_webhook_change_kinds
+        from webhooks.services.processor import webhook_processor_start
         from webhooks.tasks import webhook_deliveries_prune_task, webhook_events_retry_due_task
 
         # Registration and secret rotation are admin changes (staff.changes).
@@ -58,6 +61,8 @@ class WebhooksConfig(AppConfig):
                 context=dashboard_context,
             )
         )
+        # Every task worker process runs an event processor thread (ADR 0020).
+        post_spawn.connect(webhook_processor_start, dispatch_uid="webhooks.processor_start")
         # Failed and handler-less events come back here with their backoff; nothing is dropped.
         register_schedule("webhooks.retry_due", webhook_events_retry_due_task, minutes=1)
         register_schedule(

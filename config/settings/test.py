@@ -24,6 +24,12 @@ EMULATOR_URL = "http://127.0.0.1:9"
 PAYOPS_SEED_DEMO_STAFF = True
 # As in local settings; tests that receive events serve the back office and set their own.
 WEBHOOKS_PUBLIC_BASE_URL = env("WEBHOOKS_PUBLIC_BASE_URL", default="http://127.0.0.1:8000")
+# The unit tests keep their data in an uncommitted transaction that only the test thread sees:
+# the receiver runs there (live tests and benchmarks serve with its own threads, see ADR 0020).
+WEBHOOKS_RECEIVER_THREADS = env.int("WEBHOOKS_RECEIVER_THREADS", default=0)
+# Tests start the event processors they need (tests/webhooks/test_processor.py); a worker a test
+# spawns (or a post_spawn a test sends) must not start one that outlives the test's database.
+WEBHOOKS_PROCESSOR_IN_WORKERS = env.bool("WEBHOOKS_PROCESSOR_IN_WORKERS", default=False)
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},

@@ -32,3 +32,17 @@ WEBHOOKS_RETRY_BASE_SECONDS = env.int("WEBHOOKS_RETRY_BASE_SECONDS", default=30)
 WEBHOOKS_RETRY_MAX_SECONDS = env.int("WEBHOOKS_RETRY_MAX_SECONDS", default=3600)
 WEBHOOKS_SILENCE_MINUTES = env.int("WEBHOOKS_SILENCE_MINUTES", default=30)
 WEBHOOKS_CATCH_UP_LIMIT = env.int("WEBHOOKS_CATCH_UP_LIMIT", default=100)
+
+# --- Receiver threads and the event processor (ADR 0020) -----------------------------------------
+# WEBHOOKS_RECEIVER_THREADS           threads of the receiver's own pool in each web process; each
+#                                     keeps its database connection between deliveries (Django's
+#                                     ASGI handler would open and close one per request). 0: run
+#                                     in Django's per-request thread instead (the unit tests do:
+#                                     they hold their data in an uncommitted transaction).
+# WEBHOOKS_RECEIVER_CONN_MAX_AGE      seconds a receiver thread keeps one connection.
+# WEBHOOKS_PROCESSOR_IN_WORKERS       run an event processor thread in every task worker process.
+# WEBHOOKS_PROCESSOR_POLL_SECONDS     how often a processor looks when no wake-up came.
+WEBHOOKS_RECEIVER_THREADS = env.int("WEBHOOKS_RECEIVER_THREADS", default=4)
+WEBHOOKS_RECEIVER_CONN_MAX_AGE = env.int("WEBHOOKS_RECEIVER_CONN_MAX_AGE", default=300)
+WEBHOOKS_PROCESSOR_IN_WORKERS = env.bool("WEBHOOKS_PROCESSOR_IN_WORKERS", default=True)
+WEBHOOKS_PROCESSOR_POLL_SECONDS = env.float("WEBHOOKS_PROCESSOR_POLL_SECONDS", default=1.0)

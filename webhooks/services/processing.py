@@ -30,7 +30,7 @@ from webhooks.services.live import event_broadcast_on_commit
 
 logger = logging.getLogger(__name__)
 
-# A PENDING event whose queued task never ran (worker down, broker lost) is picked up after this.
+# A PENDING event no processor took (none running, every wake-up lost) is swept after this.
 STALE_PENDING = timedelta(minutes=2)
 
 
@@ -58,7 +58,7 @@ def _links_update(event: WebhookEvent, touched: Any) -> None:
 
 def _event_locked(event_pk: int) -> WebhookEvent | None:
     return (
-        WebhookEvent.objects.select_for_update()
+        WebhookEvent.objects.select_for_update(of=("self",))
         .select_related("environment")
         .filter(pk=event_pk)
         .first()
@@ -115,29 +115,57 @@ def webhook_event_process(*, event_pk: int, trigger: str = "receipt") -> str:
     racing each other run one after the other, and an already processed event is left alone
     unless a person asked to re-run it (`trigger="reprocess"`; apply services are idempotent).
     """
-    now = timezone.now()
     with transaction.atomic():
         event = _event_locked(event_pk)
         if event is None:
             return "missing"
-        if event.status == EventStatus.UNHANDLED:
-            return event.status
-        if event.status == EventStatus.PROCESSED and trigger != "reprocess":
-            return event.status
-        started = time.perf_counter()
-        outcome, error = _event_apply(event)
-        duration = (time.perf_counter() - started) * 1000
-        _event_status_set(event, outcome=outcome, error=error, now=now)
-        ProcessingAttempt.objects.create(
-            event=event,
-            number=event.attempt_log.count() + 1,
-            started_at=now,
-            duration_ms=duration,
-            outcome=outcome,
-            error=error[:2000],
-            trigger=trigger,
+        return _event_process_locked(event, trigger=trigger)
+
+
+def webhook_event_claim_next() -> str | None:
+    """
+    Claim the oldest pending event and process it, in one transaction; None when there is none.
+
+    The claim is the row lock of the processing transaction itself (PostgreSQL: `FOR UPDATE SKIP
+    LOCKED`, so concurrent processors each take another event; SQLite: the transaction is
+    IMMEDIATE, so processors take turns on the database's write lock). Nothing marks an event as
+    claimed outside that transaction: a processor that dies mid-claim leaves no stale claim
+    behind, its transaction is rolled back and the event is pending again for the next look.
+    """
+    with transaction.atomic():
+        event = (
+            WebhookEvent.objects.select_for_update(skip_locked=True, of=("self",))
+            .select_related("environment")
+            .filter(status=EventStatus.PENDING)
+            .order_by("pk")
+            .first()
         )
-        event_broadcast_on_commit(event)
+        if event is None:
+            return None
+        return _event_process_locked(event, trigger="receipt")
+
+
+def _event_process_locked(event: WebhookEvent, *, trigger: str) -> str:
+    """One attempt at a locked event, inside the caller's transaction."""
+    now = timezone.now()
+    if event.status == EventStatus.UNHANDLED:
+        return event.status
+    if event.status == EventStatus.PROCESSED and trigger != "reprocess":
+        return event.status
+    started = time.perf_counter()
+    outcome, error = _event_apply(event)
+    duration = (time.perf_counter() - started) * 1000
+    _event_status_set(event, outcome=outcome, error=error, now=now)
+    ProcessingAttempt.objects.create(
+        event=event,
+        number=event.attempt_log.count() + 1,
+        started_at=now,
+        duration_ms=duration,
+        outcome=outcome,
+        error=error[:2000],
+        trigger=trigger,
+    )
+    event_broadcast_on_commit(event)
     return event.status
 
 
