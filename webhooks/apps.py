@@ -61,7 +61,7 @@ class WebhooksConfig(AppConfig):
                 context=dashboard_context,
             )
         )
-        # Every task worker process runs an event processor thread (ADR 0020).
+        # Every task worker process runs an event processor thread (ADR 0024).
         post_spawn.connect(webhook_processor_start, dispatch_uid="webhooks.processor_start")
         # Failed and handler-less events come back here with their backoff; nothing is dropped.
         register_schedule("webhooks.retry_due", webhook_events_retry_due_task, minutes=1)

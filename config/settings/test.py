@@ -25,7 +25,7 @@ PAYOPS_SEED_DEMO_STAFF = True
 # As in local settings; tests that receive events serve the back office and set their own.
 WEBHOOKS_PUBLIC_BASE_URL = env("WEBHOOKS_PUBLIC_BASE_URL", default="http://127.0.0.1:8000")
 # The unit tests keep their data in an uncommitted transaction that only the test thread sees:
-# the receiver runs there (live tests and benchmarks serve with its own threads, see ADR 0020).
+# the receiver runs there (live tests and benchmarks serve with its own threads, see ADR 0024).
 WEBHOOKS_RECEIVER_THREADS = env.int("WEBHOOKS_RECEIVER_THREADS", default=0)
 # Tests start the event processors they need (tests/webhooks/test_processor.py); a worker a test
 # spawns (or a post_spawn a test sends) must not start one that outlives the test's database.

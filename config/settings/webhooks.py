@@ -33,7 +33,7 @@ WEBHOOKS_RETRY_MAX_SECONDS = env.int("WEBHOOKS_RETRY_MAX_SECONDS", default=3600)
 WEBHOOKS_SILENCE_MINUTES = env.int("WEBHOOKS_SILENCE_MINUTES", default=30)
 WEBHOOKS_CATCH_UP_LIMIT = env.int("WEBHOOKS_CATCH_UP_LIMIT", default=100)
 
-# --- Receiver threads and the event processor (ADR 0020) -----------------------------------------
+# --- Receiver threads and the event processor (ADR 0024) -----------------------------------------
 # WEBHOOKS_RECEIVER_THREADS           threads of the receiver's own pool in each web process; each
 #                                     keeps its database connection between deliveries (Django's
 #                                     ASGI handler would open and close one per request). 0: run

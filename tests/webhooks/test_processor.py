@@ -1,4 +1,4 @@
-"""The endpoint cache, the stored event as the work item, and its processors (ADR 0020)."""
+"""The endpoint cache, the stored event as the work item, and its processors (ADR 0024)."""
 
 from __future__ import annotations
 

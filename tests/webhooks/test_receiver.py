@@ -252,7 +252,7 @@ def test_a_duplicate_rolls_back_the_new_event_attempt_and_queues_nothing(post_si
 
     assert WebhookEvent.objects.count() == 1
     assert WebhookEventLink.objects.count() == 1
-    # The stored event is the work item (ADR 0020): no task row for it, nor for its twin.
+    # The stored event is the work item (ADR 0024): no task row for it, nor for its twin.
     assert OrmQ.objects.count() == 0
 
 

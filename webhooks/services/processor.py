@@ -1,6 +1,6 @@
 """The event processor: stored events are the work queue, taken by a thread in each worker.
 
-The receiver writes no task row per event (ADR 0020): the pending event itself is the work
+The receiver writes no task row per event (ADR 0024): the pending event itself is the work
 item. A processor thread runs in every task worker process (started by django-q2's
 `post_spawn`, like the heartbeat) and claims pending events one at a time
 (`webhook_event_claim_next`: the processing transaction's own row lock is the claim). It is
