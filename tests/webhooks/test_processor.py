@@ -223,3 +223,64 @@ def test_two_processors_at_once_process_each_event_exactly_once(
     )
     assert ProcessingAttempt.objects.count() == 40
     assert set(WebhookEvent.objects.values_list("status", flat=True)) == {EventStatus.PROCESSED}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_takes_a_delivered_event_at_once(endpoint, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The embedded default's path end to end: `manage.py qcluster` (as `make run` starts it)
+    runs a processor thread that a delivery's commit wakes; its poll is ten minutes, so only the
+    wake-up can explain an event taken within the minute (Redis list or the broker's sockets)."""
+    import os
+    import signal
+    import uuid
+
+    from django_q.conf import Conf
+
+    cluster = f"wh-{uuid.uuid4().hex[:8]}"
+    monkeypatch.setattr(Conf, "PREFIX", cluster)
+    monkeypatch.setattr(Conf, "CLUSTER_NAME", cluster)
+    env = _env_for_the_test_database(cluster) | {
+        "WEBHOOKS_PROCESSOR_IN_WORKERS": "1",
+        "WEBHOOKS_PROCESSOR_POLL_SECONDS": "600",
+        "PAYOPS_Q_POLL": "600",
+    }
+    worker = subprocess.Popen(
+        [sys.executable, "manage.py", "qcluster"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        from django.conf import settings
+
+        from console.task_broker import wake
+        from webhooks.services.processor import WAKE_QUEUE
+
+        deadline = time.monotonic() + 60
+        # On the embedded default the processor listens on the broker's socket: wait until it
+        # does (these early wake-ups find nothing). With Redis the wake-up waits in a list.
+        while not settings.REDIS_URL and wake(WAKE_QUEUE) == 0:
+            assert worker.poll() is None, "qcluster exited early"
+            assert time.monotonic() < deadline, "the processor never listened"
+            time.sleep(0.1)
+        # A payment-link event: processed locally (the event is the record), no upstream call.
+        payload = new_event("card_payment", user_id="u-worker")
+        assert _receive(endpoint, payload) == 200
+
+        event = WebhookEvent.objects.get(event_id=payload["data"]["event_id"])
+        while event.status == EventStatus.PENDING:
+            assert worker.poll() is None, "qcluster exited early"
+            assert time.monotonic() < deadline, "the worker's processor never took the event"
+            time.sleep(0.2)
+            event.refresh_from_db()
+        assert event.status == EventStatus.PROCESSED
+        assert ProcessingAttempt.objects.filter(event=event).count() == 1
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(worker.pid, signal.SIGKILL)
+            worker.wait()
