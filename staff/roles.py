@@ -78,7 +78,10 @@ TOKEN_SCOPES: dict[str, tuple[str, ...]] = {
 }
 TOKEN_SCOPE_LABELS: dict[str, str] = {
     SCOPE_READ: "Read: lists and records (GET only unless another scope is given)",
-    SCOPE_PREPARE: "Prepare: quotes, payout drafts, end users, accounts, recipients, KYC review",
+    SCOPE_PREPARE: (
+        "Prepare: quotes, payout drafts, end users, accounts, recipients, KYC review, "
+        "reconciliation runs and exceptions"
+    ),
     SCOPE_APPROVE: (
         "Approve: approve, reject and release payouts, approve recipients "
         "(needs step-up, at most 90 days)"

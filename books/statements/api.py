@@ -34,11 +34,19 @@ On = Query(None, description="The day (UTC): the balance at its end; today when 
 Corridor = Query("", description="One corridor, as listed in `corridors`.")
 
 Format = Literal["json", "csv", "pdf"]
-FILE_RESPONSES = {
-    "200": {
+# Integer keys: merged into the 200 that `response=` declares (a "200" string would be a second,
+# duplicated key in the OpenAPI document, which Swagger UI refuses to render).
+STATEMENT_RESPONSES = {
+    200: {
         "description": "JSON by default; `format=csv` a streamed, formula-safe CSV; "
         "`format=pdf` the statement as a PDF.",
         "content": {"application/json": {}, "text/csv": {}, "application/pdf": {}},
+    }
+}
+FEES_RESPONSES = {
+    200: {
+        "description": "JSON by default; `format=csv` a streamed, formula-safe CSV.",
+        "content": {"application/json": {}, "text/csv": {}},
     }
 }
 
@@ -146,7 +154,7 @@ def statement_out(built: statement.Statement) -> StatementOut:
 @router.get(
     "/accounts/{account_id}/statement",
     response={200: StatementOut, **ERROR_RESPONSES},
-    openapi_extra={"responses": FILE_RESPONSES},
+    openapi_extra={"responses": STATEMENT_RESPONSES},
 )
 def get_statement(
     request: HttpRequest,
@@ -301,7 +309,7 @@ class FeesReportOut(Schema):
 @router.get(
     "/fees",
     response={200: FeesReportOut, **ERROR_RESPONSES},
-    openapi_extra={"responses": FILE_RESPONSES},
+    openapi_extra={"responses": FEES_RESPONSES},
 )
 def get_fees_report(
     request: HttpRequest,

@@ -23,7 +23,8 @@ def test_api_docs_show_the_operations_without_csp_violations(
     sign_in(page, demo_staff["admin"].email)
     page.goto("/api/v1/docs")
     # Swagger UI lists each operation as a block with its path: the page is no longer blank.
-    expect(page.locator(".opblock-summary-path").first).to_be_visible()
+    # (Swagger UI builds ~150 operations in the browser: give it longer than the default 5 s.)
+    expect(page.locator(".opblock-summary-path").first).to_be_visible(timeout=30_000)
     expect(page.locator(".opblock-summary-path", has_text="/api/v1/me")).to_be_visible()
     assert [e for e in console_errors if "Content Security Policy" in e] == []
     origin = page.url.split("/api/")[0]
