@@ -13,13 +13,24 @@ from tests.browser.conftest import authenticator_code
 
 pytestmark = pytest.mark.browser
 
+# The Books section follows Finance: finance reads and works it (superuser admins see it too).
+BOOKS = ["reconciliation", "exceptions", "statements", "fees-report"]
 EXPECTED_NAV = {
-    "finance_maker": ["dashboard", "quotes", "payouts", "end-users", "accounts", "recipients"],
+    "finance_maker": [
+        "dashboard",
+        "quotes",
+        "payouts",
+        *BOOKS,
+        "end-users",
+        "accounts",
+        "recipients",
+    ],
     "finance_approver": [
         "dashboard",
         "quotes",
         "payouts",
         "approvals",
+        *BOOKS,
         "end-users",
         "accounts",
         "recipients",
@@ -40,6 +51,7 @@ EXPECTED_NAV = {
         "quotes",
         "payouts",
         "approvals",
+        *BOOKS,
         "end-users",
         "kyc-review",
         "accounts",
