@@ -12,6 +12,10 @@ from typing import Any
 import httpx
 import uvicorn
 
+# How long a websocket handshake may take on a loaded machine (channels waits 1 s by default);
+# a wait, not a timing assertion: a refused or accepted connection answers at once.
+CONNECT_WAIT = 10
+
 
 @contextlib.contextmanager
 def serve_in_thread(application: Any, *, lifespan: str, **config: Any) -> Iterator[str]:

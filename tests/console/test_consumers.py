@@ -17,6 +17,7 @@ from django.test import Client
 from config.asgi import application
 from console.broadcast import abroadcast_event, broadcast_event, broadcast_event_on_commit
 from console.consumers import CLOSE_FORBIDDEN, CLOSE_SESSION_RECHECK, CLOSE_UNAUTHENTICATED
+from tests.servers import CONNECT_WAIT
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,7 +50,7 @@ async def _connect(user=None, idle_seconds: float = 0) -> WebsocketCommunicator:
 async def test_anonymous_users_are_refused_with_4401() -> None:
     communicator = await _connect()
 
-    connected, code = await communicator.connect()
+    connected, code = await communicator.connect(timeout=CONNECT_WAIT)
 
     assert not connected
     assert code == CLOSE_UNAUTHENTICATED
@@ -58,7 +59,7 @@ async def test_anonymous_users_are_refused_with_4401() -> None:
 async def test_users_without_a_staff_role_are_refused_with_4403(roleless) -> None:
     communicator = await _connect(roleless)
 
-    connected, code = await communicator.connect()
+    connected, code = await communicator.connect(timeout=CONNECT_WAIT)
 
     assert not connected
     assert code == CLOSE_FORBIDDEN
@@ -67,7 +68,7 @@ async def test_users_without_a_staff_role_are_refused_with_4403(roleless) -> Non
 async def test_an_expired_session_gets_no_stream(maker) -> None:
     communicator = await _connect(maker, idle_seconds=61 * 60)  # a maker's idle limit is 60 min
 
-    connected, code = await communicator.connect()
+    connected, code = await communicator.connect(timeout=CONNECT_WAIT)
 
     assert not connected
     assert code == CLOSE_UNAUTHENTICATED
@@ -77,7 +78,7 @@ async def test_an_open_stream_is_closed_for_a_recheck_when_its_session_would_exp
     maker,  # type: ignore[no-untyped-def]
 ) -> None:
     communicator = await _connect(maker, idle_seconds=60 * 60 - 1)  # expires in a second
-    connected, _ = await communicator.connect()
+    connected, _ = await communicator.connect(timeout=CONNECT_WAIT)
     assert connected
     closed = await communicator.receive_output(timeout=15)
     assert closed == {"type": "websocket.close", "code": CLOSE_SESSION_RECHECK}
@@ -85,7 +86,7 @@ async def test_an_open_stream_is_closed_for_a_recheck_when_its_session_would_exp
 
 async def test_staff_receive_broadcast_events(maker) -> None:
     communicator = await _connect(maker)
-    connected, _ = await communicator.connect()
+    connected, _ = await communicator.connect(timeout=CONNECT_WAIT)
     assert connected
 
     await abroadcast_event("payout.updated", {"id": 7, "status": "approved"})
@@ -99,7 +100,7 @@ async def test_staff_receive_broadcast_events(maker) -> None:
 
 async def test_role_broadcasts_reach_only_that_role(maker) -> None:
     communicator = await _connect(maker)
-    assert (await communicator.connect())[0]
+    assert (await communicator.connect(timeout=CONNECT_WAIT))[0]
 
     await abroadcast_event("for.approvers", {"n": 1}, role="finance_approver")
     await abroadcast_event("for.makers", {"n": 2}, role="finance_maker")
@@ -114,7 +115,7 @@ async def test_role_broadcasts_reach_only_that_role(maker) -> None:
 
 async def test_sync_broadcast_from_a_worker_thread_arrives(maker) -> None:
     communicator = await _connect(maker)
-    assert (await communicator.connect())[0]
+    assert (await communicator.connect(timeout=CONNECT_WAIT))[0]
 
     await sync_to_async(broadcast_event, thread_sensitive=False)("quote.created", {"id": "q1"})
 
@@ -125,7 +126,7 @@ async def test_sync_broadcast_from_a_worker_thread_arrives(maker) -> None:
 @pytest.mark.redis
 async def test_a_broadcast_from_another_process_arrives_over_redis(maker) -> None:
     communicator = await _connect(maker)
-    assert (await communicator.connect())[0]
+    assert (await communicator.connect(timeout=CONNECT_WAIT))[0]
     code = (
         "import django; django.setup(); "
         "from console.broadcast import broadcast_event; "
@@ -150,7 +151,7 @@ async def test_a_broadcast_from_another_process_arrives_over_redis(maker) -> Non
 
 async def test_on_commit_broadcast_waits_for_the_commit_and_is_dropped_on_rollback(maker) -> None:
     communicator = await _connect(maker)
-    assert (await communicator.connect())[0]
+    assert (await communicator.connect(timeout=CONNECT_WAIT))[0]
 
     def in_transaction(kind: str, fail: bool) -> None:
         with transaction.atomic():

@@ -25,6 +25,7 @@ from console.models import LiveMessage
 from console.tasks import live_messages_prune
 from tests.console.child_live import environment as child_environment
 from tests.console.test_consumers import _connect
+from tests.servers import CONNECT_WAIT
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("outbox_layer")]
 
@@ -53,7 +54,7 @@ async def _other_process(*args: str) -> None:
 
 async def _connected(user: Any) -> WebsocketCommunicator:
     communicator = await _connect(user)
-    connected, _ = await communicator.connect()
+    connected, _ = await communicator.connect(timeout=CONNECT_WAIT)
     assert connected
     return communicator
 

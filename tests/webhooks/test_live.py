@@ -9,6 +9,7 @@ from django.conf import settings
 from django.test import Client
 
 from config.asgi import application
+from tests.servers import CONNECT_WAIT
 from tests.webhooks.conftest import new_event
 from webhooks.consumers import CLOSE_FORBIDDEN, CLOSE_UNAUTHENTICATED
 
@@ -32,7 +33,7 @@ async def _connect(user=None) -> WebsocketCommunicator:  # type: ignore[no-untyp
 async def test_anonymous_visitors_are_refused() -> None:
     communicator = await _connect()
 
-    connected, code = await communicator.connect()
+    connected, code = await communicator.connect(timeout=CONNECT_WAIT)
 
     assert not connected and code == CLOSE_UNAUTHENTICATED
 
@@ -43,7 +44,7 @@ async def test_users_without_a_role_are_refused(db) -> None:  # type: ignore[no-
     user = await sync_to_async(StaffUser.objects.create_user)(email="x@payops.local", password="p")
     communicator = await _connect(user)
 
-    connected, code = await communicator.connect()
+    connected, code = await communicator.connect(timeout=CONNECT_WAIT)
 
     assert not connected and code == CLOSE_FORBIDDEN
 
@@ -52,7 +53,7 @@ async def test_event_stream_broadcast_reaches_staff_with_the_permission(
     demo_staff, post_signed
 ) -> None:
     communicator = await _connect(demo_staff["compliance"])
-    assert (await communicator.connect())[0]
+    assert (await communicator.connect(timeout=CONNECT_WAIT))[0]
     await communicator.send_json_to({"action": "join", "group": "events"})
     assert await communicator.receive_json_from(timeout=5) == {"joined": "events", "id": None}
     await communicator.send_json_to({"action": "join", "group": "user", "id": "u-live"})
