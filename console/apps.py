@@ -13,6 +13,7 @@ class ConsoleConfig(AppConfig):
 
         from console import health  # noqa: F401
         from console.bootstrap import register_step
+        from console.metrics import queue_metrics, register_metrics
         from console.schedules import register_console_schedules, register_schedule
         from console.tasks import heartbeat_on_worker_start
         from staff.bootstrap import step_demo_staff, step_roles
@@ -22,6 +23,7 @@ class ConsoleConfig(AppConfig):
         register_step("staff.roles", step_roles)
         register_step("staff.demo_staff", step_demo_staff)
         register_console_schedules()
+        register_metrics("console.queue", queue_metrics)
         # Staff's admin changes waiting out the single-admin period (staff.changes), likewise.
         register_schedule("staff.admin_changes_apply_due", admin_changes_apply_due, minutes=5)
         # Each qcluster worker process beats as it starts (see console.tasks).

@@ -204,6 +204,11 @@ else:
         Q_CLUSTER["broker_class"] = "console.task_broker.WakingOrmBroker"
     Q_CLUSTER["poll"] = env.float("PAYOPS_Q_POLL", default=1)
 
+# /metrics (console.metrics): a Prometheus scraper sends this as a bearer token (empty: only a
+# signed-in staff member with staff.view_system_health may read it). PROMETHEUS_MULTIPROC_DIR,
+# an environment variable read by prometheus-client itself, sums every process (docs/deploy.md).
+PAYOPS_METRICS_TOKEN = env("PAYOPS_METRICS_TOKEN", default="")
+
 # Seconds after which /readyz calls the worker's heartbeat stale.
 PAYOPS_HEARTBEAT_MAX_AGE = env.int("PAYOPS_HEARTBEAT_MAX_AGE", default=180)
 
