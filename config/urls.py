@@ -5,7 +5,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from config.api import api
-from console import health
+from console import health, metrics
 
 admin.site.site_header = "PayOps administration"
 admin.site.site_title = "PayOps admin"
@@ -14,6 +14,7 @@ admin.site.index_title = "Back-office data"
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
+    path("metrics", metrics.metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
     path("api/v1/", api.urls),
     path("gateway/", include("gateway.urls")),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+from datetime import UTC, datetime
 
 
 class OneLineClientErrors(logging.Filter):
@@ -24,3 +26,33 @@ class OneLineClientErrors(logging.Filter):
             record.exc_info = None
             record.exc_text = None
         return True
+
+
+class RequestIdFilter(logging.Filter):
+    """Stamp each record with the current request's (or task's) id: `%(request_id)s`."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from console.middleware import current_request_id
+
+        if not getattr(record, "request_id", ""):
+            record.request_id = current_request_id()
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line (PAYOPS_LOG_FORMAT=json): time, level, logger, message, request
+    id, and the exception's text. Messages are what the code logs, so the redaction rules of the
+    code that logs them hold (staff.redaction: secrets are never in a message)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, object] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+            "request_id": getattr(record, "request_id", ""),
+            "process": record.process,
+        }
+        if record.exc_info:
+            line["exception"] = self.formatException(record.exc_info)
+        return json.dumps(line, default=str)

@@ -1,8 +1,18 @@
-"""Shell middleware: a page answering 405 (GET on a POST-only page) renders in the shell."""
+"""Shell middleware: a page answering 405 renders in the shell; every request has an id.
+
+The request id (`request_id_middleware`) is a valid incoming `X-Request-ID` or a new one; it is
+returned in the response's header, kept in a contextvar for the request's log lines
+(`console.log_filters.RequestIdFilter`), carried into the django-q2 tasks the request queues
+(`carry_into_task` / `take_from_task`, connected in console.apps) and sent upstream by the
+gateway (`gateway.attempt.Call.send_headers`).
+"""
 
 from __future__ import annotations
 
+import re
+import uuid
 from collections.abc import Callable
+from contextvars import ContextVar
 from inspect import iscoroutinefunction
 from typing import Any
 
@@ -66,3 +76,68 @@ def method_not_allowed_middleware(
         return response
 
     return middleware
+
+
+# --- Request id -------------------------------------------------------------------------------
+
+REQUEST_ID_HEADER = "X-Request-ID"
+# What we accept from a caller (a proxy, a load balancer): short, and nothing a log could misread.
+VALID_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{8,128}")
+_request_id: ContextVar[str] = ContextVar("payops_request_id", default="")
+
+
+def current_request_id() -> str:
+    """The id of the request (or task) this code runs for; "" outside any."""
+    return _request_id.get()
+
+
+def request_id_use(value: str) -> None:
+    """Make `value` the current id (a task taking its request's id; "" for none)."""
+    _request_id.set(value)
+
+
+def _incoming(request: HttpRequest) -> str:
+    given = request.headers.get(REQUEST_ID_HEADER, "")
+    return given if VALID_REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
+
+
+@sync_and_async_middleware
+def request_id_middleware(
+    get_response: Callable[[HttpRequest], Any],
+) -> Callable[[HttpRequest], Any]:
+    if iscoroutinefunction(get_response):
+
+        async def async_middleware(request: HttpRequest) -> HttpResponse:
+            _request_id.set(_incoming(request))
+            response = await get_response(request)
+            response[REQUEST_ID_HEADER] = _request_id.get()
+            return response
+
+        return async_middleware
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        _request_id.set(_incoming(request))
+        response = get_response(request)
+        response[REQUEST_ID_HEADER] = _request_id.get()
+        return response
+
+    return middleware
+
+
+def request_id_clear(sender: Any, **kwargs: Any) -> None:
+    """request_finished: the id stays set until then, so Django's own line about the response
+    (django.request's "Not Found: ...", logged after the middlewares) carries it too; under ASGI
+    each request runs in its own context anyway, a sync server reuses its thread."""
+    _request_id.set("")
+
+
+def carry_into_task(sender: Any, task: dict[str, Any], **kwargs: Any) -> None:
+    """django-q2's pre_enqueue: the task carries the id of the request (or task) queuing it."""
+    request_id = current_request_id()
+    if request_id:
+        task["request_id"] = request_id
+
+
+def take_from_task(sender: Any, task: dict[str, Any], **kwargs: Any) -> None:
+    """django-q2's pre_execute: the worker logs the task under its queuer's id (or none)."""
+    request_id_use(str(task.get("request_id") or ""))

@@ -12,8 +12,10 @@ class GatewayConfig(AppConfig):
 
         from console.dashboard import DashboardPanel, register_panel
         from console.health import register_check
+        from console.metrics import register_metrics
         from console.schedules import register_schedule
         from gateway.health import upstream_check
+        from gateway.selectors import budget_metrics
         from gateway.services.environment_changes import register_environment_change_kinds
         from gateway.tasks import refresh_upstream_tokens
         from gateway.views import quota_panel_context
@@ -34,6 +36,7 @@ class GatewayConfig(AppConfig):
             "upstream", upstream_check, timeout=float(settings.GATEWAY_HEALTH_TIMEOUT) + 1.0
         )
         # Renew tokens ahead of expiry so staff calls never wait on /auth.
+        register_metrics("gateway.budget", budget_metrics)
         register_schedule(
             "gateway.refresh_tokens",
             refresh_upstream_tokens,

@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 from django.conf import settings
 
+from console.middleware import current_request_id
 from gateway import call_log, connections, limiter, retry_policy
 from gateway.errors import UpstreamError, UpstreamTimeout, error_from_response
 from gateway.limiter import Priority
@@ -74,6 +75,8 @@ class Call:
             sent["Content-Type"] = "application/json"
         if self.idempotency_key:
             sent["idempotency-key"] = self.idempotency_key
+        if request_id := current_request_id():
+            sent["X-Request-ID"] = request_id  # the upstream's support can find our call
         sent.update(self.headers or {})
         return sent
 

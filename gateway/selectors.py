@@ -391,3 +391,28 @@ def call_log_list(
         start = datetime.combine(day, time.min, tzinfo=UTC)
         calls = calls.filter(created_at__gte=start, created_at__lt=start + timedelta(days=1))
     return calls
+
+
+def budget_metrics() -> list[Any]:
+    """Scrape-time gauges (console.metrics): this ISO week's budget, used and left, per active
+    environment; the two queries of `quota_gauges`."""
+    from django.utils import timezone
+    from prometheus_client.core import GaugeMetricFamily
+
+    budget = GaugeMetricFamily(
+        "payops_upstream_budget", "Weekly request budget.", labels=["environment"]
+    )
+    used = GaugeMetricFamily(
+        "payops_upstream_budget_used", "Requests made this ISO week.", labels=["environment"]
+    )
+    left = GaugeMetricFamily(
+        "payops_upstream_budget_left",
+        "Requests left in this ISO week's budget (0 when spent).",
+        labels=["environment"],
+    )
+    for gauge in quota_gauges(now=timezone.now()):
+        name = [gauge.environment.name]
+        budget.add_metric(name, gauge.budget)
+        used.add_metric(name, gauge.used)
+        left.add_metric(name, max(0, gauge.budget - gauge.used))
+    return [budget, used, left]

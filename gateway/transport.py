@@ -22,6 +22,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.db import connection
 
+from console import metrics
 from gateway import call_log, connections, limiter, retry_policy, tokens
 from gateway.attempt import Attempt, Call, failure_of
 from gateway.errors import (
@@ -163,6 +164,9 @@ async def _send_attempt(call: Call, attempt: int) -> _Sent:
     this = Attempt(held, row_id, time.monotonic())
     response, error = await _send(call, this, token)
     answer, duration_ms, failure = await _settle(this, response, error)
+    metrics.upstream_call_observed(
+        operation=call.operation, failure=failure, seconds=duration_ms / 1000
+    )
     logger.info(
         "upstream %s %s %s -> %s in %dms (attempt %d)",
         call.target.environment_id,

@@ -11,11 +11,13 @@ class PayoutsConfig(AppConfig):
         from accounts.recipients import register_recipient_approver_roles
         from console.dashboard import DashboardPanel, register_panel
         from console.health import register_check
+        from console.metrics import register_metrics
         from console.schedules import register_schedule
         from payouts import tasks
         from payouts.approval.policy import recipient_approver_roles_current
         from payouts.approval.policy_changes import register_policy_change_kinds
         from payouts.approval.views import dashboard_panel_context
+        from payouts.selectors import state_metrics
         from payouts.tracking.catch_up import open_payout_ids, payouts_catch_up
         from payouts.tracking.events import payout_apply_event
         from payouts.tracking.health import quiet_check, quiet_panel_context
@@ -40,6 +42,7 @@ class PayoutsConfig(AppConfig):
         )
         # A payout quiet past its state's expected time (tracking.quiet): a warning, not a fault.
         register_check("payouts_quiet", quiet_check)
+        register_metrics("payouts.states", state_metrics)
         register_panel(
             DashboardPanel(
                 "payouts.quiet",

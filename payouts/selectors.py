@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 from decimal import Decimal
+from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
@@ -189,3 +190,20 @@ def payout_makers(environment: Environment | None) -> QuerySet[StaffUser]:
     the maker's index, rather than a DISTINCT over every payout."""
     made = Payout.objects.filter(maker=OuterRef("pk"), environment=environment)
     return StaffUser.objects.filter(Exists(made)).order_by("email")
+
+
+def state_metrics() -> list[Any]:
+    """Scrape-time gauge (console.metrics): payouts by state, one GROUP BY (every state listed)."""
+    from django.db.models import Count
+    from prometheus_client.core import GaugeMetricFamily
+
+    from payouts.models import PayoutStatus
+
+    counts = {
+        row["status"]: row["n"]
+        for row in Payout.objects.order_by().values("status").annotate(n=Count("id"))
+    }
+    family = GaugeMetricFamily("payops_payouts", "Payouts by state.", labels=["state"])
+    for status in PayoutStatus.values:
+        family.add_metric([status], counts.get(status, 0))
+    return [family]

@@ -35,12 +35,14 @@ class WebhooksConfig(AppConfig):
 
         from console.dashboard import DashboardPanel, register_panel
         from console.health import register_check
+        from console.metrics import register_metrics
         from console.schedules import register_schedule
         from webhooks.contract import PAYMENT_LINK
         from webhooks.handlers import register_event_handler
         from webhooks.health import receivers_check, silence_check
         from webhooks.links import payment_link_event_record
         from webhooks.permissions import WEBHOOK_EVENTS_VIEW
+        from webhooks.selectors import lag_metrics
         from webhooks.services.endpoint_changes import register_webhook_change_kinds
         from webhooks.services.processor import webhook_processor_start
         from webhooks.tasks import webhook_deliveries_prune_task, webhook_events_retry_due_task
@@ -52,6 +54,7 @@ class WebhooksConfig(AppConfig):
         # Warnings, not failures (docs/console.md): the process still serves.
         register_check("webhook_receivers", receivers_check)
         register_check("webhook_silence", silence_check)
+        register_metrics("webhooks.lag", lag_metrics)
 
         register_panel(
             DashboardPanel(

@@ -106,3 +106,35 @@ def endpoint_rows() -> list[dict[str, Any]]:
 
 def missed_list() -> QuerySet[MissedEvent]:
     return MissedEvent.objects.select_related("environment", "matched_event")
+
+
+def lag_metrics() -> list[Any]:
+    """Scrape-time gauges (console.metrics): the age of the oldest pending event and the seconds
+    since the last event was received, in one aggregate query."""
+    from django.db.models import Max, Min
+    from django.utils import timezone
+    from prometheus_client.core import GaugeMetricFamily
+
+    from webhooks.models import EventStatus
+
+    row = WebhookEvent.objects.aggregate(
+        oldest_pending=Min("received_at", filter=Q(status=EventStatus.PENDING)),
+        last=Max("received_at"),
+    )
+    now = timezone.now()
+    pending = GaugeMetricFamily(
+        "payops_webhook_oldest_pending_seconds",
+        "Age of the oldest stored event not processed yet (0 when none is pending).",
+    )
+    pending.add_metric(
+        [], (now - row["oldest_pending"]).total_seconds() if row["oldest_pending"] else 0
+    )
+    families = [pending]
+    if row["last"] is not None:  # no event ever: no sample rather than a made-up age
+        since = GaugeMetricFamily(
+            "payops_webhook_last_received_seconds",
+            "Seconds since the last webhook event was received.",
+        )
+        since.add_metric([], (now - row["last"]).total_seconds())
+        families.append(since)
+    return families

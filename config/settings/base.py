@@ -52,6 +52,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: every later middleware's log lines carry the request's id (console.middleware).
+    "console.middleware.request_id_middleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -203,6 +205,11 @@ else:
     if env.bool("PAYOPS_Q_WAKE_UP", default=True):
         Q_CLUSTER["broker_class"] = "console.task_broker.WakingOrmBroker"
     Q_CLUSTER["poll"] = env.float("PAYOPS_Q_POLL", default=1)
+
+# /metrics (console.metrics): a Prometheus scraper sends this as a bearer token (empty: only a
+# signed-in staff member with staff.view_system_health may read it). PROMETHEUS_MULTIPROC_DIR,
+# an environment variable read by prometheus-client itself, sums every process (docs/deploy.md).
+PAYOPS_METRICS_TOKEN = env("PAYOPS_METRICS_TOKEN", default="")
 
 # Seconds after which /readyz calls the worker's heartbeat stale.
 PAYOPS_HEARTBEAT_MAX_AGE = env.int("PAYOPS_HEARTBEAT_MAX_AGE", default=180)
@@ -357,13 +364,28 @@ PAYOPS_SEED_DEMO_STAFF = False
 PAYOPS_ENCRYPTION_KEYS: list[str] = env.list("PAYOPS_ENCRYPTION_KEYS", default=[])
 
 # --- Logging ------------------------------------------------------------------------------------
+# PAYOPS_LOG_FORMAT  "plain" (the default) or "json": one object a line with the request id
+#                    (console.log_filters.JsonFormatter), for production's log shippers.
+PAYOPS_LOG_FORMAT = env("PAYOPS_LOG_FORMAT", default="plain")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"},
+        "json": {"()": "console.log_filters.JsonFormatter"},
+    },
     # A refused request (403, 400) is logged as one line, without the traceback of its exception.
-    "filters": {"one_line_4xx": {"()": "console.log_filters.OneLineClientErrors"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {
+        "one_line_4xx": {"()": "console.log_filters.OneLineClientErrors"},
+        "request_id": {"()": "console.log_filters.RequestIdFilter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "json" if PAYOPS_LOG_FORMAT == "json" else "plain",
+            "filters": ["request_id"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env("PAYOPS_LOG_LEVEL", default="INFO")},
     "loggers": {
         "django.db.backends": {"level": "WARNING"},

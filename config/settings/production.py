@@ -27,6 +27,9 @@ _required("REDIS_URL")
 ALLOWED_HOSTS = [h for h in _required("DJANGO_ALLOWED_HOSTS").split(",") if h.strip()]
 PAYOPS_ENCRYPTION_KEYS = [k for k in _required("PAYOPS_ENCRYPTION_KEYS").split(",") if k.strip()]
 PAYOPS_SEED_DEMO_STAFF = False
+# One JSON object a log line with the request id, unless PAYOPS_LOG_FORMAT=plain (docs/deploy.md).
+PAYOPS_LOG_FORMAT = env("PAYOPS_LOG_FORMAT", default="json")
+LOGGING["handlers"]["console"]["formatter"] = "plain" if PAYOPS_LOG_FORMAT == "plain" else "json"  # type: ignore[index]  # noqa: F405
 # Passkeys belong to the site's own host name, over HTTPS.
 OTP_WEBAUTHN_RP_ID = env("PAYOPS_WEBAUTHN_RP_ID", default=ALLOWED_HOSTS[0])
 OTP_WEBAUTHN_ALLOWED_ORIGINS = env.list(

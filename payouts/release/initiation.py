@@ -18,6 +18,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from accounts.recipients import recipient_not_payable_reason
+from console import metrics
 from gateway.client import call_sync, upstream
 from gateway.errors import BudgetExhausted, PermanentError, TemporaryError, UpstreamError
 from gateway.retry_policy import RetryNotice
@@ -194,6 +195,7 @@ def initiation_recorded(*, payout_id: int, created: PayoutCreated) -> Payout:
                 )
             return payout
         payout.upstream_id = report.upstream_id
+        transaction.on_commit(metrics.release_observed)  # once per payout: the first answer
         payout.upstream_status = str(created.status)
         payout.upstream_payload = created.model_dump(mode="json")
         if created.deposit_instructions is not None:

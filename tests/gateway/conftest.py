@@ -105,6 +105,7 @@ class WitnessApp:
             "status": None,
             # (host, port) of the caller's TCP connection: the same port means a reused one.
             "client": tuple(scope.get("client") or ()),
+            "headers": {k.decode().lower(): v.decode() for k, v in scope.get("headers") or []},
         }
 
         with self.witness.lock:

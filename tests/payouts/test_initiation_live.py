@@ -240,3 +240,21 @@ def test_upstream_down_then_code_superseded_waits_for_a_person_and_never_pays_tw
         first.upstream_id,
         second.upstream_id,
     }
+
+
+def test_a_release_is_counted_once_in_the_metrics(
+    world: World, staff: dict[str, StaffUser]
+) -> None:
+    from prometheus_client import REGISTRY
+
+    def releases() -> float:
+        return REGISTRY.get_sample_value("payops_payout_releases_total") or 0.0
+
+    before = releases()
+    payout = approved(world, staff)
+    payout_otp_send(payout=payout, by=staff["approver"])
+    code = world.otp_code()
+    payout_otp_confirm(payout=payout, by=staff["approver"], code=code)
+    with pytest.raises(PayoutActionRefused):
+        payout_otp_confirm(payout=payout, by=staff["approver"], code=code)
+    assert releases() - before == 1
