@@ -143,7 +143,7 @@ def exposition() -> bytes:
     else:
         base = generate_latest(REGISTRY)
     scraped = CollectorRegistry(auto_describe=False)
-    scraped.register(_Registered())  # type: ignore[arg-type]
+    scraped.register(_Registered())
     return base + generate_latest(scraped)
 
 
