@@ -6,11 +6,14 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# env("X"), env.int("X"), env.list(\n "X" ...): the first string argument of an env reader.
-READ = re.compile(r"\benv(?:\.[a-z_]+)?\(\s*\"([A-Z][A-Z0-9_]*)\"")
+# env("X"), env.int("X"), env.list(\n "X" ...), _required("X") (production's must-haves): the first
+# string argument of an env reader.
+READ = re.compile(r"\b(?:env(?:\.[a-z_]+)?|_required)\(\s*\"([A-Z][A-Z0-9_]*)\"")
 LISTED = re.compile(r"^#?\s*([A-Z][A-Z0-9_]*)=", re.MULTILINE)
 # Read by Django and our entry points rather than by the settings modules.
-OUTSIDE_SETTINGS = {"DJANGO_SETTINGS_MODULE"}
+# PROMETHEUS_MULTIPROC_DIR is read by prometheus-client itself (and console.metrics) in every
+# process, so that /metrics sums them all.
+OUTSIDE_SETTINGS = {"DJANGO_SETTINGS_MODULE", "PROMETHEUS_MULTIPROC_DIR"}
 
 
 def _read_by_settings() -> set[str]:
