@@ -12,7 +12,7 @@ from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from ninja import Field, Query, Router, Schema
 
-from analytics.figures import figure_build
+from analytics.figures import FIGURES, figure_build
 from analytics.selectors import Period
 from books.statements.api import FILE_RESPONSES, End, Start
 from books.statements.forms import MAX_DAYS, month_to_date
@@ -22,8 +22,6 @@ from gateway.api_support import EnvironmentName, acting_staff, api_environment
 from staff.errors import ServiceError
 
 router = Router(tags=["analytics"])
-
-FigureName = Literal["volume", "outcomes", "completion", "fees", "balances", "budget"]
 
 
 class SeriesOut(Schema):
@@ -70,13 +68,20 @@ def _period(start: date | None, end: date | None) -> tuple[date, date]:
 )
 def get_figure(
     request: HttpRequest,
-    figure: FigureName,
+    figure: str,
     start: date | None = Start,
     end: date | None = End,
     format: Literal["json", "csv"] = Query("json", description="json or csv."),
     environment: str | None = EnvironmentName,
 ) -> FigureOut | HttpResponseBase:
     """One figure over the period (docs/analytics.md says how each is derived)."""
+    if figure not in FIGURES:
+        raise ServiceError(
+            f"No figure is named {figure!r}; one of: {', '.join(FIGURES)}.",
+            code="unknown_figure",
+            errors=[("figure", "unknown")],
+            status=404,
+        )
     first, last = _period(start, end)
     env = api_environment(request, environment)
     built: dict[str, Any] = figure_build(

@@ -57,6 +57,6 @@ def test_json_and_csv_of_a_figure(october: October, client_for) -> None:  # type
     rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
     assert rows[0] == ["Corridor", "Payouts", "Currency", "Total fees", "FX spread"]
     assert ["USD→MXN US WIRE", "1", "USD", "3.50", "0.80"] in rows
-    assert client.get("/api/v1/analytics/nope", PERIOD).status_code == 400  # validation
+    assert client.get("/api/v1/analytics/nope", PERIOD).status_code == 404
     backwards = client.get("/api/v1/analytics/volume", {"start": "2026-10-31", "end": "2026-10-01"})
     assert backwards.status_code == 400
