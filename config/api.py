@@ -40,6 +40,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer, SessionAuth
 
 from accounts.api import router as accounts_router
+from analytics.api import router as analytics_router
 from books.reconciliation.api import router as reconciliation_router
 from books.statements.api import router as statements_router
 from console.api_schemas import ERROR_RESPONSES
@@ -167,6 +168,8 @@ OPERATION_PERMISSIONS: dict[str, Need] = {
     "GET /books/accounts/{account_id}/balance-history": (roles.BOOKS_VIEW,),
     "GET /books/payouts/{payout_id}/receipt": (roles.BOOKS_VIEW,),
     "GET /books/fees": (roles.BOOKS_VIEW,),
+    # analytics: each figure of the finance analytics, JSON or CSV (read-only)
+    "GET /analytics/{figure}": (roles.BOOKS_VIEW,),
 }
 
 
@@ -436,6 +439,7 @@ MOUNTS: tuple[tuple[str, Router], ...] = (
     ("/audit", audit_router),
     ("/reconciliation", reconciliation_router),
     ("/books", statements_router),
+    ("/analytics", analytics_router),
 )
 
 

@@ -21,6 +21,7 @@ urlpatterns = [
     path("quotes/", include("quotes.urls")),
     path("payouts/", include("payouts.urls")),
     path("books/", include("books.urls")),
+    path("analytics/", include("analytics.urls")),
     path("webhooks/", include("webhooks.urls")),
     path("profile/", include("staff.token_urls")),
     # Passkeys: django-otp-webauthn's JSON endpoints, wired to staff's second factor.

@@ -113,6 +113,13 @@ NAV_SECTIONS: tuple[NavSection, ...] = (
                 roles.BOOKS_VIEW,
                 description="Fees and FX spread paid, per period and corridor.",
             ),
+            NavItem(
+                "analytics",
+                "Analytics",
+                "analytics:overview",
+                roles.BOOKS_VIEW,
+                description="Volume, outcomes, time to complete, fees, balances and budget use.",
+            ),
         ),
     ),
     NavSection(

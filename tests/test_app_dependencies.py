@@ -27,6 +27,7 @@ ALLOWED = {
     "accounts": _BASE | {"webhooks", "users"},
     "payouts": _BASE | {"webhooks", "users", "accounts", "quotes"},
     "books": _BASE | {"webhooks", "users", "accounts", "quotes", "payouts"},
+    "analytics": _BASE | {"webhooks", "users", "accounts", "quotes", "payouts", "books"},
 }
 
 

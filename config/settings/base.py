@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "quotes",
     "payouts",
     "books",
+    "analytics",
     "webhooks",
 ]
 

@@ -14,7 +14,7 @@ from staff.models import StaffUser
 pytestmark = pytest.mark.django_db
 
 # The books: finance reads and resolves, the auditor reads (superuser admins see everything).
-BOOKS = {"reconciliation", "exceptions", "statements", "fees-report"}
+BOOKS = {"reconciliation", "exceptions", "statements", "fees-report", "analytics"}
 EXPECTED_NAV = {
     "finance_maker": {"dashboard", "quotes", "payouts", "end-users", "accounts", "recipients"}
     | BOOKS,

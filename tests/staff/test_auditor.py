@@ -75,6 +75,8 @@ READ_PAGES = {
     "books:statements",
     "books:fees_report",
     "books:receipt",
+    # analytics (books.view_books)
+    "analytics:overview",
 }
 # The admins' configuration screens (each also its edit form) and a reprocessing run's progress,
 # like ADMIN_CONFIGURATION_READS: 403 for the auditor, who reads their changes in the audit trail.

@@ -1,0 +1,174 @@
+"""Each figure of the analytics as a table (header, rows: what the page's table and the CSV
+show) and a chart (labels and series: what static/js/charts.js draws), from analytics.selectors.
+The page, its CSVs and /api/v1/analytics/{figure} all read these, so they never disagree."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any
+
+from django.utils import timezone
+
+from analytics import selectors
+from console.exports import Cell
+
+Figure = dict[str, Any]
+
+
+def _money(value: Decimal) -> str:
+    return str(value)
+
+
+def _labels(period: selectors.Period) -> list[str]:
+    return [d.isoformat() for d in period.days()]
+
+
+def _volume(period: selectors.Period, user: Any) -> Figure:
+    days = period.days()
+    volume = selectors.volume(period=period, by=user)
+    corridors = sorted({r.corridor for r in volume})
+    by_key = {(r.day, r.corridor): r for r in volume}
+    return {
+        "title": "Volume by corridor and day",
+        "header": ["Day", "Corridor", "Currency", "Payouts", "Amount sent"],
+        "rows": [[r.day.isoformat(), r.corridor, r.currency, r.payouts, r.amount] for r in volume],
+        "chart": {
+            "type": "bar",
+            "stacked": True,
+            "labels": _labels(period),
+            "series": [
+                {
+                    "label": name,
+                    "data": [
+                        _money(by_key[(d, name)].amount) if (d, name) in by_key else "0"
+                        for d in days
+                    ],
+                }
+                for name in corridors
+            ],
+        },
+    }
+
+
+def _outcomes(period: selectors.Period, user: Any) -> Figure:
+    outcomes = selectors.outcomes(period=period, by=user)
+    return {
+        "title": "Success and return rates",
+        "header": ["Outcome", "Payouts", "Share (%)"],
+        "rows": [[r.outcome, r.payouts, r.share] for r in outcomes],
+        "chart": {
+            "type": "bar",
+            "labels": [r.outcome for r in outcomes],
+            "series": [{"label": "Share (%)", "data": [str(r.share) for r in outcomes]}],
+        },
+    }
+
+
+def _completion(period: selectors.Period, user: Any) -> Figure:
+    days = period.days()
+    times = selectors.completion_times(period=period, by=user)
+    rows: list[list[Cell]] = [
+        [r.day.isoformat(), r.payouts, r.p50_minutes, r.p95_minutes] for r in times.rows
+    ]
+    if times.overall is not None:
+        rows.append(
+            [
+                "Whole period",
+                times.overall.payouts,
+                times.overall.p50_minutes,
+                times.overall.p95_minutes,
+            ]
+        )
+    by_day = {r.day: r for r in times.rows}
+    return {
+        "title": "Time to complete (minutes from charge)",
+        "header": ["Day charged", "Payouts completed", "p50 (minutes)", "p95 (minutes)"],
+        "rows": rows,
+        "chart": {
+            "type": "line",
+            "labels": _labels(period),
+            "series": [
+                {
+                    "label": name,
+                    "data": [str(getattr(by_day[d], attr)) if d in by_day else None for d in days],
+                }
+                for name, attr in (("p50", "p50_minutes"), ("p95", "p95_minutes"))
+            ],
+        },
+    }
+
+
+def _fees(period: selectors.Period, user: Any) -> Figure:
+    report = selectors.fees(period=period, by=user)
+    return {
+        "title": "Fees and FX spread paid",
+        "header": ["Corridor", "Payouts", "Currency", "Total fees", "FX spread"],
+        "rows": [
+            [r.corridor, r.payouts, r.currency, r.total_fees, r.spread_usd] for r in report.rows
+        ],
+        "chart": {
+            "type": "bar",
+            "stacked": True,
+            "labels": [r.corridor for r in report.rows],
+            "series": [
+                {"label": "Fees", "data": [str(r.total_fees) for r in report.rows]},
+                {"label": "FX spread", "data": [str(r.spread_usd) for r in report.rows]},
+            ],
+        },
+    }
+
+
+def _balances(period: selectors.Period, user: Any) -> Figure:
+    days = period.days()
+    series = selectors.balances(period=period, by=user)
+    return {
+        "title": "Balances over time (end of day, ledger)",
+        "header": ["Day", "Account", "Currency", "Balance"],
+        "rows": [
+            [d.isoformat(), f"{s.account.end_user} · {s.account}", s.account.currency, b]
+            for s in series
+            for d, b in zip(days, s.balances, strict=True)
+        ],
+        "chart": {
+            "type": "line",
+            "labels": _labels(period),
+            "series": [
+                {
+                    "label": f"{s.account.end_user} · {s.account}",
+                    "data": [str(b) for b in s.balances],
+                }
+                for s in series
+            ],
+        },
+    }
+
+
+def _budget(period: selectors.Period, user: Any) -> Figure:
+    gauges = selectors.budget_use(period=period, now=timezone.now(), by=user)
+    return {
+        "title": "Upstream budget use this ISO week",
+        "header": ["Environment", "Calls used", "Weekly budget", "Used (%)"],
+        "rows": [[g.environment.name, g.used, g.budget, round(g.used_percent, 1)] for g in gauges],
+        "chart": {
+            "type": "bar",
+            "labels": [g.environment.name for g in gauges],
+            "series": [{"label": "Used (%)", "data": [round(g.used_percent, 1) for g in gauges]}],
+        },
+    }
+
+
+# The figures in the page's order.
+FIGURES: dict[str, Callable[[selectors.Period, Any], Figure]] = {
+    "volume": _volume,
+    "outcomes": _outcomes,
+    "completion": _completion,
+    "fees": _fees,
+    "balances": _balances,
+    "budget": _budget,
+}
+
+
+def figure_build(name: str, *, period: selectors.Period, by: Any) -> Figure:
+    """One figure (KeyError for an unknown name): name, title, header, rows, chart."""
+    return {"name": name, **FIGURES[name](period, by)}
