@@ -14,7 +14,7 @@ from ninja import Field, Query, Router, Schema
 
 from analytics.figures import FIGURES, figure_build
 from analytics.selectors import Period
-from books.statements.api import FILE_RESPONSES, End, Start
+from books.statements.api import CSV_RESPONSES, End, Start
 from books.statements.forms import MAX_DAYS, month_to_date
 from console.api_schemas import ERROR_RESPONSES
 from console.exports import csv_response
@@ -64,7 +64,7 @@ def _period(start: date | None, end: date | None) -> tuple[date, date]:
 @router.get(
     "/{figure}",
     response={200: FigureOut, **ERROR_RESPONSES},
-    openapi_extra={"responses": FILE_RESPONSES},
+    openapi_extra={"responses": CSV_RESPONSES},
 )
 def get_figure(
     request: HttpRequest,

@@ -43,7 +43,7 @@ STATEMENT_RESPONSES = {
         "content": {"application/json": {}, "text/csv": {}, "application/pdf": {}},
     }
 }
-FEES_RESPONSES = {
+CSV_RESPONSES = {
     200: {
         "description": "JSON by default; `format=csv` a streamed, formula-safe CSV.",
         "content": {"application/json": {}, "text/csv": {}},
@@ -309,7 +309,7 @@ class FeesReportOut(Schema):
 @router.get(
     "/fees",
     response={200: FeesReportOut, **ERROR_RESPONSES},
-    openapi_extra={"responses": FEES_RESPONSES},
+    openapi_extra={"responses": CSV_RESPONSES},
 )
 def get_fees_report(
     request: HttpRequest,

@@ -71,6 +71,8 @@ READ_PAGES = {
     "books:reconciliation_run",
     "books:exceptions",
     "books:exception",
+    # /metrics (staff.view_system_health, or the scrape token)
+    "metrics",
     # books.statements (books.view_books)
     "books:statements",
     "books:fees_report",
