@@ -22,12 +22,19 @@ def sandbox(authed):
     return authed("sandbox")
 
 
+def _to_business_hours(headers, authed):
+    """The emulator's clock to a weekday noon in New York, and a new token: from a Friday evening
+    that is Monday, past the token `headers` carries."""
+    move_clock_to_business_hours()
+    headers.update(authed("sandbox"))
+
+
 def create(http, headers, body, prefix="/sandbox"):
     return http.post(prefix + "/v1/quotations", json=body, headers=headers)
 
 
-def test_create_quote_business_hours_figures(http, sandbox):
-    move_clock_to_business_hours()
+def test_create_quote_business_hours_figures(http, sandbox, authed):
+    _to_business_hours(sandbox, authed)
     response = create(http, sandbox, {"quote_currency": "MXN", "amount": 100})
     assert response.status_code == 201
     data = response.json()["data"]
@@ -47,8 +54,8 @@ def test_create_quote_business_hours_figures(http, sandbox):
     uuid.UUID(data["quote_id"])
 
 
-def test_create_quote_stablecoin_has_network_and_network_fee(http, sandbox):
-    move_clock_to_business_hours()
+def test_create_quote_stablecoin_has_network_and_network_fee(http, sandbox, authed):
+    _to_business_hours(sandbox, authed)
     response = create(
         http, sandbox, {"base_currency": "USDT", "quote_currency": "USD", "amount": 1000,
                         "account_type": "WIRE"},
@@ -61,8 +68,8 @@ def test_create_quote_stablecoin_has_network_and_network_fee(http, sandbox):
     assert data["quote_amount"] == 983.0
 
 
-def test_amount_in_destination(http, sandbox):
-    move_clock_to_business_hours()
+def test_amount_in_destination(http, sandbox, authed):
+    _to_business_hours(sandbox, authed)
     response = create(
         http, sandbox, {"quote_currency": "MXN", "amount": 1000, "amount_in_destination": True}
     )
@@ -138,8 +145,8 @@ def test_body_that_is_not_json(http, sandbox):
     assert response.json()["valid_quote_currencies"] == ALL_QUOTE_CURRENCIES
 
 
-def test_business_errors(http, sandbox):
-    move_clock_to_business_hours()
+def test_business_errors(http, sandbox, authed):
+    _to_business_hours(sandbox, authed)
     pair = create(
         http, sandbox,
         {"base_currency": "USDC", "quote_currency": "USDT", "amount": 50},
@@ -203,8 +210,8 @@ def test_quote_expires_after_ten_minutes_on_the_clock(http, control, sandbox):
     assert patched.json()["error"]["code"] == "QUOTE_INVALID_STATE"
 
 
-def test_patch_reprices_and_resets_the_timer(http, control, sandbox):
-    move_clock_to_business_hours()
+def test_patch_reprices_and_resets_the_timer(http, control, sandbox, authed):
+    _to_business_hours(sandbox, authed)
     first = create(http, sandbox, {"quote_currency": "MXN", "amount": 100}).json()["data"]
     control.post("/_control/clock", json={"advance_seconds": 400})
     patched = http.patch(
