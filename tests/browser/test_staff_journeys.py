@@ -14,7 +14,7 @@ from tests.browser.conftest import authenticator_code
 pytestmark = pytest.mark.browser
 
 # The Books section follows Finance: finance reads and works it (superuser admins see it too).
-BOOKS = ["reconciliation", "exceptions", "statements", "fees-report"]
+BOOKS = ["reconciliation", "exceptions", "statements", "fees-report", "analytics"]
 EXPECTED_NAV = {
     "finance_maker": [
         "dashboard",
