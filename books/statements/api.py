@@ -19,7 +19,7 @@ from books.statements import fees, receipts, statement
 from books.statements.forms import MAX_DAYS, month_to_date
 from books.statements.views import pdf_response, receipt_pdf, statement_csv, statement_pdf
 from console.api_schemas import ERROR_RESPONSES, ErrorOut
-from console.exports import csv_response
+from console.exports import CSV_MEDIA_TYPE, csv_response
 from gateway.api_support import EnvironmentName, acting_staff, api_environment
 from payouts.api_support import payout_found
 from staff.errors import ServiceError
@@ -40,13 +40,13 @@ STATEMENT_RESPONSES = {
     200: {
         "description": "JSON by default; `format=csv` a streamed, formula-safe CSV; "
         "`format=pdf` the statement as a PDF.",
-        "content": {"application/json": {}, "text/csv": {}, "application/pdf": {}},
+        "content": {"application/json": {}, CSV_MEDIA_TYPE: {}, "application/pdf": {}},
     }
 }
 CSV_RESPONSES = {
     200: {
         "description": "JSON by default; `format=csv` a streamed, formula-safe CSV.",
-        "content": {"application/json": {}, "text/csv": {}},
+        "content": {"application/json": {}, CSV_MEDIA_TYPE: {}},
     }
 }
 
