@@ -12,6 +12,7 @@ from django.contrib.auth import get_user
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.deprecation import MiddlewareMixin
+from django.utils import translation
 from django.utils.functional import SimpleLazyObject
 from django.utils.http import url_has_allowed_host_and_scheme
 from django_htmx.http import HttpResponseClientRedirect
@@ -62,6 +63,25 @@ def proof_middleware(get_response: Callable[[HttpRequest], HttpResponse]) -> Cal
 
     def middleware(request: HttpRequest) -> HttpResponse:
         request.user = SimpleLazyObject(lambda: load(request))  # type: ignore[assignment]
+        return get_response(request)
+
+    return middleware
+
+
+def language_middleware(
+    get_response: Callable[[HttpRequest], HttpResponse],
+) -> Callable[[HttpRequest], HttpResponse]:
+    """After LocaleMiddleware and proof_middleware: a signed-in person's own language wins.
+
+    A request with no session cookie (the webhook receiver, the API with a token) reads no
+    session and keeps the browser's Accept-Language.
+    """
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        user = request.user
+        if user.is_authenticated and getattr(user, "language", ""):
+            translation.activate(user.language)
+            request.LANGUAGE_CODE = translation.get_language()
         return get_response(request)
 
     return middleware

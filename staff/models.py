@@ -40,6 +40,8 @@ class StaffUser(AbstractBaseUser, PermissionsMixin):  # type: ignore[django-mana
     date_joined = models.DateTimeField(default=timezone.now)
     # Bumped when an admin resets the person's second factor: every session they hold ends.
     session_epoch = models.PositiveIntegerField(default=0, editable=False)
+    # The language the back office speaks to this person (pages, emails); blank: the browser's.
+    language = models.CharField(max_length=10, blank=True, choices=settings.LANGUAGES)
 
     objects = StaffUserManager()
 

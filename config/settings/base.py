@@ -58,6 +58,9 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    # The browser's language (Accept-Language) until staff.middleware.language_middleware knows
+    # the person's own choice.
+    "django.middleware.locale.LocaleMiddleware",
     # Early: the sign-in middlewares below (session expiry, the second-factor gate) leave messages.
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -65,6 +68,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # request.user carries its Proof (session or token, second factor): staff.step_up.
     "staff.middleware.proof_middleware",
+    # A signed-in person's own language (StaffUser.language) wins over the browser's.
+    "staff.middleware.language_middleware",
     # ...and signed out when its session has idled or reached its absolute age: staff.sessions.
     "staff.sessions.session_expiry_middleware",
     # request.user.otp_device / is_verified() on the same user object (it keeps its Proof).
@@ -343,6 +348,10 @@ SECURE_CSP = {
 
 # --- i18n, static -------------------------------------------------------------------------------
 LANGUAGE_CODE = "en-us"
+# The back office speaks English, Spanish and Brazilian Portuguese (docs/ui.md, "Languages"): a
+# person's own choice (StaffUser.language) wins, then the browser's Accept-Language.
+LANGUAGES = [("en", "English"), ("es", "Español"), ("pt-br", "Português (Brasil)")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 # Datetimes Django formats (the admin's lists and detail pages) name their zone: config/formats.
 FORMAT_MODULE_PATH = ["config.formats"]
