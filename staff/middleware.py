@@ -11,8 +11,8 @@ from django.contrib import messages
 from django.contrib.auth import get_user
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
-from django.utils.deprecation import MiddlewareMixin
 from django.utils import translation
+from django.utils.deprecation import MiddlewareMixin
 from django.utils.functional import SimpleLazyObject
 from django.utils.http import url_has_allowed_host_and_scheme
 from django_htmx.http import HttpResponseClientRedirect

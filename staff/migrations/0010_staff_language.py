@@ -4,15 +4,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('staff', '0009_audit_seq_unique_indexes'),
+        ("staff", "0009_audit_seq_unique_indexes"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='staffuser',
-            name='language',
-            field=models.CharField(blank=True, choices=[('en', 'English'), ('es', 'Español'), ('pt-br', 'Português (Brasil)')], max_length=10),
+            model_name="staffuser",
+            name="language",
+            field=models.CharField(
+                blank=True,
+                choices=[("en", "English"), ("es", "Español"), ("pt-br", "Português (Brasil)")],
+                max_length=10,
+            ),
         ),
     ]
