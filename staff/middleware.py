@@ -78,9 +78,11 @@ def language_middleware(
     """
 
     def middleware(request: HttpRequest) -> HttpResponse:
-        user = request.user
-        if user.is_authenticated and getattr(user, "language", ""):
-            translation.activate(user.language)
+        language: str = (
+            getattr(request.user, "language", "") if request.user.is_authenticated else ""
+        )
+        if language:
+            translation.activate(language)
             request.LANGUAGE_CODE = translation.get_language()
         return get_response(request)
 
