@@ -409,7 +409,8 @@ class MeOut(Schema):
     )
     token_expires_at: datetime | None = Field(None, description="When the API token expires.")
     language: str = Field(
-        "", description="The language PayOps speaks to this person (en, es, pt-br); empty: the browser's."
+        "",
+        description="The language PayOps speaks to this person (en, es, pt-br); empty: browser's",
     )
 
 

@@ -117,7 +117,7 @@ def profile(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def language(request: HttpRequest) -> HttpResponse:
-    """Save the person's language; the next page speaks it (staff.middleware.language_middleware)."""
+    """Save the person's language: the next page speaks it (staff.middleware.language_middleware)"""
     user = _staff(request)
     form = LanguageForm(request.POST)
     if form.is_valid():

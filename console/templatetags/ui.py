@@ -51,10 +51,12 @@ def is_english() -> bool:
 
 
 def separators() -> tuple[str, str]:
-    """(decimal, thousands) of the active language: ('.', ',') in English, (',', '.') in es/pt-BR."""
+    """(decimal, thousands) of the active language: English ('.', ','), es and pt-BR (',', '.')."""
     if is_english():
         return ".", ","
-    return str(formats.get_format("DECIMAL_SEPARATOR")), str(formats.get_format("THOUSAND_SEPARATOR"))
+    return str(formats.get_format("DECIMAL_SEPARATOR")), str(
+        formats.get_format("THOUSAND_SEPARATOR")
+    )
 
 
 def group_thousands(digits: str, separator: str | None = None) -> str:
@@ -121,7 +123,9 @@ def when(value: datetime | date | None, precision: str = "minutes") -> str:
     if not isinstance(value, datetime):
         if not isinstance(value, date):
             return str(value)
-        return value.isoformat() if is_english() else formats.date_format(value, "SHORT_DATE_FORMAT")
+        return (
+            value.isoformat() if is_english() else formats.date_format(value, "SHORT_DATE_FORMAT")
+        )
     if timezone.is_naive(value):
         value = timezone.make_aware(value, UTC)
     local = timezone.localtime(value)

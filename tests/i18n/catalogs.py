@@ -95,7 +95,9 @@ def po_as_mo_catalog(messages: list[Message]) -> dict[object, str]:
     for message in messages:
         if not message.msgid or "fuzzy" in message.flags:
             continue
-        msgid = message.msgid if message.msgctxt is None else f"{message.msgctxt}\x04{message.msgid}"
+        msgid = (
+            message.msgid if message.msgctxt is None else f"{message.msgctxt}\x04{message.msgid}"
+        )
         if message.msgid_plural:
             if not all(message.msgstr.values()):
                 continue

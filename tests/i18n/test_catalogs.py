@@ -13,10 +13,13 @@ from tests.i18n.catalogs import po_as_mo_catalog, read_mo, read_po
 
 ROOT = Path(settings.BASE_DIR)
 LANGUAGES = ("es", "pt_BR")
-LOCALE_DIRS = [ROOT / "locale"] + sorted(
-    path for path in ROOT.glob("*/locale") if (path.parent / "apps.py").exists()
-)
-CATALOGS = [folder / lang / "LC_MESSAGES" / "django.po" for folder in LOCALE_DIRS for lang in LANGUAGES]
+LOCALE_DIRS = [
+    ROOT / "locale",
+    *sorted(path for path in ROOT.glob("*/locale") if (path.parent / "apps.py").exists()),
+]
+CATALOGS = [
+    folder / lang / "LC_MESSAGES" / "django.po" for folder in LOCALE_DIRS for lang in LANGUAGES
+]
 
 
 def _id(path: Path) -> str:

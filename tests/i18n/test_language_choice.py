@@ -27,7 +27,11 @@ def test_the_service_saves_the_persons_own_choice_with_an_audit_entry(
     person.refresh_from_db()
     assert person.language == "pt-br"
     entry = AuditEntry.objects.get(action="staff.language_set")
-    assert (entry.actor, entry.before, entry.after) == (person, {"language": ""}, {"language": "pt-br"})
+    assert (entry.actor, entry.before, entry.after) == (
+        person,
+        {"language": ""},
+        {"language": "pt-br"},
+    )
     staff_language_set(user=person, language="pt-br", by=person)  # no change, no second entry
     assert AuditEntry.objects.filter(action="staff.language_set").count() == 1
 

@@ -16,11 +16,14 @@ from tests.i18n.marking import unmarked_strings
 
 ROOT = Path(settings.BASE_DIR)
 NOT_CHECKED = {"emulator"}  # the upstream's stand-in: a development guest, in English
-TEMPLATE_DIRS = [ROOT / "templates"] + sorted(
-    path
-    for path in ROOT.glob("*/templates")
-    if path.parent.name not in NOT_CHECKED and (path.parent / "apps.py").exists()
-)
+TEMPLATE_DIRS = [
+    ROOT / "templates",
+    *sorted(
+        path
+        for path in ROOT.glob("*/templates")
+        if path.parent.name not in NOT_CHECKED and (path.parent / "apps.py").exists()
+    ),
+]
 
 
 @pytest.mark.parametrize("folder", TEMPLATE_DIRS, ids=lambda p: str(p.relative_to(ROOT)))
