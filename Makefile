@@ -6,6 +6,10 @@ SHELL := /bin/bash
 PYTHON_BOOT := $(shell scripts/find-python.sh)
 VENV := .venv
 PY := $(VENV)/bin/python
+# `make test` runs the suite in this many pytest-xdist workers, a test module per worker at a time
+# (its module fixtures, a browser or an emulator, start once); most of a live test's time is waiting
+# on PostgreSQL, a subprocess or a browser, so two workers fit two cores. PYTEST_WORKERS=0: one process.
+PYTEST_WORKERS ?= 2
 STAMP := $(VENV)/.installed-$(shell cat requirements/dev.lock pyproject.toml | sha1sum | cut -c1-12)
 
 .PHONY: help install run test check bench emulator migrate seed fmt clean
@@ -41,7 +45,7 @@ emulator: migrate  ## The upstream emulator alone on 127.0.0.1:8001
 
 test: install  ## The whole test suite (DATABASE_URL / REDIS_URL used when set)
 	@mkdir -p var/staticfiles
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 check: install  ## ruff, ruff format --check, mypy, manage.py check, makemigrations --check
 	@mkdir -p var
