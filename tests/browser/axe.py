@@ -30,7 +30,6 @@ RUN = """async (tags) => {
         impact: v.impact,
         help: v.help,
         targets: v.nodes.map(n => n.target.join(' ')),
-        summary: v.nodes.length ? v.nodes[0].failureSummary : '',
     }));
 }"""
 
