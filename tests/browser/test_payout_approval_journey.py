@@ -175,6 +175,8 @@ def test_maker_to_approver_to_otp_to_completed_live(
         _emulator(live_emulator, "tick")
     _emulator(live_emulator, "webhooks/flush")
     expect(review.get_by_test_id("payout-status")).to_have_text("Completed", timeout=20_000)
+    # Screen readers hear it: the page's polite live region says the new status.
+    expect(review.locator("#live-announcer[role=status]")).to_have_text("Status Completed")
     assert review.evaluate("window.__noReload") == "still here"
     expect(review.get_by_test_id("timeline")).to_contain_text("Webhook event")
     assert_accessible(review)
