@@ -24,7 +24,13 @@ $(STAMP): requirements/dev.lock pyproject.toml
 	$(PY) -m pip install --quiet -r requirements/dev.lock
 	@rm -f $(VENV)/.installed-*; touch $@
 
-install: $(STAMP)  ## Create .venv and install the locked dependencies
+# The browser tests' axe-core (package.json, package-lock.json): installed when missing or when the
+# lock changed; npm ci installs exactly the versions the lock names.
+node_modules/axe-core/package.json: package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: $(STAMP) node_modules/axe-core/package.json  ## Create .venv and install the locked dependencies (Python, and npm's axe-core)
 
 migrate: install  ## Apply migrations (and the cache table) to the back office's and the emulator's databases
 	@mkdir -p var
