@@ -153,7 +153,8 @@ def _task_end(sender: Any, func: Any, task: dict[str, Any], **kwargs: Any) -> No
     if opened is None:
         return
     span, token = opened
-    if task.get("success") is False:
+    # A worker sets "success" before this signal; a synchronous task that raised has none.
+    if task.get("success") is not True:
         span.set_status(trace.Status(trace.StatusCode.ERROR))
     span.end()
     try:

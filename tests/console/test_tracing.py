@@ -110,6 +110,7 @@ def test_a_queued_task_is_a_child_of_its_queuer_and_its_upstream_calls_of_it(
     assert task.kind == trace.SpanKind.CONSUMER
     assert task.parent is not None and task.parent.span_id == queuer.get_span_context().span_id
     assert _request_id(task) == REQUEST_ID
+    assert task.status.status_code != trace.StatusCode.ERROR  # it succeeded
     upstream = [s for s in finished if s.kind == trace.SpanKind.CLIENT]
     assert upstream  # the token refresh's /auth
     for call in upstream:
