@@ -217,6 +217,10 @@ else:
 # an environment variable read by prometheus-client itself, sums every process (docs/deploy.md).
 PAYOPS_METRICS_TOKEN = env("PAYOPS_METRICS_TOKEN", default="")
 
+# OpenTelemetry tracing (console.tracing), off by default; on, it needs the `otel` extra and is
+# configured by the SDK's own variables (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, ...).
+PAYOPS_OTEL_ENABLED = env.bool("PAYOPS_OTEL_ENABLED", default=False)
+
 # Seconds after which /readyz calls the worker's heartbeat stale.
 PAYOPS_HEARTBEAT_MAX_AGE = env.int("PAYOPS_HEARTBEAT_MAX_AGE", default=180)
 
