@@ -139,7 +139,9 @@ def test_each_rule_fires_once_reaches_email_and_webhook_and_resolves(
     # Fails upstream with its events dropped: reconciliation finds it, a refetch applies it.
     second = initiated(world, staff, "202.00")
     world.emulator.control("POST", "faults", json={"drop_events_next": 50})
-    world.emulator.control("POST", f"payouts/{second.upstream_id}/status", json={"status": "FAILED"})
+    world.emulator.control(
+        "POST", f"payouts/{second.upstream_id}/status", json={"status": "FAILED"}
+    )
     run_start(environment=world.environment, by=staff["maker"])
     item = ReconciliationException.objects.get(payout=second)
     evaluate_twice()
@@ -191,8 +193,9 @@ def test_each_rule_fires_once_reaches_email_and_webhook_and_resolves(
         assert [m.to for m in emails] == [[approver.email]] * 2
         assert sum(text.startswith("Resolved: ") for text in posts) == 1
         actions = set(
-            AuditEntry.objects.filter(target_id=str(alert.pk), action__startswith="alerts.")
-            .values_list("action", flat=True)
+            AuditEntry.objects.filter(
+                target_id=str(alert.pk), action__startswith="alerts."
+            ).values_list("action", flat=True)
         )
         assert {"alerts.fired", "alerts.resolved"} <= actions
     assert AlertDelivery.objects.filter(alert__in=alerts).count() == 4 * len(alerts)
