@@ -160,7 +160,7 @@ def test_a_failed_webhook_is_retried_with_backoff_and_never_loses_the_alert(
     receiver.fail_next = 1
     with django_capture_on_commit_callbacks(execute=True):
         alerts_evaluate()
-    (alert,) = Alert.objects.filter(rule=rule)
+    assert Alert.objects.filter(rule=rule, state=AlertState.OPEN).count() == 1
     (delivery,) = AlertDelivery.objects.all()
     assert delivery.state == DeliveryState.PENDING and delivery.attempts == 1
     assert "HTTP 500" in delivery.last_error and receiver.url not in delivery.last_error
