@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Literal
 
 from django.http import HttpRequest
+from django.utils.translation import gettext as _
 from ninja import Field, Router, Schema, Status
 
 from alerts import selectors, services
@@ -152,9 +153,9 @@ def _environment(name: str | None) -> Environment | None:
     environment = Environment.objects.filter(name=name, is_active=True).first()
     if environment is None:
         raise ServiceError(
-            "No active environment is named so.",
+            _("No active environment is named so."),
             code="unknown_environment",
-            errors=[("environment", "no active environment has this name")],
+            errors=[("environment", _("no active environment has this name"))],
         )
     return environment
 

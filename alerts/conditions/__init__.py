@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.utils.functional import Promise
+from django.utils.translation import gettext as _
 
 from staff.errors import ServiceError
 
@@ -57,7 +58,7 @@ class Condition:
         """The thresholds `raw` gives, whole numbers within bounds, defaults for the missing;
         unknown names and bad values are refused (ServiceError with one error per field)."""
         known = {t.name: t for t in self.thresholds}
-        errors = [(f"thresholds.{name}", "is not a threshold of this kind") for name in raw]
+        errors = [(f"thresholds.{name}", _("is not a threshold of this kind")) for name in raw]
         errors = [e for e in errors if e[0].split(".", 1)[1] not in known]
         values: dict[str, int] = {}
         for threshold in self.thresholds:
@@ -65,19 +66,20 @@ class Condition:
             if isinstance(value, str) and value.strip().isdigit():
                 value = int(value.strip())
             if isinstance(value, bool) or not isinstance(value, int):
-                errors.append((f"thresholds.{threshold.name}", "must be a whole number"))
+                errors.append((f"thresholds.{threshold.name}", _("must be a whole number")))
                 continue
             if not threshold.minimum <= value <= threshold.maximum:
                 errors.append(
                     (
                         f"thresholds.{threshold.name}",
-                        f"must be between {threshold.minimum} and {threshold.maximum}",
+                        _("must be between %(minimum)s and %(maximum)s")
+                        % {"minimum": threshold.minimum, "maximum": threshold.maximum},
                     )
                 )
                 continue
             values[threshold.name] = value
         if errors:
-            raise ServiceError("These thresholds are not valid for this kind.", errors=errors)
+            raise ServiceError(_("These thresholds are not valid for this kind."), errors=errors)
         return values
 
 
@@ -110,7 +112,7 @@ def condition_get(kind: str) -> Condition:
     condition = CONDITIONS.get(kind)
     if condition is None:
         raise ServiceError(
-            "Unknown kind of alert rule.", errors=[("kind", "is not a known kind of rule")]
+            _("Unknown kind of alert rule."), errors=[("kind", _("is not a known kind of rule"))]
         )
     return condition
 
