@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "payouts",
     "books",
     "analytics",
+    "alerts",
     "webhooks",
 ]
 
@@ -419,6 +420,7 @@ PAYOPS_ADMIN_MAKER_CHECKER = env.bool("PAYOPS_ADMIN_MAKER_CHECKER", default=True
 PAYOPS_ADMIN_CHANGE_WAIT_HOURS = env.int("PAYOPS_ADMIN_CHANGE_WAIT_HOURS", default=24)
 
 # --- Per-concept settings live beside each other, one module a concept ----------------------------
+from .alerts import *  # noqa: E402, F403
 from .gateway import *  # noqa: E402, F403
 from .inputs import *  # noqa: E402, F403
 from .payouts import *  # noqa: E402, F403

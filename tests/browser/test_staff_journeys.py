@@ -16,6 +16,8 @@ pytestmark = pytest.mark.browser
 
 # The Books section follows Finance: finance reads and works it (superuser admins see it too).
 BOOKS = ["reconciliation", "exceptions", "statements", "fees-report", "analytics"]
+# The Alerts section follows Directory: every role reads and subscribes; admins keep the rules.
+ALERTS = ["alerts", "alert-subscriptions"]
 EXPECTED_NAV = {
     "finance_maker": [
         "dashboard",
@@ -25,6 +27,7 @@ EXPECTED_NAV = {
         "end-users",
         "accounts",
         "recipients",
+        *ALERTS,
     ],
     "finance_approver": [
         "dashboard",
@@ -35,6 +38,7 @@ EXPECTED_NAV = {
         "end-users",
         "accounts",
         "recipients",
+        *ALERTS,
         "webhooks",
     ],
     "compliance": [
@@ -44,6 +48,7 @@ EXPECTED_NAV = {
         "kyc-review",
         "accounts",
         "recipients",
+        *ALERTS,
         "webhooks",
     ],
     # The demo admin is a Django superuser: every item shows.
@@ -57,6 +62,8 @@ EXPECTED_NAV = {
         "kyc-review",
         "accounts",
         "recipients",
+        *ALERTS,
+        "alert-rules",
         "environments",
         "approval-policy",
         "changes",
