@@ -14,7 +14,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from alerts import selectors, services
-from alerts.conditions import CONDITIONS, condition_get
+from alerts.conditions import CONDITIONS, Condition, condition_get
 from alerts.forms import AlertFilterForm, RuleForm, SubscriptionForm
 from alerts.models import AlertRule
 from console.lists import list_template, page_of
@@ -30,6 +30,12 @@ def _environments() -> list[tuple[str, str]]:
 
 def _environment_named(name: str) -> Environment | None:
     return Environment.objects.filter(name=name, is_active=True).first() if name else None
+
+
+def _threshold_fields(condition: Condition) -> dict[str, str]:
+    """The service names a threshold's error `thresholds.<name>`; the form's field is
+    `threshold_<name>`."""
+    return {"thresholds." + t.name: "threshold_" + t.name for t in condition.thresholds}
 
 
 @login_required
@@ -110,12 +116,7 @@ def rule_new(request: HttpRequest) -> HttpResponse:
                 webhook_url=data.get("webhook_url") or "",
             )
         except ServiceError as exc:
-            exc.add_to_form(
-                form,
-                rename={
-                    "thresholds." + t.name: "threshold_" + t.name for t in condition.thresholds
-                },
-            )
+            exc.add_to_form(form, rename=_threshold_fields(condition))
         else:
             messages.success(request, _("Rule “%(name)s” created.") % {"name": rule.name})
             return redirect("alerts:rules")
@@ -154,12 +155,7 @@ def rule_edit(request: HttpRequest, pk: int) -> HttpResponse:
                 webhook_remove=bool(data.get("webhook_remove")),
             )
         except ServiceError as exc:
-            exc.add_to_form(
-                form,
-                rename={
-                    "thresholds." + t.name: "threshold_" + t.name for t in condition.thresholds
-                },
-            )
+            exc.add_to_form(form, rename=_threshold_fields(condition))
         else:
             messages.success(request, _("Rule saved."))
             return redirect("alerts:rules")
