@@ -6,6 +6,10 @@ SHELL := /bin/bash
 PYTHON_BOOT := $(shell scripts/find-python.sh)
 VENV := .venv
 PY := $(VENV)/bin/python
+# `make test` runs the suite in this many pytest-xdist workers, a test module per worker at a time
+# (its module fixtures, a browser or an emulator, start once); most of a live test's time is waiting
+# on PostgreSQL, a subprocess or a browser, so two workers fit two cores. PYTEST_WORKERS=0: one process.
+PYTEST_WORKERS ?= 2
 STAMP := $(VENV)/.installed-$(shell cat requirements/dev.lock pyproject.toml | sha1sum | cut -c1-12)
 
 .PHONY: help install run test check bench emulator migrate seed fmt clean messages
@@ -20,7 +24,13 @@ $(STAMP): requirements/dev.lock pyproject.toml
 	$(PY) -m pip install --quiet -r requirements/dev.lock
 	@rm -f $(VENV)/.installed-*; touch $@
 
-install: $(STAMP)  ## Create .venv and install the locked dependencies
+# The browser tests' axe-core (package.json, package-lock.json): installed when missing or when the
+# lock changed; npm ci installs exactly the versions the lock names.
+node_modules/axe-core/package.json: package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: $(STAMP) node_modules/axe-core/package.json  ## Create .venv and install the locked dependencies (Python, and npm's axe-core)
 
 migrate: install  ## Apply migrations (and the cache table) to the back office's and the emulator's databases
 	@mkdir -p var
@@ -41,7 +51,7 @@ emulator: migrate  ## The upstream emulator alone on 127.0.0.1:8001
 
 test: install  ## The whole test suite (DATABASE_URL / REDIS_URL used when set)
 	@mkdir -p var/staticfiles
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # The languages besides English (config/settings/base.py LANGUAGES), as gettext names them.
 LOCALES := -l es -l pt_BR

@@ -40,6 +40,7 @@ from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer, SessionAuth
 
 from accounts.api import router as accounts_router
+from alerts.api import router as alerts_router
 from analytics.api import router as analytics_router
 from books.reconciliation.api import router as reconciliation_router
 from books.statements.api import router as statements_router
@@ -172,6 +173,19 @@ OPERATION_PERMISSIONS: dict[str, Need] = {
     "GET /books/fees": (roles.BOOKS_VIEW,),
     # analytics: each figure of the finance analytics, JSON or CSV (read-only)
     "GET /analytics/{figure}": (roles.BOOKS_VIEW,),
+    # alerts: every role reads and subscribes; those who act acknowledge; admins keep the rules
+    "GET /alerts/kinds": (roles.ALERTS_VIEW,),
+    "GET /alerts/rules": (roles.ALERTS_VIEW,),
+    "POST /alerts/rules": (roles.ALERTS_MANAGE,),
+    "GET /alerts/rules/{rule_id}": (roles.ALERTS_VIEW,),
+    "PATCH /alerts/rules/{rule_id}": (roles.ALERTS_MANAGE,),
+    "POST /alerts/rules/{rule_id}/enable": (roles.ALERTS_MANAGE,),
+    "POST /alerts/rules/{rule_id}/disable": (roles.ALERTS_MANAGE,),
+    "GET /alerts/subscriptions": (roles.ALERTS_VIEW,),
+    "PUT /alerts/subscriptions/{rule_id}": (roles.ALERTS_VIEW,),
+    "GET /alerts": (roles.ALERTS_VIEW,),
+    "GET /alerts/{alert_id}": (roles.ALERTS_VIEW,),
+    "POST /alerts/{alert_id}/acknowledge": (roles.ALERTS_ACKNOWLEDGE,),
 }
 
 
@@ -468,6 +482,7 @@ MOUNTS: tuple[tuple[str, Router], ...] = (
     ("/reconciliation", reconciliation_router),
     ("/books", statements_router),
     ("/analytics", analytics_router),
+    ("/alerts", alerts_router),
 )
 
 

@@ -22,6 +22,7 @@ urlpatterns = [
     path("payouts/", include("payouts.urls")),
     path("books/", include("books.urls")),
     path("analytics/", include("analytics.urls")),
+    path("alerts/", include("alerts.urls")),
     path("webhooks/", include("webhooks.urls")),
     path("profile/", include("staff.token_urls")),
     # Passkeys: django-otp-webauthn's JSON endpoints, wired to staff's second factor.

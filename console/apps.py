@@ -34,3 +34,11 @@ class ConsoleConfig(AppConfig):
         request_finished.connect(request_id_clear, dispatch_uid="console.request_id_clear")
         # Each qcluster worker process beats as it starts (see console.tasks).
         post_spawn.connect(heartbeat_on_worker_start, dispatch_uid="console.heartbeat_on_start")
+        # Optional tracing: instrumented here, before any request or task runs (and, off,
+        # nothing of OpenTelemetry is imported).
+        from django.conf import settings
+
+        if settings.PAYOPS_OTEL_ENABLED:
+            from console.tracing import tracing_start
+
+            tracing_start()

@@ -3,14 +3,21 @@
 Two kinds of metric (docs/deploy.md, "Metrics and logs"):
 
 - Process metrics (counters, histograms) are defined here and incremented where things happen:
-  the gateway after each attempt (`upstream_call_observed`), payouts when an initiation is
-  recorded (`release_observed`). With `PROMETHEUS_MULTIPROC_DIR` set in the environment of every
-  web and worker process (before they start: prometheus-client chooses its storage at import),
-  each process writes its own files there and a scrape sums them; without it, a scrape sees only
-  the process that answers it (the embedded default: one process).
-- Scrape-time gauges are read from the database or the limiter's store when scraped, by the
-  collectors apps add with `register_metrics(name, collect)` from their AppConfig.ready(), as
-  with `register_check`. Each collector returns metric families and must use a constant number
+  the gateway after each attempt (`upstream_call_observed`), payouts when a release's outcome is
+  recorded (`release_observed`), webhooks when an event is first processed
+  (`webhook_processed_observed`). All are counters and histograms, which multiprocess mode sums
+  over every file in the directory, dead processes' included (a counter must not go backwards
+  when a worker is recycled): there is no live Gauge, so no `multiprocess_mode` to choose and no
+  `mark_process_dead` to call; the directory is emptied when the host's processes (re)start.
+  With `PROMETHEUS_MULTIPROC_DIR` set in the environment of every web and worker process (before
+  they start: prometheus-client chooses its storage at import), each process writes its own
+  files there and a scrape sums them; without it, a scrape sees only the process that answers
+  it (the embedded default: one process).
+- Scrape-time gauges (budget left, queue depth, pending webhook events and their age, payouts
+  by state) are read from the database when scraped, once, by the process that answers the
+  scrape (so never summed over processes), by the collectors apps add with
+  `register_metrics(name, collect)` from their AppConfig.ready(), as with `register_check`.
+  Each collector returns metric families and must use a constant number
   of queries; one that raises is reported in `payops_metrics_collector_errors` and skipped.
 
 The endpoint answers a bearer token (`PAYOPS_METRICS_TOKEN`, compared in constant time) or a
@@ -60,7 +67,15 @@ UPSTREAM_CALL_SECONDS = Histogram(
 )
 PAYOUT_RELEASES = Counter(
     "payops_payout_releases",
-    "Payouts whose initiation the upstream accepted (recorded once per payout).",
+    "Payout releases (initiations sent upstream) by outcome: accepted (once per payout), "
+    "refused (failed), correctable (back to approved), undecided (left submitting, resent).",
+    ["outcome"],
+)
+RELEASE_OUTCOMES = ("accepted", "refused", "correctable", "undecided")
+WEBHOOK_PROCESSING_LAG = Histogram(
+    "payops_webhook_processing_lag_seconds",
+    "Seconds from a webhook event being received to its first successful processing.",
+    buckets=(0.1, 0.5, 1.0, 2.5, 5.0, 15.0, 30.0, 60.0, 300.0, 900.0, 3600.0),
 )
 
 
@@ -81,12 +96,22 @@ def upstream_call_observed(
         logger.exception("could not record the upstream call's metrics")
 
 
-def release_observed() -> None:
-    """Count one payout released upstream (call it on commit of the recorded initiation)."""
+def release_observed(*, outcome: str) -> None:
+    """Count one release's outcome (call it on commit of what the release recorded)."""
     try:
-        PAYOUT_RELEASES.inc()
+        PAYOUT_RELEASES.labels(
+            outcome=outcome if outcome in RELEASE_OUTCOMES else "undecided"
+        ).inc()
     except Exception:
         logger.exception("could not count the release")
+
+
+def webhook_processed_observed(*, seconds: float) -> None:
+    """Observe one event's lag, received to processed (on commit of its first processing)."""
+    try:
+        WEBHOOK_PROCESSING_LAG.observe(max(0.0, seconds))
+    except Exception:
+        logger.exception("could not record the webhook lag")
 
 
 # --- Scrape-time collectors -----------------------------------------------------------------

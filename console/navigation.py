@@ -156,6 +156,32 @@ NAV_SECTIONS: tuple[NavSection, ...] = (
         ),
     ),
     NavSection(
+        "Alerts",
+        (
+            NavItem(
+                "alerts",
+                "Alert history",
+                "alerts:history",
+                roles.ALERTS_VIEW,
+                description="Every alert the rules opened, open or resolved; acknowledge them.",
+            ),
+            NavItem(
+                "alert-subscriptions",
+                "My subscriptions",
+                "alerts:subscriptions",
+                roles.ALERTS_VIEW,
+                description="Which alert rules reach you by email, at once or in a daily digest.",
+            ),
+            NavItem(
+                "alert-rules",
+                "Alert rules",
+                "alerts:rules",
+                roles.ALERTS_MANAGE,
+                description="What is watched, its thresholds, severity and webhook.",
+            ),
+        ),
+    ),
+    NavSection(
         "Admin",
         (
             NavItem(

@@ -193,17 +193,24 @@ def payout_makers(environment: Environment | None) -> QuerySet[StaffUser]:
 
 
 def state_metrics() -> list[Any]:
-    """Scrape-time gauge (console.metrics): payouts by state, one GROUP BY (every state listed)."""
+    """Scrape-time gauge (console.metrics): payouts by environment and state, two queries (the
+    environments, one GROUP BY); every state is listed for every environment, 0 included."""
     from django.db.models import Count
     from prometheus_client.core import GaugeMetricFamily
 
     from payouts.models import PayoutStatus
 
+    names = dict(Environment.objects.values_list("pk", "name"))
     counts = {
-        row["status"]: row["n"]
-        for row in Payout.objects.order_by().values("status").annotate(n=Count("id"))
+        (row["environment_id"], row["status"]): row["n"]
+        for row in Payout.objects.order_by()
+        .values("environment_id", "status")
+        .annotate(n=Count("id"))
     }
-    family = GaugeMetricFamily("payops_payouts", "Payouts by state.", labels=["state"])
-    for status in PayoutStatus.values:
-        family.add_metric([status], counts.get(status, 0))
+    family = GaugeMetricFamily(
+        "payops_payouts", "Payouts by environment and state.", labels=["environment", "state"]
+    )
+    for pk, name in sorted(names.items(), key=lambda item: item[1]):
+        for status in PayoutStatus.values:
+            family.add_metric([name, status], counts.get((pk, status), 0))
     return [family]

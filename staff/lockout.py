@@ -129,6 +129,19 @@ def account_failures(username: str, *, now: datetime) -> tuple[int, datetime | N
     return int(totals["failures"] or 0), totals["last"]
 
 
+def failing_accounts(*, at_least: int, now: datetime) -> dict[str, int]:
+    """Accounts with at least `at_least` failures remembered (as `account_failures` counts
+    them), with their count: what an alert on repeated sign-in failures watches."""
+    rows = (
+        AccessAttempt.objects.filter(attempt_time__gte=now - failure_memory())
+        .values("username")
+        .annotate(failures=Sum("failures_since_start"))
+        .filter(failures__gte=at_least)
+        .order_by("username")
+    )
+    return {row["username"]: int(row["failures"]) for row in rows}
+
+
 def account_decision(username: str, *, now: datetime | None = None) -> Decision:
     now = now or timezone.now()
     failures, last = account_failures(username, now=now)

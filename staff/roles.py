@@ -46,6 +46,12 @@ RECIPIENTS_APPROVE = "accounts.approve_recipients"
 # receipts and reconciliation; run reconciliation and work its exceptions.
 BOOKS_VIEW = "books.view_books"
 RECONCILE = "books.reconcile"
+# Alerts (declared on alerts.AlertRule.Meta.permissions): read rules and history and subscribe
+# (every role); acknowledge an alert (every role that acts; not the auditor); manage the rules and
+# their webhook destinations (admins).
+ALERTS_VIEW = "alerts.view_alerts"
+ALERTS_ACKNOWLEDGE = "alerts.acknowledge_alerts"
+ALERTS_MANAGE = "alerts.manage_alerts"
 
 # What a personal API token may do (staff.api_tokens): each scope allows these permissions, and a
 # token's owner keeps only those of their own permissions that one of the token's scopes allows
@@ -65,8 +71,16 @@ TOKEN_SCOPES: dict[str, tuple[str, ...]] = {
         AUDIT_LOG_VIEW,
         PAYOUT_EVIDENCE_VIEW,
         BOOKS_VIEW,
+        ALERTS_VIEW,
     ),
-    SCOPE_PREPARE: (PAYOUT_INITIATE, END_USERS_MANAGE, ACCOUNTS_MANAGE, KYC_REVIEW, RECONCILE),
+    SCOPE_PREPARE: (
+        PAYOUT_INITIATE,
+        END_USERS_MANAGE,
+        ACCOUNTS_MANAGE,
+        KYC_REVIEW,
+        RECONCILE,
+        ALERTS_ACKNOWLEDGE,
+    ),
     # Approve, reject and release (send and confirm the upstream's code).
     SCOPE_APPROVE: (PAYOUT_APPROVE, RECIPIENTS_APPROVE),
     SCOPE_ADMIN: (
@@ -74,19 +88,23 @@ TOKEN_SCOPES: dict[str, tuple[str, ...]] = {
         WEBHOOKS_MANAGE,
         APPROVAL_POLICY_MANAGE,
         ADMIN_CHANGES_DECIDE,
+        ALERTS_MANAGE,
     ),
 }
 TOKEN_SCOPE_LABELS: dict[str, str] = {
     SCOPE_READ: "Read: lists and records (GET only unless another scope is given)",
     SCOPE_PREPARE: (
         "Prepare: quotes, payout drafts, end users, accounts, recipients, KYC review, "
-        "reconciliation runs and exceptions"
+        "reconciliation runs and exceptions, acknowledging alerts"
     ),
     SCOPE_APPROVE: (
         "Approve: approve, reject and release payouts, approve recipients "
         "(needs step-up, at most 90 days)"
     ),
-    SCOPE_ADMIN: "Admin: environments, webhooks, approval policy (needs step-up, at most 90 days)",
+    SCOPE_ADMIN: (
+        "Admin: environments, webhooks, approval policy, alert rules "
+        "(needs step-up, at most 90 days)"
+    ),
 }
 # Scopes that move money or change who may: created only after step-up, for 90 days at most.
 PRIVILEGED_SCOPES = frozenset({SCOPE_APPROVE, SCOPE_ADMIN})
@@ -125,6 +143,8 @@ FINANCE_MAKER = Role(
         ACCOUNTS_MANAGE,
         BOOKS_VIEW,
         RECONCILE,
+        ALERTS_VIEW,
+        ALERTS_ACKNOWLEDGE,
     ),
     demo_email="maker@payops.local",
 )
@@ -146,6 +166,8 @@ FINANCE_APPROVER = Role(
         RECIPIENTS_APPROVE,
         BOOKS_VIEW,
         RECONCILE,
+        ALERTS_VIEW,
+        ALERTS_ACKNOWLEDGE,
     ),
     demo_email="approver@payops.local",
 )
@@ -166,6 +188,8 @@ COMPLIANCE = Role(
         ACCOUNTS_MANAGE,
         WEBHOOK_EVENTS_VIEW,
         RECIPIENTS_APPROVE,
+        ALERTS_VIEW,
+        ALERTS_ACKNOWLEDGE,
     ),
     demo_email="compliance@payops.local",
 )
@@ -194,6 +218,9 @@ ADMIN = Role(
         DIRECTORY_VIEW,
         KYC_REVIEW,
         ACCOUNTS_MANAGE,
+        ALERTS_VIEW,
+        ALERTS_ACKNOWLEDGE,
+        ALERTS_MANAGE,
     ),
     demo_email="admin@payops.local",
 )
@@ -218,6 +245,7 @@ AUDITOR = Role(
         AUDIT_LOG_VIEW,
         PAYOUT_EVIDENCE_VIEW,
         BOOKS_VIEW,
+        ALERTS_VIEW,
     ),
     demo_email="auditor@payops.local",
 )

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from django.conf import settings
+from django.db import connection
 from django.test import Client
 
 REQUIRE_SERVICES = os.environ.get("PAYOPS_REQUIRE_SERVICES") == "1"
@@ -21,9 +22,7 @@ def _missing_service(name: str, why: str) -> None:
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    if item.get_closest_marker("postgres") and settings.DATABASES["default"]["ENGINE"] != (
-        "django.db.backends.postgresql"
-    ):
+    if item.get_closest_marker("postgres") and connection.vendor != "postgresql":
         _missing_service("PostgreSQL", "DATABASE_URL does not point at PostgreSQL")
     if item.get_closest_marker("redis") and not settings.REDIS_URL:
         _missing_service("Redis", "REDIS_URL is not set")

@@ -28,6 +28,8 @@ ALLOWED = {
     "payouts": _BASE | {"webhooks", "users", "accounts", "quotes"},
     "books": _BASE | {"webhooks", "users", "accounts", "quotes", "payouts"},
     "analytics": _BASE | {"webhooks", "users", "accounts", "quotes", "payouts", "books"},
+    # Alerts read what the others keep (their selectors) and tell people; nothing imports them.
+    "alerts": _BASE | {"webhooks", "users", "accounts", "quotes", "payouts", "books"},
 }
 
 

@@ -109,15 +109,19 @@ def missed_list() -> QuerySet[MissedEvent]:
 
 
 def lag_metrics() -> list[Any]:
-    """Scrape-time gauges (console.metrics): the age of the oldest pending event and the seconds
-    since the last event was received, in one aggregate query."""
-    from django.db.models import Max, Min
+    """Scrape-time gauges (console.metrics): events waiting to be processed, the age of the oldest
+    of them and the seconds since the last event was received, in one aggregate query."""
+    from django.db.models import Count, Max, Min
     from django.utils import timezone
     from prometheus_client.core import GaugeMetricFamily
 
     from webhooks.models import EventStatus
 
+    waiting = Q(status__in=[EventStatus.PENDING, EventStatus.NO_HANDLER]) | Q(
+        status=EventStatus.FAILED, next_attempt_at__isnull=False
+    )
     row = WebhookEvent.objects.aggregate(
+        pending=Count("id", filter=waiting),
         oldest_pending=Min("received_at", filter=Q(status=EventStatus.PENDING)),
         last=Max("received_at"),
     )
@@ -129,7 +133,12 @@ def lag_metrics() -> list[Any]:
     pending.add_metric(
         [], (now - row["oldest_pending"]).total_seconds() if row["oldest_pending"] else 0
     )
-    families = [pending]
+    queued = GaugeMetricFamily(
+        "payops_webhook_events_pending",
+        "Stored webhook events still to process (pending, failed with a retry due, no handler).",
+    )
+    queued.add_metric([], row["pending"] or 0)
+    families = [queued, pending]
     if row["last"] is not None:  # no event ever: no sample rather than a made-up age
         since = GaugeMetricFamily(
             "payops_webhook_last_received_seconds",

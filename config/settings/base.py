@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "payouts",
     "books",
     "analytics",
+    "alerts",
     "webhooks",
 ]
 
@@ -216,6 +217,10 @@ else:
 # signed-in staff member with staff.view_system_health may read it). PROMETHEUS_MULTIPROC_DIR,
 # an environment variable read by prometheus-client itself, sums every process (docs/deploy.md).
 PAYOPS_METRICS_TOKEN = env("PAYOPS_METRICS_TOKEN", default="")
+
+# OpenTelemetry tracing (console.tracing), off by default; on, it needs the `otel` extra and is
+# configured by the SDK's own variables (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_SERVICE_NAME, ...).
+PAYOPS_OTEL_ENABLED = env.bool("PAYOPS_OTEL_ENABLED", default=False)
 
 # Seconds after which /readyz calls the worker's heartbeat stale.
 PAYOPS_HEARTBEAT_MAX_AGE = env.int("PAYOPS_HEARTBEAT_MAX_AGE", default=180)
@@ -415,6 +420,7 @@ PAYOPS_ADMIN_MAKER_CHECKER = env.bool("PAYOPS_ADMIN_MAKER_CHECKER", default=True
 PAYOPS_ADMIN_CHANGE_WAIT_HOURS = env.int("PAYOPS_ADMIN_CHANGE_WAIT_HOURS", default=24)
 
 # --- Per-concept settings live beside each other, one module a concept ----------------------------
+from .alerts import *  # noqa: E402, F403
 from .gateway import *  # noqa: E402, F403
 from .inputs import *  # noqa: E402, F403
 from .payouts import *  # noqa: E402, F403

@@ -1,5 +1,19 @@
 """Test settings: the embedded default unless DATABASE_URL / REDIS_URL point at real services."""
 
+import os
+from urllib.parse import urlsplit
+
+# pytest-xdist runs the suite in worker processes (`make test`): pytest-django gives each worker
+# its own test databases, and here each worker gets its own Redis database (REDIS_URL's db + 1 +
+# the worker's number), so a flush, a channel group or the task queue stays the worker's. Done
+# once per worker: the processes a test starts inherit the shifted URL and the marker.
+_XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _XDIST_WORKER and os.environ.get("REDIS_URL") and not os.environ.get("PAYOPS_TEST_REDIS_WORKER"):
+    _redis = urlsplit(os.environ["REDIS_URL"])
+    _db = int(_redis.path.strip("/") or 0) + 1 + int(_XDIST_WORKER.removeprefix("gw"))
+    os.environ["REDIS_URL"] = _redis._replace(path=f"/{_db}").geturl()
+    os.environ["PAYOPS_TEST_REDIS_WORKER"] = _XDIST_WORKER
+
 from .base import *  # noqa: F403
 from .base import BASE_DIR, DATABASES, INSTALLED_APPS, MIDDLEWARE, env
 from .emulator_guest import *  # noqa: F403
@@ -46,6 +60,10 @@ if DATABASES["emulator"]["ENGINE"] == "django.db.backends.sqlite3":
             default=str(BASE_DIR / "var" / "test-emulator.sqlite3"),
         )
     }
+# On PostgreSQL, the test suite's flush deletes rows instead of truncating tables (see the module).
+for _alias in ("default", "emulator"):
+    if DATABASES[_alias]["ENGINE"] == "django.db.backends.postgresql":
+        DATABASES[_alias]["ENGINE"] = "config.test_postgresql"
 AXES_ENABLED = env.bool("PAYOPS_TEST_AXES", default=True)
 # Live servers, emulators and concurrency tests run many threads in the test process, each holding
 # a pooled connection while it works: a production-sized pool (10) makes them wait on each other.

@@ -8,6 +8,7 @@ key; the answer is recorded under the row lock and only from `submitting`.
 
 from __future__ import annotations
 
+import functools
 import logging
 from datetime import timedelta
 from typing import Any
@@ -167,6 +168,7 @@ def initiation_send(*, payout_id: int) -> Payout:
         # Nothing known: it may or may not have taken effect. Stay `submitting`; the recovery
         # schedule re-sends with the same key, and the upstream replays if it did.
         due = recovery_due(payout)
+        metrics.release_observed(outcome="undecided")
         _note_error(payout.pk, gave_up_message(exc, due))
         wait_record(payout=payout, failure=exc, attempt=0, until=due)
         return Payout.objects.get(pk=payout.pk)
@@ -195,7 +197,8 @@ def initiation_recorded(*, payout_id: int, created: PayoutCreated) -> Payout:
                 )
             return payout
         payout.upstream_id = report.upstream_id
-        transaction.on_commit(metrics.release_observed)  # once per payout: the first answer
+        # Once per payout: the first answer.
+        transaction.on_commit(functools.partial(metrics.release_observed, outcome="accepted"))
         payout.upstream_status = str(created.status)
         payout.upstream_payload = created.model_dump(mode="json")
         if created.deposit_instructions is not None:
@@ -253,6 +256,8 @@ def initiation_refused(*, payout_id: int, error: UpstreamError) -> Payout:
                 payout.otp_failed_attempts = settings.PAYOUTS_OTP_MAX_TRIES
                 message = "Too many wrong codes: the code is blocked, send a new one."
         payout.initiation_error = message[:500]
+        outcome = "correctable" if kind else "refused"
+        transaction.on_commit(functools.partial(metrics.release_observed, outcome=outcome))
         cleared = wait_cleared(payout)
         payout.save(
             update_fields=[

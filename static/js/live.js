@@ -11,7 +11,11 @@
    On a matching event the element is replaced by the element with the same id in the answer, so
    permissions and rendering stay on the server. Text typed and boxes ticked inside it are kept.
    One fetch per URL at a time; a change announced meanwhile triggers one more fetch after it.
-   After a dropped connection every region is re-read once (what was missed is shown). */
+   After a dropped connection every region is re-read once (what was missed is shown).
+   An element inside a region marked `data-live-announce` (a payout's status heading) is read out
+   by screen readers when a refresh changes its text: the page's one polite live region
+   (`#live-announcer`, role="status", visually hidden, made here) says its new text. A swapped
+   element itself cannot announce: a live region must already be in the page when it changes. */
 (function () {
   "use strict";
 
@@ -60,6 +64,23 @@
     });
   }
 
+  var announcer = document.createElement("div");
+  announcer.id = "live-announcer";
+  announcer.className = "visually-hidden";
+  announcer.setAttribute("role", "status");
+  document.addEventListener("DOMContentLoaded", function () { document.body.appendChild(announcer); });
+
+  function announced(region) {
+    return Array.prototype.map.call(region.querySelectorAll("[data-live-announce]"), function (el) {
+      return el.textContent.replace(/\s+/g, " ").trim();
+    });
+  }
+
+  function announce(before, after) {
+    var changed = after.filter(function (text, i) { return text && text !== before[i]; });
+    if (changed.length) { announcer.textContent = changed.join(". "); }
+  }
+
   function swap(html, ids) {
     var doc = new DOMParser().parseFromString(html, "text/html");
     ids.forEach(function (id) {
@@ -68,7 +89,9 @@
       if (!current || !fresh) { return; }
       fresh = document.importNode(fresh, true);
       keepInput(current, fresh);
+      var before = announced(current);
       current.replaceWith(fresh);
+      announce(before, announced(fresh));
       if (window.htmx) { window.htmx.process(fresh); }
       fresh.dispatchEvent(new CustomEvent("live:refreshed", { bubbles: true }));
     });

@@ -2,7 +2,9 @@
    `data-label` (from the header row, colspans counted), which payops.css shows beside the value
    when the rows become cards. A cell that already has a `data-label` keeps it; a cell spanning
    several columns (an empty state) gets none. Rows added later (an HTMX swap, a live row) are
-   labelled as they arrive. Loaded by base.html; nothing inline, so the CSP holds. */
+   labelled as they arrive. A `.table-scroll` whose table is wider than it (it scrolls sideways)
+   joins the tab order, so the keyboard can scroll it too (WCAG 2.1.1); one that fits leaves it.
+   Loaded by base.html; nothing inline, so the CSP holds. */
 (function () {
   "use strict";
 
@@ -38,6 +40,19 @@
     }
   }
 
+  function reachable(scroller) {
+    if (scroller.scrollWidth > scroller.clientWidth + 1) {
+      if (!scroller.hasAttribute("tabindex")) scroller.setAttribute("tabindex", "0");
+    } else if (scroller.getAttribute("tabindex") === "0") {
+      scroller.removeAttribute("tabindex");
+    }
+  }
+
+  function reachableAll() {
+    var scrollers = document.querySelectorAll(".table-scroll");
+    for (var i = 0; i < scrollers.length; i++) reachable(scrollers[i]);
+  }
+
   function labelWithin(node) {
     if (node.nodeType !== 1) return;
     var table = node.closest("table.table");
@@ -50,10 +65,13 @@
   }
 
   labelWithin(document.body);
+  reachableAll();
+  window.addEventListener("resize", reachableAll);
   new MutationObserver(function (changes) {
     for (var i = 0; i < changes.length; i++) {
       var added = changes[i].addedNodes;
       for (var j = 0; j < added.length; j++) labelWithin(added[j]);
     }
+    reachableAll();
   }).observe(document.body, { childList: true, subtree: true });
 })();

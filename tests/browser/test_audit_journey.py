@@ -13,6 +13,7 @@ from playwright.sync_api import Page, expect
 
 from staff.models import StaffUser
 from staff.services import audit_record
+from tests.browser.axe import assert_accessible
 from tests.browser.test_look import page_overflow
 
 pytestmark = pytest.mark.browser
@@ -39,6 +40,7 @@ def test_an_auditor_filters_the_trail_reads_a_diff_and_verifies_the_chain(
     row = page.locator(f'tr[data-entry="{entry.pk}"]')
     expect(row).to_be_visible()
     expect(page.locator("tr[data-entry]")).to_have_count(1)
+    assert_accessible(page)
     assert page_overflow(page) == 0
     shots = Path(settings.BASE_DIR) / "var" / "screenshots"
     shots.mkdir(parents=True, exist_ok=True)
@@ -47,7 +49,9 @@ def test_an_auditor_filters_the_trail_reads_a_diff_and_verifies_the_chain(
     diff = page.get_by_test_id("audit-diff")
     expect(diff.locator('tr[data-key="base_url"]')).to_contain_text("https://new.example")
     expect(page.get_by_test_id("audit-unchanged")).to_contain_text("2 unchanged fields")
+    assert_accessible(page)
     page.screenshot(path=str(shots / "audit-entry-1280.png"), full_page=True)
     page.get_by_role("link", name="Audit trail").first.click()
     page.get_by_role("link", name="Verify the chain").click()
     expect(page.get_by_test_id("chain-ok")).to_be_visible()
+    assert_accessible(page)

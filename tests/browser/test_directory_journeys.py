@@ -12,6 +12,7 @@ from playwright.sync_api import Page, expect
 from accounts.models import Recipient
 from gateway.models import Environment
 from staff.models import StaffUser
+from tests.browser.axe import assert_accessible
 from tests.directory.conftest import emulator_events
 from tests.gateway.conftest import live_emulator, sandbox  # noqa: F401  (fixtures)
 from users.events import end_user_apply_event
@@ -23,6 +24,7 @@ pytestmark = pytest.mark.browser
 def create_end_user(page: Page, *, email: str, first: str, last: str) -> None:
     page.goto("/end-users/")
     page.get_by_role("link", name="New end user").click()
+    assert_accessible(page)
     page.get_by_label("Individual").check()
     page.get_by_label("Email").fill(email)
     page.get_by_label("Phone number").fill("+52 55 1234 5678")
@@ -31,6 +33,7 @@ def create_end_user(page: Page, *, email: str, first: str, last: str) -> None:
     page.get_by_label("Country").select_option("MX")
     page.get_by_role("button", name="Create end user").click()
     expect(page.get_by_role("heading", level=1)).to_have_text(f"{first} {last}")
+    assert_accessible(page)
 
 
 def test_compliance_creates_a_user_and_sees_them_verified(
@@ -67,8 +70,10 @@ def test_compliance_creates_a_reject_user_and_sees_the_reason(
     expect(page.get_by_test_id("rejection-reasons")).to_contain_text(
         "The identity document could not be read."
     )
+    assert_accessible(page)
     page.goto("/end-users/kyc/")
     expect(page.get_by_test_id("kyc-queue")).to_contain_text("bo+reject@example.com")
+    assert_accessible(page)
 
 
 def test_finance_opens_an_account_and_fixes_a_recipients_routing_number(

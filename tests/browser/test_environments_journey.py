@@ -14,6 +14,7 @@ from gateway.services.environments import (
     environment_verification_record,
 )
 from staff.models import StaffUser
+from tests.browser.axe import assert_accessible
 from tests.servers import serve_in_thread
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -61,6 +62,7 @@ def test_admin_adds_tests_and_switches_environments(
     expect(badge).to_have_text("Default sandbox")
 
     page.goto("/gateway/environments/new/")
+    assert_accessible(page)
     page.fill("input[name=name]", "Journey emulator")
     page.select_option("select[name=kind]", "sandbox")
     page.fill("input[name=base_url]", emulator_url)
@@ -69,6 +71,7 @@ def test_admin_adds_tests_and_switches_environments(
     page.fill("input[name=api_key]", issued.api_key)
     page.click("form.form button[type=submit]")
     expect(page.locator(".message-success")).to_contain_text("Journey emulator added")
+    assert_accessible(page)
 
     row = page.locator("tr[data-name='Journey emulator']")
     # Not verified yet: nobody may switch to it before its connection test passes.
@@ -90,10 +93,12 @@ def test_admin_adds_tests_and_switches_environments(
     page.locator("tr[data-name='Live payments']").get_by_role("button", name="Switch to").click()
     # Production asks first; nothing changed until the switch is confirmed.
     expect(page.get_by_test_id("production-warning")).to_be_visible()
+    assert_accessible(page)
     expect(badge).to_have_text("Journey emulator")
     page.get_by_role("button", name="Yes, work in production").click()
     expect(badge).to_contain_text("PRODUCTION")
     expect(badge).to_have_class("badge env-badge env-production")
     expect(page.locator("body")).to_have_class("is-production")
+    assert_accessible(page)  # the production look (its colours) passes too
     assert Environment.objects.get(name="Journey emulator").api_key == issued.api_key
     assert not [e for e in console_errors if "Content Security Policy" in e]

@@ -9,12 +9,15 @@ from playwright.sync_api import Page, expect
 
 from console.navigation import ITEMS_BY_KEY
 from staff.models import StaffUser
+from tests.browser.axe import assert_accessible
 from tests.browser.conftest import authenticator_code
 
 pytestmark = pytest.mark.browser
 
 # The Books section follows Finance: finance reads and works it (superuser admins see it too).
 BOOKS = ["reconciliation", "exceptions", "statements", "fees-report", "analytics"]
+# The Alerts section follows Directory: every role reads and subscribes; admins keep the rules.
+ALERTS = ["alerts", "alert-subscriptions"]
 EXPECTED_NAV = {
     "finance_maker": [
         "dashboard",
@@ -24,6 +27,7 @@ EXPECTED_NAV = {
         "end-users",
         "accounts",
         "recipients",
+        *ALERTS,
     ],
     "finance_approver": [
         "dashboard",
@@ -34,6 +38,7 @@ EXPECTED_NAV = {
         "end-users",
         "accounts",
         "recipients",
+        *ALERTS,
         "webhooks",
     ],
     "compliance": [
@@ -43,6 +48,7 @@ EXPECTED_NAV = {
         "kyc-review",
         "accounts",
         "recipients",
+        *ALERTS,
         "webhooks",
     ],
     # The demo admin is a Django superuser: every item shows.
@@ -56,6 +62,8 @@ EXPECTED_NAV = {
         "kyc-review",
         "accounts",
         "recipients",
+        *ALERTS,
+        "alert-rules",
         "environments",
         "approval-policy",
         "changes",
@@ -97,6 +105,7 @@ def test_role_journey(
     expect(page.get_by_test_id("user-email")).to_have_text(user.email)
     assert nav_keys(page) == EXPECTED_NAV[role]
     assert page.evaluate("window.htmx && window.htmx.version").startswith("2.")
+    assert_accessible(page)
 
     if role in FORBIDDEN_PAGE:
         response = page.goto(ITEMS_BY_KEY[FORBIDDEN_PAGE[role]].url)
@@ -105,12 +114,14 @@ def test_role_journey(
             "You don't have permission to see this page"
         )
         expect(page.get_by_test_id("forbidden")).to_contain_text(user.email)
+        assert_accessible(page)
     else:
         page.get_by_role("navigation", name="Main").get_by_role(
             "link", name="System health"
         ).click()
         expect(page.get_by_role("heading", level=1)).to_have_text("System health")
         expect(page.get_by_test_id("overall-status")).to_be_visible()
+        assert_accessible(page)
         page.get_by_role("navigation", name="Main").get_by_role("link", name="Django admin").click()
         expect(page.locator("#site-name")).to_contain_text("PayOps administration")
         page.get_by_role("link", name="Back office").click()
@@ -119,6 +130,7 @@ def test_role_journey(
     page.get_by_role("button", name="Sign out").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("Sign in")
     expect(page.get_by_text("You have signed out.")).to_be_visible()
+    assert_accessible(page)
     page.goto("/")
     expect(page.get_by_role("heading", level=1)).to_have_text("Sign in")
 
@@ -144,6 +156,7 @@ def test_sign_in_returns_to_the_page_asked_for(
     page.get_by_role("button", name="Sign in").click()
     # The admin's role needs a second factor: the page asked for survives the second step too.
     expect(page.get_by_role("heading", level=1)).to_have_text("Confirm it is you")
+    assert_accessible(page)
     page.get_by_label("Code").fill(authenticator_code("admin@payops.local"))
     page.get_by_role("button", name="Verify").click()
     expect(page.get_by_role("heading", level=1)).to_have_text("System health")

@@ -18,6 +18,7 @@ from gateway.client import call_sync, upstream
 from gateway.models import Environment
 from staff.changes import change_approve
 from staff.models import ChangeProposal, StaffUser
+from tests.browser.axe import assert_accessible
 from tests.finance import make_staff
 from tests.gateway.conftest import CONTROL_HEADERS, LiveEmulator, live_emulator, make_environment  # noqa: F401
 from tests.identity import stepped_up
@@ -124,6 +125,7 @@ def test_events_appear_live_and_a_rotation_loses_no_delivery(
     expect(
         page.get_by_text("Proposed: Register the webhook receiver of Journey sandbox")
     ).to_be_visible()
+    assert_accessible(page)
     second_admin = stepped_up(make_staff("admin"))
     _approve_pending(second_admin)
     assert WebhookEndpoint.objects.get(environment=environment).registered_url
@@ -145,6 +147,7 @@ def test_events_appear_live_and_a_rotation_loses_no_delivery(
     expect(rows.nth(1)).to_have_attribute("data-event-id", newest_two[1])
     assert page.evaluate("window.__noReload") == "still here"
     assert user.user_id in created.object_ids
+    assert_accessible(page)  # with live rows
 
     # Deliveries keep coming while the admin rotates the secret in another tab.
     stop = threading.Event()
@@ -166,6 +169,7 @@ def test_events_appear_live_and_a_rotation_loses_no_delivery(
     admin_tab.locator(f"#endpoint-{environment.pk}").get_by_test_id("rotate-secret").click()
     # A confirmation first, which says how long the previous secret stays accepted.
     expect(admin_tab.get_by_test_id("rotation-explained")).to_contain_text("Overlap window")
+    assert_accessible(admin_tab)
     admin_tab.get_by_test_id("confirm-rotate").click()
     expect(
         admin_tab.get_by_text("Proposed: Rotate the webhook secret of Journey sandbox")

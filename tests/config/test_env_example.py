@@ -12,8 +12,14 @@ READ = re.compile(r"\b(?:env(?:\.[a-z_]+)?|_required)\(\s*\"([A-Z][A-Z0-9_]*)\""
 LISTED = re.compile(r"^#?\s*([A-Z][A-Z0-9_]*)=", re.MULTILINE)
 # Read by Django and our entry points rather than by the settings modules.
 # PROMETHEUS_MULTIPROC_DIR is read by prometheus-client itself (and console.metrics) in every
-# process, so that /metrics sums them all.
-OUTSIDE_SETTINGS = {"DJANGO_SETTINGS_MODULE", "PROMETHEUS_MULTIPROC_DIR"}
+# process, so that /metrics sums them all. The OTEL_* variables are read by the OpenTelemetry SDK
+# (and console.tracing) when PAYOPS_OTEL_ENABLED is on.
+OUTSIDE_SETTINGS = {
+    "DJANGO_SETTINGS_MODULE",
+    "PROMETHEUS_MULTIPROC_DIR",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_SERVICE_NAME",
+}
 
 
 def _read_by_settings() -> set[str]:

@@ -106,8 +106,12 @@ def test_payouts_by_state_webhook_lag_and_queue_depth(token: str, db: None) -> N
 
     families = scrape()
 
-    assert sample(families, "payops_payouts", "payops_payouts", state="draft") == 2
-    assert sample(families, "payops_payouts", "payops_payouts", state="completed") == 0
+    env = {"environment": environment.name}
+    assert sample(families, "payops_payouts", "payops_payouts", state="draft", **env) == 2
+    assert sample(families, "payops_payouts", "payops_payouts", state="completed", **env) == 0
+    # pending: the two pending events; the processed one is not waiting
+    pending = "payops_webhook_events_pending"
+    assert sample(families, pending, pending) == 2
     oldest = sample(
         families, "payops_webhook_oldest_pending_seconds", "payops_webhook_oldest_pending_seconds"
     )
@@ -171,7 +175,8 @@ django.setup()
 from console import metrics
 metrics.upstream_call_observed(operation="child_op", failure=None, seconds=0.2)
 metrics.upstream_call_observed(operation="child_op", failure=TimeoutError(), seconds=3)
-metrics.release_observed()
+metrics.release_observed(outcome="accepted")
+metrics.webhook_processed_observed(seconds=1.5)
 """
 
 
@@ -204,6 +209,10 @@ def test_multiprocess_mode_sums_what_other_processes_wrote(
     seconds = "payops_upstream_call_seconds"
     assert sample(families, seconds, seconds + "_count", operation="child_op") == 4
     assert sample(families, seconds, seconds + "_sum", operation="child_op") == pytest.approx(6.4)
-    assert sample(families, "payops_payout_releases", "payops_payout_releases_total") == 2
+    releases = "payops_payout_releases"
+    assert sample(families, releases, releases + "_total", outcome="accepted") == 2
+    lag = "payops_webhook_processing_lag_seconds"
+    assert sample(families, lag, lag + "_count") == 2
+    assert sample(families, lag, lag + "_sum") == pytest.approx(3.0)
     # The scrape-time gauges come with them, once.
     assert "payops_payouts" in families

@@ -15,9 +15,12 @@ pytestmark = pytest.mark.django_db
 
 # The books: finance reads and resolves, the auditor reads (superuser admins see everything).
 BOOKS = {"reconciliation", "exceptions", "statements", "fees-report", "analytics"}
+# Alerts: every role reads the history and chooses its subscriptions; admins keep the rules.
+ALERTS = {"alerts", "alert-subscriptions"}
 EXPECTED_NAV = {
     "finance_maker": {"dashboard", "quotes", "payouts", "end-users", "accounts", "recipients"}
-    | BOOKS,
+    | BOOKS
+    | ALERTS,
     # Approvers and compliance follow upstream events (webhooks.view_webhook_events).
     "finance_approver": {
         "dashboard",
@@ -29,7 +32,8 @@ EXPECTED_NAV = {
         "recipients",
         "webhooks",
     }
-    | BOOKS,
+    | BOOKS
+    | ALERTS,
     "compliance": {
         "dashboard",
         "payouts",
@@ -38,7 +42,8 @@ EXPECTED_NAV = {
         "accounts",
         "recipients",
         "webhooks",
-    },
+    }
+    | ALERTS,
     # Reads everything, changes nothing (tests/staff/test_auditor.py walks every page and API).
     "auditor": {
         "dashboard",
@@ -52,7 +57,8 @@ EXPECTED_NAV = {
         "system-health",
         "audit",
     }
-    | BOOKS,
+    | BOOKS
+    | ALERTS,
     # The demo admin is a superuser, so every item shows (see docs/staff.md).
     "admin": {
         "dashboard",
@@ -71,8 +77,10 @@ EXPECTED_NAV = {
         "system-health",
         "audit",
         "django-admin",
+        "alert-rules",
     }
-    | BOOKS,
+    | BOOKS
+    | ALERTS,
 }
 
 

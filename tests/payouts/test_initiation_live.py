@@ -242,19 +242,24 @@ def test_upstream_down_then_code_superseded_waits_for_a_person_and_never_pays_tw
     }
 
 
-def test_a_release_is_counted_once_in_the_metrics(
+def test_a_release_is_counted_once_in_the_metrics_by_outcome(
     world: World, staff: dict[str, StaffUser]
 ) -> None:
     from prometheus_client import REGISTRY
 
-    def releases() -> float:
-        return REGISTRY.get_sample_value("payops_payout_releases_total") or 0.0
+    def releases(outcome: str) -> float:
+        value = REGISTRY.get_sample_value("payops_payout_releases_total", {"outcome": outcome})
+        return value or 0.0
 
-    before = releases()
+    before = {o: releases(o) for o in ("accepted", "correctable", "refused", "undecided")}
     payout = approved(world, staff)
     payout_otp_send(payout=payout, by=staff["approver"])
     code = world.otp_code()
+    wrong = f"{(int(code) + 1) % 1_000_000:06d}"
+    payout = payout_otp_confirm(payout=payout, by=staff["approver"], code=wrong)
+    assert payout.status == S.APPROVED  # the upstream refused the code: correctable
     payout_otp_confirm(payout=payout, by=staff["approver"], code=code)
     with pytest.raises(PayoutActionRefused):
         payout_otp_confirm(payout=payout, by=staff["approver"], code=code)
-    assert releases() - before == 1
+    grew = {o: releases(o) - n for o, n in before.items()}
+    assert grew == {"accepted": 1, "correctable": 1, "refused": 0, "undecided": 0}

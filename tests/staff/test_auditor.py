@@ -29,6 +29,8 @@ UPSTREAM_REFRESHES = {
 }
 # The person's own preferences (not a PayOps decision): every role sets them, the auditor too.
 OWN_PREFERENCES = {"PUT /me/language"}
+# The caller's own choices (which alert rules email them): any reader of alerts makes them.
+OWN_CHOICES = {"PUT /alerts/subscriptions/{rule_id}"}
 # Configuration screens that are also their edit forms stay with the admins who change them;
 # the auditor reads every change made to them, with its before and after, in the audit trail.
 ADMIN_CONFIGURATION_READS = {
@@ -81,6 +83,9 @@ READ_PAGES = {
     "books:receipt",
     # analytics (books.view_books)
     "analytics:overview",
+    # alerts (alerts.view_alerts): the history and the rules
+    "alerts:history",
+    "alerts:rules",
 }
 # The admins' configuration screens (each also its edit form) and a reprocessing run's progress,
 # like ADMIN_CONFIGURATION_READS: 403 for the auditor, who reads their changes in the audit trail.
@@ -92,6 +97,9 @@ ADMIN_CONFIGURATION_PAGES = {
     "webhooks:reprocess_progress",
     # The KYC reviewers' work queue (the same end users are on users:list for the auditor).
     "users:kyc_queue",
+    # Alert rules' forms (the rules and their changes are readable on alerts:rules and the trail).
+    "alerts:rule_new",
+    "alerts:rule_edit",
 }
 # Pages that change something: the auditor gets 403 (GET on a POST-only view may be 405).
 WRITE_PAGES = {
@@ -136,6 +144,9 @@ WRITE_PAGES = {
     # books.reconciliation (books.reconcile)
     "books:reconciliation_start",
     "books:exception_action",
+    # alerts: acknowledge (alerts.acknowledge_alerts), enable or disable a rule (manage_alerts)
+    "alerts:acknowledge",
+    "alerts:rule_toggle",
 }
 # Write pages whose view shows an invalid form before the service refuses the person (found by
 # this walk; the service still refuses a valid one, and nothing is changed: checked below).
@@ -156,6 +167,7 @@ NOT_WALKED = {
     "gateway:environment_switch",
     "users:refresh",
     "accounts:virtual_account_refresh",
+    "alerts:subscriptions",  # the person's own choice of the alerts that email them
 }
 
 
@@ -325,7 +337,7 @@ def test_the_auditor_reads_every_api_operation_and_is_refused_every_write(
                 assert status in (200, 404, 409), (how, key, status)
                 if "999999" not in path and "{" not in path:
                     assert status == 200, (how, key, status)
-            elif key in UPSTREAM_REFRESHES:
+            elif key in UPSTREAM_REFRESHES or key in OWN_CHOICES:
                 assert status != 403, (how, key, status)
             elif key in OWN_PREFERENCES:
                 # Allowed, and the empty body is refused on its field: nothing changes.

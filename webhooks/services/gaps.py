@@ -131,10 +131,11 @@ def _in_flight(environment: Environment, since: datetime) -> set[tuple[str, str]
     return found
 
 
-def silences(*, now: datetime | None = None) -> list[Silence]:
-    """Environments with no valid event for WEBHOOKS_SILENCE_MINUTES while objects are in flight."""
+def silences(*, now: datetime | None = None, minutes: int | None = None) -> list[Silence]:
+    """Environments with no valid event for `minutes` (default WEBHOOKS_SILENCE_MINUTES; an
+    alert rule gives its own) while objects are in flight."""
     now = now or timezone.now()
-    limit = timedelta(minutes=settings.WEBHOOKS_SILENCE_MINUTES)
+    limit = timedelta(minutes=minutes or settings.WEBHOOKS_SILENCE_MINUTES)
     last_valid = dict(
         WebhookDelivery.objects.filter(verdict=SignatureVerdict.VALID)
         .values_list("endpoint__environment_id")
@@ -171,9 +172,13 @@ def receivers_missing() -> list[Environment]:
     )
 
 
-def drift_summary(*, since: datetime | None = None) -> dict[str, Any]:
+def drift_summary(
+    *, since: datetime | None = None, environment: Environment | None = None
+) -> dict[str, Any]:
     since = since or timezone.now() - timedelta(days=7)
     events = WebhookEvent.objects.filter(has_drift=True, received_at__gte=since)
+    if environment is not None:
+        events = events.filter(environment=environment)
     counts: dict[str, int] = {}
     for drift in events.values_list("drift", flat=True)[:5000]:
         for item in drift or []:

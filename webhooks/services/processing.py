@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from datetime import timedelta
@@ -13,6 +14,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from console import metrics
 from staff.services import audit_record
 from webhooks import contract
 from webhooks.handlers import HandlerMissing, handler_for
@@ -97,6 +99,11 @@ def _event_status_set(event: WebhookEvent, *, outcome: str, error: str, now: Any
         event.attempts += 1
         if outcome == ProcessingOutcome.PROCESSED:
             event.status = EventStatus.PROCESSED
+            if event.processed_at is None:  # the first time only: a reprocess is not lag
+                lag = (now - event.received_at).total_seconds()
+                transaction.on_commit(
+                    functools.partial(metrics.webhook_processed_observed, seconds=lag)
+                )
             event.processed_at = now
             event.next_attempt_at = None
         else:

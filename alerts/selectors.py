@@ -1,0 +1,82 @@
+"""Alerts' reads: rules, the alert history (a constant number of queries per page), a person's
+subscriptions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Q, QuerySet
+from django.shortcuts import get_object_or_404
+
+from alerts.conditions import CONDITIONS, Condition
+from alerts.models import Alert, AlertRule, AlertSubscription
+from gateway.models import Environment
+from staff import roles
+from staff.models import StaffUser
+
+
+def _require_reader(user: StaffUser) -> None:
+    if not user.has_perm(roles.ALERTS_VIEW):
+        raise PermissionDenied(f"You do not have the permission {roles.ALERTS_VIEW}.")
+
+
+def rule_list(*, user: StaffUser) -> QuerySet[AlertRule]:
+    """Every rule with its open alerts counted (one query)."""
+    _require_reader(user)
+    return AlertRule.objects.select_related("environment", "created_by").annotate(
+        open_alerts=Count("alerts", filter=Q(alerts__state="open"))
+    )
+
+
+def rule_get(*, user: StaffUser, pk: int) -> AlertRule:
+    _require_reader(user)
+    return get_object_or_404(AlertRule.objects.select_related("environment"), pk=pk)
+
+
+def alert_list(
+    *,
+    user: StaffUser,
+    state: str = "",
+    kind: str = "",
+    environment: Environment | None = None,
+    rule_id: int | None = None,
+) -> QuerySet[Alert]:
+    """The history, newest first: related rows joined, so a page costs the same whatever its
+    length (a count and the page)."""
+    _require_reader(user)
+    alerts = Alert.objects.select_related("rule__environment", "acknowledged_by")
+    if state:
+        alerts = alerts.filter(state=state)
+    if kind:
+        alerts = alerts.filter(rule__kind=kind)
+    if environment is not None:
+        alerts = alerts.filter(rule__environment=environment)
+    if rule_id is not None:
+        alerts = alerts.filter(rule_id=rule_id)
+    return alerts.order_by("-opened_at", "-pk")
+
+
+def alert_get(*, user: StaffUser, pk: int) -> Alert:
+    _require_reader(user)
+    return get_object_or_404(
+        Alert.objects.select_related("rule__environment", "acknowledged_by"), pk=pk
+    )
+
+
+@dataclass(frozen=True)
+class SubscriptionRow:
+    rule: AlertRule
+    mode: str | None  # "immediate", "digest", or None
+
+
+def subscription_rows(*, user: StaffUser) -> list[SubscriptionRow]:
+    """Every enabled rule with this person's choice for it (two queries)."""
+    _require_reader(user)
+    modes = dict(AlertSubscription.objects.filter(user=user).values_list("rule_id", "mode"))
+    rules = AlertRule.objects.select_related("environment").filter(enabled=True)
+    return [SubscriptionRow(rule, modes.get(rule.pk)) for rule in rules]
+
+
+def conditions() -> list[Condition]:
+    return list(CONDITIONS.values())

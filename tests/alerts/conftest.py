@@ -1,0 +1,29 @@
+"""Alerts' fixtures: a webhook receiver over real HTTP; http:// webhook URLs allowed for it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.alerts.receiver import Receiver, webhook_receiver
+
+
+@pytest.fixture(autouse=True)
+def _local_webhooks(settings: Any) -> None:
+    settings.ALERTS_WEBHOOK_ALLOW_HTTP = True
+
+
+@pytest.fixture(autouse=True)
+def _tasks_inline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """django-q2 runs queued tasks inline (on commit), as a worker would, in-process."""
+    from django_q.conf import Conf
+
+    monkeypatch.setattr(Conf, "SYNC", True)
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    with webhook_receiver() as found:
+        yield found

@@ -1,0 +1,215 @@
+"""Who may do what with alerts, on the pages and the API alike (a test per role), the pages'
+parts (filters, acknowledge, masked webhook), and the history's constant number of queries."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from django.core.exceptions import PermissionDenied
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import timezone
+
+from alerts.models import Alert, AlertRule, AlertState, AlertSubscription
+from alerts.services import alert_acknowledge, alert_fire, rule_create
+from staff.models import AuditEntry, StaffUser
+from tests.finance import make_environment
+
+pytestmark = pytest.mark.django_db
+
+API = "/api/v1/alerts"
+ROLES = ["finance_maker", "finance_approver", "compliance", "admin", "auditor"]
+# Who acknowledges (every role that acts) and who manages rules (admins).
+ACKNOWLEDGES = {"finance_maker", "finance_approver", "compliance", "admin"}
+MANAGES = {"admin"}
+
+
+@pytest.fixture
+def rule(demo_staff: dict[str, StaffUser]) -> AlertRule:
+    return rule_create(
+        by=demo_staff["admin"],
+        name="Receivers",
+        kind="webhook_receiver",
+        thresholds={},
+        environment=None,
+        webhook_url="https://hooks.example.com/services/T1/B2/very-secret-token",
+    )
+
+
+def open_alert(rule: AlertRule, subject: str = "environment:1") -> Alert:
+    alert = alert_fire(
+        rule=rule, subject=subject, summary=f"{subject} is silent", now=timezone.now()
+    )
+    assert alert is not None
+    return alert
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_each_role_reads_and_acts_as_its_permissions_allow(
+    role: str, client_for: Any, demo_staff: dict[str, StaffUser], rule: AlertRule
+) -> None:
+    client = client_for(role)
+    alert = open_alert(rule)
+    # Every role reads the history, the rules, the kinds, and chooses its own subscriptions.
+    for url in (API, f"{API}/rules", f"{API}/kinds", f"{API}/subscriptions", f"{API}/{alert.pk}"):
+        assert client.get(url).status_code == 200, url
+    for name in ("alerts:history", "alerts:rules", "alerts:subscriptions"):
+        assert client.get(reverse(name)).status_code == 200, name
+    response = client.put(
+        f"{API}/subscriptions/{rule.pk}", {"mode": "digest"}, content_type="application/json"
+    )
+    assert response.status_code == 200 and response.json()["mode"] == "digest"
+    assert AlertSubscription.objects.get(user=demo_staff[role], rule=rule).mode == "digest"
+
+    # Acknowledge: page and API.
+    status = client.post(f"{API}/{alert.pk}/acknowledge").status_code
+    assert status == (200 if role in ACKNOWLEDGES else 403)
+    other = open_alert(rule, "environment:2")
+    page = client.post(reverse("alerts:acknowledge", args=[other.pk]))
+    assert page.status_code == (302 if role in ACKNOWLEDGES else 403)
+    other.refresh_from_db()
+    assert (other.acknowledged_at is not None) == (role in ACKNOWLEDGES)
+
+    # Rules: create, change, disable: admins only, page and API.
+    body = {"name": "Budget", "kind": "budget_low", "thresholds": {"percent_left": 15}}
+    created = client.post(f"{API}/rules", body, content_type="application/json")
+    assert created.status_code == (201 if role in MANAGES else 403)
+    changed = client.patch(
+        f"{API}/rules/{rule.pk}", {"severity": "critical"}, content_type="application/json"
+    )
+    assert changed.status_code == (200 if role in MANAGES else 403)
+    assert client.post(f"{API}/rules/{rule.pk}/disable").status_code == (
+        200 if role in MANAGES else 403
+    )
+    assert client.get(reverse("alerts:rule_new")).status_code == (200 if role in MANAGES else 403)
+    toggle = client.post(reverse("alerts:rule_toggle", args=[rule.pk]), {"enabled": "1"})
+    assert toggle.status_code == (302 if role in MANAGES else 403)
+    rule.refresh_from_db()
+    assert rule.enabled is True  # disabled then enabled again by the admin; untouched otherwise
+
+
+@pytest.mark.parametrize("role", sorted(set(ROLES) - ACKNOWLEDGES))
+def test_the_services_refuse_too(
+    role: str, demo_staff: dict[str, StaffUser], rule: AlertRule
+) -> None:
+    person = demo_staff[role]
+    with pytest.raises(PermissionDenied):
+        alert_acknowledge(alert=open_alert(rule), by=person)
+    with pytest.raises(PermissionDenied):
+        rule_create(by=person, name="x", kind="budget_low", thresholds={}, environment=None)
+
+
+def test_the_webhook_url_is_never_shown_back(client_for: Any, rule: AlertRule) -> None:
+    client = client_for("admin")
+    secret = "very-secret-token"
+    hint = "https://hooks.example.com/…oken"
+    for name, args in (("alerts:rules", []), ("alerts:rule_edit", [rule.pk])):
+        html = client.get(reverse(name, args=args)).content.decode()
+        assert secret not in html and hint in html
+    for url in (f"{API}/rules/{rule.pk}", f"{API}/rules"):
+        response = client.get(url)
+        assert secret not in response.content.decode()
+        found = response.json()
+        assert (found[0] if isinstance(found, list) else found)["webhook"] == hint
+
+
+def test_an_admin_creates_edits_and_disables_a_rule_on_the_pages(
+    client_for: Any, demo_staff: dict[str, StaffUser]
+) -> None:
+    environment = make_environment()
+    client = client_for("admin")
+    kinds = client.get(reverse("alerts:rule_new")).content.decode()
+    assert "Payout stuck in submitting" in kinds and "?kind=payout_submitting" in kinds
+    form = client.get(reverse("alerts:rule_new") + "?kind=payout_submitting").content.decode()
+    assert 'name="threshold_minutes"' in form
+    refused = client.post(
+        reverse("alerts:rule_new"),
+        {
+            "kind": "payout_submitting",
+            "name": "Stuck",
+            "severity": "warning",
+            "threshold_minutes": "0",
+        },
+    )
+    assert refused.status_code == 200 and "field-error" in refused.content.decode()
+    response = client.post(
+        reverse("alerts:rule_new"),
+        {
+            "kind": "payout_submitting",
+            "name": "Stuck",
+            "severity": "critical",
+            "environment": environment.name,
+            "threshold_minutes": "7",
+        },
+    )
+    assert response.status_code == 302
+    rule = AlertRule.objects.get(name="Stuck")
+    assert rule.thresholds == {"minutes": 7} and rule.environment == environment
+    response = client.post(
+        reverse("alerts:rule_edit", args=[rule.pk]),
+        {"name": "Stuck long", "severity": "warning", "environment": "", "threshold_minutes": "30"},
+    )
+    assert response.status_code == 302
+    rule.refresh_from_db()
+    assert (rule.name, rule.thresholds, rule.environment) == ("Stuck long", {"minutes": 30}, None)
+    client.post(reverse("alerts:rule_toggle", args=[rule.pk]), {"enabled": "0"})
+    rule.refresh_from_db()
+    assert rule.enabled is False
+    actions = list(
+        AuditEntry.objects.filter(target_id=str(rule.pk), action__startswith="alerts.rule_")
+        .order_by("pk")
+        .values_list("action", flat=True)
+    )
+    assert actions == ["alerts.rule_created", "alerts.rule_changed", "alerts.rule_disabled"]
+
+
+def test_subscriptions_page_saves_the_persons_choice(
+    client_for: Any, demo_staff: dict[str, StaffUser], rule: AlertRule
+) -> None:
+    client = client_for("compliance")
+    html = client.get(reverse("alerts:subscriptions")).content.decode()
+    assert f'data-rule="{rule.pk}"' in html
+    client.post(reverse("alerts:subscriptions"), {"rule": rule.pk, "mode": "immediate"})
+    assert AlertSubscription.objects.get(user=demo_staff["compliance"]).mode == "immediate"
+    client.post(reverse("alerts:subscriptions"), {"rule": rule.pk, "mode": ""})
+    assert not AlertSubscription.objects.exists()
+    assert AuditEntry.objects.filter(action="alerts.subscription_changed").count() == 2
+
+
+def test_history_filters_and_acknowledge_button(
+    client_for: Any, demo_staff: dict[str, StaffUser], rule: AlertRule
+) -> None:
+    first = open_alert(rule, "environment:1")
+    open_alert(rule, "environment:2")
+    Alert.objects.filter(pk=first.pk).update(state=AlertState.RESOLVED)
+    client = client_for("finance_maker")
+    html = client.get(reverse("alerts:history") + "?state=open").content.decode()
+    assert re.findall(r'data-alert="(\d+)"', html) == [str(first.pk + 1)]
+    assert 'data-testid="acknowledge"' in html
+    html = client.get(reverse("alerts:history") + "?kind=budget_low").content.decode()
+    assert re.findall(r'data-alert="(\d+)"', html) == []
+    auditor_html = client_for("auditor").get(reverse("alerts:history")).content.decode()
+    assert 'data-testid="acknowledge"' not in auditor_html  # reads, never acts
+
+
+def test_the_history_costs_the_same_queries_whatever_its_length(
+    client_for: Any, rule: AlertRule
+) -> None:
+    client = client_for("admin")
+    open_alert(rule, "environment:0")
+    client.get(reverse("alerts:history"))  # warm the session and caches
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(reverse("alerts:history")).status_code == 200
+        return len(captured)
+
+    one = queries()
+    for n in range(1, 30):
+        open_alert(rule, f"environment:{n}")
+    AlertRule.objects.filter(pk=rule.pk).update(environment=make_environment())
+    assert queries() == one
+    assert one < 30
