@@ -12,7 +12,7 @@ PY := $(VENV)/bin/python
 PYTEST_WORKERS ?= 2
 STAMP := $(VENV)/.installed-$(shell cat requirements/dev.lock pyproject.toml | sha1sum | cut -c1-12)
 
-.PHONY: help install run test check bench emulator migrate seed fmt clean
+.PHONY: help install run test check bench emulator migrate seed fmt clean messages
 
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -52,6 +52,17 @@ emulator: migrate  ## The upstream emulator alone on 127.0.0.1:8001
 test: install  ## The whole test suite (DATABASE_URL / REDIS_URL used when set)
 	@mkdir -p var/staticfiles
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+
+# The languages besides English (config/settings/base.py LANGUAGES), as gettext names them.
+LOCALES := -l es -l pt_BR
+
+messages: install  ## Regenerate and compile every catalog (root templates, then each app's); needs gettext
+	@command -v msgfmt >/dev/null || { echo "make messages needs GNU gettext (apt-get install gettext)"; exit 1; }
+	@# The root templates only, into locale/; each app with a locale/ folder, into its own.
+	cd templates && ../$(PY) ../manage.py makemessages $(LOCALES) --no-obsolete --add-location file
+	@for dir in */locale; do test -d "$$dir" || continue; app=$${dir%/locale}; test -f "$$app/apps.py" || continue; \
+	  (cd $$app && ../$(PY) ../manage.py makemessages $(LOCALES) --no-obsolete --add-location file) || exit 1; done
+	$(PY) manage.py compilemessages $(LOCALES) --ignore '.venv' --ignore 'var'
 
 check: install  ## ruff, ruff format --check, mypy, manage.py check, makemigrations --check
 	@mkdir -p var

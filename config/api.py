@@ -57,6 +57,7 @@ from staff.api_tokens import SAFE_METHODS, api_token_authenticate, read_only, to
 from staff.errors import ServiceError
 from staff.models import ApiToken, StaffUser
 from staff.roles import has_staff_role, user_roles
+from staff.services import staff_language_set
 from staff.step_up import proof_attach, proof_of
 from users.api import router as users_router
 from webhooks.api import router as webhooks_router
@@ -74,6 +75,7 @@ PAYOUT_READERS: Need = (roles.FINANCE_VIEW, roles.COMPLIANCE_VIEW)
 # every operation of the schema against it. An operation missing here stops the start-up.
 OPERATION_PERMISSIONS: dict[str, Need] = {
     "GET /me": ANY_STAFF,
+    "PUT /me/language": ANY_STAFF,
     # end users
     "POST /end-users": (roles.END_USERS_MANAGE,),
     "GET /end-users": (roles.DIRECTORY_VIEW,),
@@ -420,6 +422,10 @@ class MeOut(Schema):
         None, description="The API token's scopes (null when signed in with a session)."
     )
     token_expires_at: datetime | None = Field(None, description="When the API token expires.")
+    language: str = Field(
+        "",
+        description="The language PayOps speaks to this person (en, es, pt-br); empty: browser's",
+    )
 
 
 @api.get("/me", response={200: MeOut, **ERROR_RESPONSES}, tags=["staff"])
@@ -436,7 +442,29 @@ def me(request: HttpRequest) -> MeOut:
         roles=[role.key for role in user_roles(user)],
         token_scopes=list(token.scopes) if token else None,
         token_expires_at=token.expires_at if token else None,
+        language=user.language,  # type: ignore[union-attr]
     )
+
+
+class LanguageIn(Schema):
+    language: str = Field(
+        description="One of en, es, pt-br; empty for the language the browser asks for."
+    )
+
+
+class LanguageOut(Schema):
+    language: str
+
+
+@api.put("/me/language", response={200: LanguageOut, **ERROR_RESPONSES}, tags=["staff"])
+def me_language(request: HttpRequest, payload: LanguageIn) -> LanguageOut:
+    """Choose the language of your pages and emails (the profile page's choice)."""
+    user = staff_language_set(
+        user=request.user,  # type: ignore[arg-type]
+        language=payload.language,
+        by=request.user,  # type: ignore[arg-type]
+    )
+    return LanguageOut(language=user.language)
 
 
 # Each app's Router (their shared pieces live in gateway.api_support, so nothing here is a cycle).

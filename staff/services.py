@@ -8,11 +8,14 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import models, transaction
 from django.utils import timezone
 
 from staff.audit_chain import chain_head, chain_lock, entry_hash_of
+from staff.errors import ServiceError
 from staff.models import AuditEntry, StaffUser
 from staff.redaction import scrub
 
@@ -79,3 +82,33 @@ def audit_record(
         seq, prev_hash = chain_head()
         fields.update(seq=seq + 1, prev_hash=prev_hash, at=timezone.now())
         return AuditEntry.objects.create(**fields, entry_hash=entry_hash_of(fields))
+
+
+def staff_language_set(*, user: StaffUser, language: str, by: StaffUser) -> StaffUser:
+    """The language the back office speaks to `user` (pages, emails): a code of
+    settings.LANGUAGES, or "" for the browser's. Each person chooses their own."""
+    if by.pk != user.pk:
+        raise PermissionDenied("Each person chooses their own language.")
+    if not user.is_active:
+        raise PermissionDenied("An inactive account has no language to choose.")
+    codes = [code for code, _name in settings.LANGUAGES]
+    if language not in ("", *codes):
+        raise ServiceError(
+            "Choose one of the offered languages.",
+            errors=[("language", f"one of {', '.join(codes)}, or empty for the browser's")],
+        )
+    with transaction.atomic():
+        locked = StaffUser.objects.select_for_update().get(pk=user.pk)
+        before = locked.language
+        if before != language:
+            locked.language = language
+            locked.save(update_fields=["language"])
+            audit_record(
+                actor=by,
+                action="staff.language_set",
+                target=locked,
+                before={"language": before},
+                after={"language": language},
+            )
+    user.language = language
+    return locked

@@ -1,16 +1,22 @@
-"""The profile page where staff create (see once) and revoke their personal API tokens."""
+"""The profile page where staff choose their language and create (see once) and revoke their
+personal API tokens."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django import forms
+from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import translation
 from django.utils.http import urlencode
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from staff.api_tokens import (
@@ -24,6 +30,7 @@ from staff.api_tokens import (
 from staff.errors import ServiceError
 from staff.models import ApiToken, StaffUser
 from staff.roles import TOKEN_SCOPE_LABELS, TOKEN_SCOPES, has_staff_role, user_roles
+from staff.services import staff_language_set
 from staff.step_up import StepUpRequired
 
 
@@ -54,6 +61,15 @@ class ApiTokenForm(forms.Form):
             for scope, label in TOKEN_SCOPE_LABELS.items()
             if any(user.has_perm(permission) for permission in TOKEN_SCOPES[scope])
         ]
+
+
+class LanguageForm(forms.Form):
+    language = forms.ChoiceField(
+        label=gettext_lazy("Language"),
+        choices=[("", gettext_lazy("The browser's language")), *settings.LANGUAGES],
+        required=False,
+        help_text=gettext_lazy("The language of the pages and emails PayOps shows you."),
+    )
 
 
 def _staff(request: HttpRequest) -> StaffUser:
@@ -93,8 +109,28 @@ def profile(request: HttpRequest) -> HttpResponse:
             "step_up_url": step_up_url,
             "tokens": api_token_list(user=user),
             "roles_held": user_roles(user),
+            "language_form": LanguageForm(initial={"language": user.language}),
         },
     )
+
+
+@login_required
+@require_POST
+def language(request: HttpRequest) -> HttpResponse:
+    """Save the person's language: the next page speaks it (staff.middleware.language_middleware)"""
+    user = _staff(request)
+    form = LanguageForm(request.POST)
+    if form.is_valid():
+        try:
+            staff_language_set(user=user, language=form.cleaned_data["language"], by=user)
+        except ServiceError as exc:
+            messages.error(request, exc.as_message())
+        else:
+            translation.activate(user.language or translation.get_language_from_request(request))
+            messages.success(request, _("Your language is saved."))
+    else:
+        messages.error(request, _("Choose one of the offered languages."))
+    return redirect("profile:profile")
 
 
 @login_required

@@ -4,6 +4,11 @@
 `{{ check.status|status_tone }}`, `{{ quote.rate|rate }}`, `{{ fee|percent }}`,
 `{{ check.duration_ms|duration }}`. The components
 under templates/includes/ use them; docs/ui.md lists both.
+
+Figures and moments follow the active language (docs/ui.md, "Languages"): English keeps
+1,234.56 and 2026-11-23 17:26 UTC; Spanish and Brazilian Portuguese write 1.234,56 and
+23/11/2026 17:26 UTC, with the separators and the short date of their format modules
+(django.conf.locale, config/formats). A money amount always keeps its currency code.
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Concatenate
 
 from django import template
-from django.utils import timezone
+from django.utils import dateformat, formats, timezone, translation
+from django.utils.translation import gettext
 
 register = template.Library()
 
@@ -39,11 +45,31 @@ def as_decimal(value: object) -> Decimal | None:
     return number if number.is_finite() else None
 
 
-def group_thousands(digits: str) -> str:
-    """'1234567' -> '1,234,567' (ASCII digits only, no locale: one look in every browser)."""
+def is_english() -> bool:
+    """English (or no language active, as in a task): the formats every English test reads."""
+    return (translation.get_language() or "en").lower().startswith("en")
+
+
+def separators() -> tuple[str, str]:
+    """(decimal, thousands) of the active language: English ('.', ','), es and pt-BR (',', '.')."""
+    if is_english():
+        return ".", ","
+    return str(formats.get_format("DECIMAL_SEPARATOR")), str(
+        formats.get_format("THOUSAND_SEPARATOR")
+    )
+
+
+def group_thousands(digits: str, separator: str | None = None) -> str:
+    """'1234567' -> '1,234,567' (ASCII digits, the active language's separator unless given)."""
     head = len(digits) % 3 or 3
     groups = [digits[:head]] + [digits[i : i + 3] for i in range(head, len(digits), 3)]
-    return ",".join(groups)
+    return (separators()[1] if separator is None else separator).join(groups)
+
+
+def decimal_text(number: Decimal) -> str:
+    """A plain decimal (no grouping) with the active language's decimal separator."""
+    text = f"{number:f}"
+    return text if is_english() else text.replace(".", separators()[0])
 
 
 def figure_filter[**P](
@@ -62,12 +88,14 @@ def figure_filter[**P](
 @register.filter
 @figure_filter
 def money(amount: Decimal, currency: object = "") -> str:
-    """`{{ amount|money:"USD" }}` -> `1,234.56 USD`: exact, half-up to cents, currency always."""
-    code = str(currency or "").strip().upper() or "(no currency)"
+    """`{{ amount|money:"USD" }}` -> `1,234.56 USD` (es, pt-BR: `1.234,56 USD`): exact, half-up to
+    cents, currency always."""
+    code = str(currency or "").strip().upper() or gettext("(no currency)")
     cents = amount.quantize(CENTS, rounding=ROUND_HALF_UP)
     sign = "-" if cents < 0 else ""
     whole, _, fraction = f"{abs(cents):f}".partition(".")
-    return f"{sign}{group_thousands(whole)}.{fraction} {code}"
+    decimal, thousands = separators()
+    return f"{sign}{group_thousands(whole, thousands)}{decimal}{fraction} {code}"
 
 
 @register.filter
@@ -87,17 +115,27 @@ def count(number: Decimal) -> str:
 
 @register.filter
 def when(value: datetime | date | None, precision: str = "minutes") -> str:
-    """`{{ moment|when }}` -> `2026-11-23 17:26 UTC`, in the active time zone, which is named;
-    `{{ moment|when:"seconds" }}` adds seconds. A naive datetime is taken as UTC (USE_TZ)."""
+    """`{{ moment|when }}` -> `2026-11-23 17:26 UTC` (es, pt-BR: `23/11/2026 17:26 UTC`), in the
+    active time zone, which is named; `{{ moment|when:"seconds" }}` adds seconds. A naive
+    datetime is taken as UTC (USE_TZ)."""
     if value is None or value == "":
         return MISSING
     if not isinstance(value, datetime):
-        return value.isoformat() if isinstance(value, date) else str(value)
+        if not isinstance(value, date):
+            return str(value)
+        return (
+            value.isoformat() if is_english() else formats.date_format(value, "SHORT_DATE_FORMAT")
+        )
     if timezone.is_naive(value):
         value = timezone.make_aware(value, UTC)
     local = timezone.localtime(value)
+    zone = local.tzname() or timezone.get_current_timezone_name()
+    if not is_english():
+        clock = "H:i:s" if precision == "seconds" else "H:i"
+        day = str(formats.get_format("SHORT_DATE_FORMAT"))
+        return f"{dateformat.format(local, f'{day} {clock}')} {zone}"
     pattern = "%Y-%m-%d %H:%M:%S" if precision == "seconds" else "%Y-%m-%d %H:%M"
-    return f"{local.strftime(pattern)} {local.tzname() or timezone.get_current_timezone_name()}"
+    return f"{local.strftime(pattern)} {zone}"
 
 
 @register.filter
@@ -113,26 +151,29 @@ def iso(value: datetime | None) -> str:
 @register.filter
 @figure_filter
 def percent(number: Decimal) -> str:
-    """A fraction as the upstream states it (0.005) shown as `0.5 %`, exactly (no rounding)."""
-    return f"{(number * 100).normalize():f} %"
+    """A fraction as the upstream states it (0.005) shown as `0.5 %` (es, pt-BR: `0,5 %`), exactly
+    (no rounding)."""
+    return f"{decimal_text((number * 100).normalize())} %"
 
 
 @register.filter
 @figure_filter
 def rate(number: Decimal) -> str:
-    """An exchange rate to 6 decimals (`5.123400`), half-up, never through a float."""
-    return f"{number.quantize(Decimal('0.000001'), rounding=ROUND_HALF_UP):f}"
+    """An exchange rate to 6 decimals (`5.123400`; es, pt-BR: `5,123400`), half-up, never through
+    a float."""
+    return decimal_text(number.quantize(Decimal("0.000001"), rounding=ROUND_HALF_UP))
 
 
 def duration_words(seconds: Decimal) -> str:
-    """A duration as a person reads it: `0.4 ms`, `120 ms`, `1.2 s`, `2 min 5 s`, `1 h 2 min`."""
+    """A duration as a person reads it: `0.4 ms`, `120 ms`, `1.2 s` (es, pt-BR: `1,2 s`),
+    `2 min 5 s`, `1 h 2 min`: the units are the international symbols in every language."""
     ms = seconds * 1000
     if abs(ms) < 10:
-        return f"{ms.quantize(Decimal('0.1'), rounding=ROUND_HALF_UP)} ms"
+        return f"{decimal_text(ms.quantize(Decimal('0.1'), rounding=ROUND_HALF_UP))} ms"
     if abs(ms) < 1000:
-        return f"{ms.quantize(Decimal('1'), rounding=ROUND_HALF_UP)} ms"
+        return f"{decimal_text(ms.quantize(Decimal('1'), rounding=ROUND_HALF_UP))} ms"
     if abs(seconds) < 60:
-        return f"{seconds.quantize(Decimal('0.1'), rounding=ROUND_HALF_UP)} s"
+        return f"{decimal_text(seconds.quantize(Decimal('0.1'), rounding=ROUND_HALF_UP))} s"
     whole = int(seconds.to_integral_value(rounding=ROUND_HALF_UP))
     hours, rest = divmod(whole, 3600)
     minutes, secs = divmod(rest, 60)
@@ -160,10 +201,10 @@ def remaining_seconds(value: datetime | None) -> int:
     return max(0, math.ceil((value - timezone.now()).total_seconds()))
 
 
-def countdown_words(seconds: int, expired_text: str = "expired") -> str:
+def countdown_words(seconds: int, expired_text: str | None = None) -> str:
     """12:05 (minutes:seconds), 1:02:03 past an hour: the text static/js/countdown.js writes."""
     if seconds <= 0:
-        return expired_text
+        return expired_text or gettext("expired")
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
@@ -171,7 +212,7 @@ def countdown_words(seconds: int, expired_text: str = "expired") -> str:
 
 @register.filter
 def countdown_text(value: datetime | None, expired_text: object = None) -> str:
-    return countdown_words(remaining_seconds(value), str(expired_text or "expired"))
+    return countdown_words(remaining_seconds(value), str(expired_text or "") or None)
 
 
 # One tone per status word, for every badge in the back office; anything unknown reads as error

@@ -24,6 +24,8 @@
         })
       },
       options: {
+        // Axis and tooltip numbers in the page's language (<html lang>: 1,234.5 or 1.234,5).
+        locale: document.documentElement.lang || undefined,
         animation: false,
         responsive: true,
         scales: { x: { stacked: stacked }, y: { stacked: stacked, beginAtZero: true } }

@@ -19,6 +19,7 @@ def test_me_returns_the_logged_in_staff_member_and_roles(client, maker) -> None:
         "roles": ["finance_maker"],
         "token_scopes": None,
         "token_expires_at": None,
+        "language": "",
     }
 
 

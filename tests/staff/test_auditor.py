@@ -27,6 +27,8 @@ UPSTREAM_REFRESHES = {
     "POST /end-users/{id}/refresh",
     "POST /virtual-accounts/{id}/refresh",
 }
+# The person's own preferences (not a PayOps decision): every role sets them, the auditor too.
+OWN_PREFERENCES = {"PUT /me/language"}
 # The caller's own choices (which alert rules email them): any reader of alerts makes them.
 OWN_CHOICES = {"PUT /alerts/subscriptions/{rule_id}"}
 # Configuration screens that are also their edit forms stay with the admins who change them;
@@ -337,6 +339,9 @@ def test_the_auditor_reads_every_api_operation_and_is_refused_every_write(
                     assert status == 200, (how, key, status)
             elif key in UPSTREAM_REFRESHES or key in OWN_CHOICES:
                 assert status != 403, (how, key, status)
+            elif key in OWN_PREFERENCES:
+                # Allowed, and the empty body is refused on its field: nothing changes.
+                assert status == 400, (how, key, status)
             else:
                 assert status == 403, (how, key, status)
             walked += 1
