@@ -10,6 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from accounts.models import AccountType, Recipient, RecipientKind, RecipientStatus
 from accounts.validation import (
@@ -139,7 +140,7 @@ def validate_recipient(values: dict[str, Any]) -> dict[str, Any]:
         **_check_bank_account(values, check),
     }
     if check.problems:
-        raise ServiceError("Some fields need correcting.", errors=check.problems)
+        raise ServiceError(gettext("Some fields need correcting."), errors=check.problems)
     return clean
 
 
@@ -150,15 +151,18 @@ def _check_names(values: dict[str, Any], check: _Checks) -> dict[str, Any]:
     clean: dict[str, Any] = {"kind": kind}
     if kind == RecipientKind.COMPANY:
         clean["company_name"] = check(
-            "company_name", normalise_name, values.get("company_name"), label="company name"
+            "company_name",
+            normalise_name,
+            values.get("company_name"),
+            label=gettext("company name"),
         )
         clean["first_name"] = clean["last_name"] = ""
     else:
         clean["first_name"] = check(
-            "first_name", normalise_name, values.get("first_name"), label="first name"
+            "first_name", normalise_name, values.get("first_name"), label=gettext("first name")
         )
         clean["last_name"] = check(
-            "last_name", normalise_name, values.get("last_name"), label="last name"
+            "last_name", normalise_name, values.get("last_name"), label=gettext("last name")
         )
         clean["company_name"] = ""
     email = str(values.get("email") or "").strip()
@@ -169,9 +173,12 @@ def _check_names(values: dict[str, Any], check: _Checks) -> dict[str, Any]:
 def _check_address(values: dict[str, Any], check: _Checks) -> dict[str, Any]:
     return {
         "street_name": check(
-            "address.street_name", normalise_name, values.get("street_name"), label="street"
+            "address.street_name",
+            normalise_name,
+            values.get("street_name"),
+            label=gettext("street"),
         ),
-        "city": check("address.city", normalise_name, values.get("city"), label="city"),
+        "city": check("address.city", normalise_name, values.get("city"), label=gettext("city")),
         "state": _spaces(values.get("state"), 100),
         "postal_code": _spaces(values.get("postal_code"), 20),
         "country": check("address.country", normalise_country, values.get("country") or ""),
@@ -293,7 +300,7 @@ def recipient_create(
     clean = validate_recipient(values)
     if not end_user.is_synced:
         raise ServiceError(
-            "This end user is not created upstream yet.",
+            gettext("This end user is not created upstream yet."),
             errors=[("end_user_id", "not created upstream yet")],
         )
     body = _recipient_body(clean, end_user)
@@ -318,7 +325,9 @@ def recipient_refresh(*, recipient: Recipient, by: StaffUser | None) -> Recipien
     """Keep the upstream's current record of the recipient (shown on the detail page)."""
     require(by, roles.DIRECTORY_VIEW)
     if not recipient.is_synced:
-        raise ServiceError("This recipient is not created upstream yet.", code="not_synced")
+        raise ServiceError(
+            gettext("This recipient is not created upstream yet."), code="not_synced"
+        )
     record = upstream_answer(
         upstream(recipient.environment).recipients.get, recipient.upstream_id, what="the refresh"
     )

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.utils.text import slugify
+from django.utils.translation import gettext
 
 from gateway.models import Environment
 from staff.errors import ServiceError
@@ -67,7 +68,8 @@ def environment_by_short_name(typed: str) -> Environment:
             errors=[("environment", "is ambiguous")],
         )
     raise ServiceError(
-        f"No environment is named {typed!r}. Environments: {_listed(environments)}.",
+        gettext("No environment is named %(typed)r. Environments: %(environments)s.")
+        % {"typed": typed, "environments": _listed(environments)},
         code="environment_unknown",
         errors=[("environment", "names no environment")],
         status=404,

@@ -8,6 +8,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from gateway.client import call_sync, upstream
 from gateway.errors import UpstreamError
@@ -25,7 +26,7 @@ MAX_AMOUNT = Decimal("999999999.99")
 
 def require_maker(user: StaffUser) -> None:
     if not user.has_perm(PAYOUT_INITIATE):
-        raise PermissionDenied("Only finance makers request and re-price quotes.")
+        raise PermissionDenied(gettext("Only finance makers request and re-price quotes."))
 
 
 CENT = Decimal("0.01")
@@ -197,7 +198,8 @@ def _require_usable(quote: Quote) -> None:
         [
             QuoteFieldError(
                 None,
-                f"The quote is {quote.get_status_display().lower()}: request a new one.",
+                gettext("The quote is %(value)s: request a new one.")
+                % {"value": quote.get_status_display().lower()},
                 code="QUOTE_INVALID_STATE",
             )
         ]

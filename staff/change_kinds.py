@@ -9,6 +9,7 @@ from typing import Any
 from django.contrib.auth.models import Group, Permission
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.utils.translation import gettext
 
 from staff.changes import change_propose, register_change_kind
 from staff.models import ChangeProposal, StaffUser
@@ -37,9 +38,9 @@ def _user(proposal: ChangeProposal) -> StaffUser:
 def role_change_propose(*, user: StaffUser, role: Role | str, by: StaffUser, grant: bool) -> Any:
     """Propose granting (or revoking) a role: applies once another admin approves it."""
     if not may_grant_roles(by):
-        raise PermissionDenied("Only an admin may grant or revoke roles.")
+        raise PermissionDenied(gettext("Only an admin may grant or revoke roles."))
     if by.pk == user.pk:
-        raise PermissionDenied("You may not change your own roles: ask another admin.")
+        raise PermissionDenied(gettext("You may not change your own roles: ask another admin."))
     key = role_key_check(role)
     before = role_names_of(user)
     after = sorted(set(before) | {key}) if grant else sorted(set(before) - {key})
@@ -186,12 +187,20 @@ def _group_apply(proposal: ChangeProposal, *, by: StaffUser | None) -> None:
 
 def register_staff_change_kinds() -> None:
     register_change_kind(
-        GROUP_KIND, apply=_group_apply, version=_group_version, label="Role group (Django admin)"
+        GROUP_KIND,
+        apply=_group_apply,
+        version=_group_version,
+        label=gettext("Role group (Django admin)"),
     )
-    register_change_kind(ROLE_KIND, apply=_role_apply, version=_groups_version, label="Role")
     register_change_kind(
-        ACCESS_KIND, apply=_access_apply, version=_groups_version, label="Access (Django admin)"
+        ROLE_KIND, apply=_role_apply, version=_groups_version, label=gettext("Role")
     )
     register_change_kind(
-        RESET_KIND, apply=reset_apply, version=reset_version, label="Second-factor reset"
+        ACCESS_KIND,
+        apply=_access_apply,
+        version=_groups_version,
+        label=gettext("Access (Django admin)"),
+    )
+    register_change_kind(
+        RESET_KIND, apply=reset_apply, version=reset_version, label=gettext("Second-factor reset")
     )

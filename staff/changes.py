@@ -34,6 +34,7 @@ from django.core.mail import send_mail
 from django.db import IntegrityError, models, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from staff.errors import ServiceError
 from staff.models import ChangeProposal, StaffUser
@@ -114,7 +115,10 @@ def admins() -> list[StaffUser]:
 
 def _require_admin(by: Any, *, what: str) -> None:
     if not may_grant_roles(by):
-        raise ChangeRefused(f"Only an admin may {what} an admin change.", code="permission_denied")
+        raise ChangeRefused(
+            gettext("Only an admin may %(what)s an admin change.") % {"what": what},
+            code="permission_denied",
+        )
     step_up_require(by, action=STEP_UP_ACTION)
 
 
@@ -147,8 +151,10 @@ def _details(proposal: ChangeProposal) -> dict[str, Any]:
 
 def _already_waiting(target_label: str) -> ChangeRefused:
     return ChangeRefused(
-        f"A change of this kind to {target_label or 'this'} is already waiting: "
-        "decide or withdraw it first.",
+        gettext(
+            "A change of this kind to %(value)s is already waiting: decide or withdraw it first."
+        )
+        % {"value": target_label or "this"},
         code="change_pending",
         status=409,
     )
@@ -220,7 +226,7 @@ def change_propose(
                 f"It applies at {proposal.apply_after:%Y-%m-%d %H:%M} UTC unless another admin "
                 "decides first (no other admin exists to approve it)."
                 if proposal.apply_after
-                else "It waits for another admin to approve or reject it."
+                else gettext("It waits for another admin to approve or reject it.")
             )
             _email_admins(
                 proposal.pk,
@@ -345,7 +351,8 @@ def _locked_pending(proposal: ChangeProposal) -> ChangeProposal:
     )
     if not locked.is_pending:
         raise ChangeRefused(
-            f"This change is no longer waiting (it is {locked.get_state_display().lower()}).",
+            gettext("This change is no longer waiting (it is %(value)s).")
+            % {"value": locked.get_state_display().lower()},
             code="change_decided",
             status=409,
         )
@@ -359,12 +366,12 @@ def change_approve(*, proposal: ChangeProposal, by: StaffUser) -> ChangeProposal
         proposal = _locked_pending(proposal)
         if proposal.proposed_by_id == by.pk:
             raise ChangeRefused(
-                "Another admin must approve: you proposed this change yourself.",
+                gettext("Another admin must approve: you proposed this change yourself."),
                 code="change_own_proposal",
             )
         if proposal.target_type == StaffUser._meta.label_lower and proposal.target_id == str(by.pk):
             raise ChangeRefused(
-                "Another admin must approve a change to your own access or second factor.",
+                gettext("Another admin must approve a change to your own access or second factor."),
                 code="change_self",
             )
         _apply(proposal, by=by, how="approved by a second admin")
@@ -377,12 +384,13 @@ def change_reject(*, proposal: ChangeProposal, by: StaffUser, reason: str) -> Ch
     _require_admin(by, what="reject")
     reason = reason.strip()
     if not reason:
-        raise ServiceError("Say why it is rejected.", errors=[("reason", "is required")])
+        raise ServiceError(gettext("Say why it is rejected."), errors=[("reason", "is required")])
     with transaction.atomic():
         proposal = _locked_pending(proposal)
         if proposal.proposed_by_id == by.pk:
             raise ChangeRefused(
-                "Withdraw your own proposal instead of rejecting it.", code="change_own_proposal"
+                gettext("Withdraw your own proposal instead of rejecting it."),
+                code="change_own_proposal",
             )
         _decided(proposal, ChangeProposal.State.REJECTED, by=by, reason=reason)
         audit_record(
@@ -400,7 +408,7 @@ def change_withdraw(*, proposal: ChangeProposal, by: StaffUser) -> ChangeProposa
         proposal = _locked_pending(proposal)
         if proposal.proposed_by_id != by.pk:
             raise ChangeRefused(
-                "Only its proposer may withdraw a change.", code="permission_denied"
+                gettext("Only its proposer may withdraw a change."), code="permission_denied"
             )
         _decided(proposal, ChangeProposal.State.WITHDRAWN, by=by)
         audit_record(
@@ -461,10 +469,12 @@ def proposal_message(proposal: ChangeProposal) -> str:
     if proposal.state == ChangeProposal.State.APPLIED:
         return f"Applied: {proposal.summary}."
     if proposal.state == ChangeProposal.State.FAILED:
-        return f"Not applied: {proposal.reason}"
+        return gettext("Not applied: %(reason)s") % {"reason": proposal.reason}
     if proposal.apply_after:
         return (
             f"Proposed: {proposal.summary}. It applies at {proposal.apply_after:%Y-%m-%d %H:%M} "
             "UTC unless another admin decides (every admin was emailed)."
         )
-    return f"Proposed: {proposal.summary}. Waiting for another admin to approve it."
+    return gettext("Proposed: %(summary)s. Waiting for another admin to approve it.") % {
+        "summary": proposal.summary
+    }

@@ -27,6 +27,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext
 from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticError
 
@@ -54,7 +55,9 @@ class EventDataError(ServiceError):
 def require(user: StaffUser | None, permission: str) -> None:
     """Services check permissions themselves: views and the API are not the only callers."""
     if user is not None and not user.has_perm(permission):
-        raise PermissionDenied(f"You do not have the permission {permission}.")
+        raise PermissionDenied(
+            gettext("You do not have the permission %(permission)s.") % {"permission": permission}
+        )
 
 
 def snapshot_of(record: UpstreamMirror, fields: Mapping[str, str]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ import phonenumbers
 import pycountry
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
+from django.utils.translation import gettext_lazy
 
 
 def normalise_phone(raw: str, *, country: str = "") -> str:
@@ -66,16 +67,16 @@ def normalise_name(raw: str, *, label: str) -> str:
 # Upstream rejection codes in plain words (interface.md names none; the emulator uses
 # `document_unreadable`). Unknown codes are shown as they are, underscores as spaces.
 REASON_TEXT = {
-    "document_unreadable": "The identity document could not be read.",
-    "document_expired": "The identity document has expired.",
-    "document_mismatch": "The document does not match the details given.",
-    "face_mismatch": "The selfie does not match the document photo.",
-    "sanctions_match": "The person matches a sanctions list.",
-    "pep_match": "The person is a politically exposed person.",
-    "underage": "The person is under the minimum age.",
-    "duplicate": "This person is already registered.",
+    "document_unreadable": gettext_lazy("The identity document could not be read."),
+    "document_expired": gettext_lazy("The identity document has expired."),
+    "document_mismatch": gettext_lazy("The document does not match the details given."),
+    "face_mismatch": gettext_lazy("The selfie does not match the document photo."),
+    "sanctions_match": gettext_lazy("The person matches a sanctions list."),
+    "pep_match": gettext_lazy("The person is a politically exposed person."),
+    "underage": gettext_lazy("The person is under the minimum age."),
+    "duplicate": gettext_lazy("This person is already registered."),
 }
 
 
 def reason_in_words(code: str) -> str:
-    return REASON_TEXT.get(code, code.replace("_", " ").strip().capitalize() + ".")
+    return str(REASON_TEXT.get(code, code.replace("_", " ").strip().capitalize() + "."))

@@ -13,6 +13,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from console.lists import list_template, page_of
@@ -37,7 +38,7 @@ from users.validation import country_name, reason_in_words
 def current_environment(request: HttpRequest) -> Environment:
     environment = environment_current(user=request.user)
     if environment is None:
-        raise PermissionDenied("No upstream environment is configured yet: ask an admin.")
+        raise PermissionDenied(gettext("No upstream environment is configured yet: ask an admin."))
     return environment
 
 

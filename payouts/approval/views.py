@@ -12,6 +12,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from console.lists import filters_by_maker, query_without_page
@@ -72,7 +73,7 @@ def reject_view(request: HttpRequest, pk: int) -> HttpResponse:
         request,
         pk,
         lambda p, by: payout_reject(payout=p, by=by, reason=reason),
-        "Rejected: the payout went back to its maker.",
+        gettext("Rejected: the payout went back to its maker."),
         reject_form=form,
     )
 
@@ -90,7 +91,7 @@ def withdraw_view(request: HttpRequest, pk: int) -> HttpResponse:
         request,
         pk,
         lambda p, by: payout_approval_withdraw(payout=p, by=by, reason=reason),
-        "Your approval was withdrawn: the payout waits for that step again.",
+        gettext("Your approval was withdrawn: the payout waits for that step again."),
         withdraw_form=form,
     )
 
@@ -98,7 +99,7 @@ def withdraw_view(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @login_required
 def requote_view(request: HttpRequest, pk: int) -> HttpResponse:
-    ok = "Re-quoted: approvals are kept only if the figures stayed within the tolerance."
+    ok = gettext("Re-quoted: approvals are kept only if the figures stayed within the tolerance.")
     return live_action(request, pk, lambda p, by: payout_requote(payout=p, by=by), ok)
 
 
@@ -175,7 +176,8 @@ def approval_inbox_view(request: HttpRequest) -> HttpResponse:
         "rows": page.object_list,
         "scope": scope,
         "can_approve": can_approve,
-        "empty_message": f"Nothing is waiting{' for you' if scope == SCOPE_MINE else ''}.",
+        "empty_message": gettext("Nothing is waiting%(value)s.")
+        % {"value": " for you" if scope == SCOPE_MINE else ""},
     }
     return render(request, "payouts/approval_inbox.html", context)
 
@@ -226,7 +228,7 @@ def approval_policy_view(request: HttpRequest) -> HttpResponse:
     """The policy in force, a draft's impact preview on the payouts waiting now, publishing."""
     user = staff_of(request)
     if not user.has_perm(APPROVAL_POLICY_MANAGE):
-        raise PermissionDenied("The approval policy is managed by admins.")
+        raise PermissionDenied(gettext("The approval policy is managed by admins."))
     current = approval_policy_current()
     impact = None
     if request.method == "POST":
