@@ -9,7 +9,7 @@ from typing import Any
 from django.contrib.auth.models import Group, Permission
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 
 from staff.changes import change_propose, register_change_kind
 from staff.models import ChangeProposal, StaffUser
@@ -190,17 +190,20 @@ def register_staff_change_kinds() -> None:
         GROUP_KIND,
         apply=_group_apply,
         version=_group_version,
-        label=gettext("Role group (Django admin)"),
+        label=gettext_lazy("Role group (Django admin)"),
     )
     register_change_kind(
-        ROLE_KIND, apply=_role_apply, version=_groups_version, label=gettext("Role")
+        ROLE_KIND, apply=_role_apply, version=_groups_version, label=gettext_lazy("Role")
     )
     register_change_kind(
         ACCESS_KIND,
         apply=_access_apply,
         version=_groups_version,
-        label=gettext("Access (Django admin)"),
+        label=gettext_lazy("Access (Django admin)"),
     )
     register_change_kind(
-        RESET_KIND, apply=reset_apply, version=reset_version, label=gettext("Second-factor reset")
+        RESET_KIND,
+        apply=reset_apply,
+        version=reset_version,
+        label=gettext_lazy("Second-factor reset"),
     )

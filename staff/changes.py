@@ -26,14 +26,15 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured, PermissionDenied, ValidationError
 from django.core.mail import send_mail
 from django.db import IntegrityError, models, transaction
 from django.db.models import Q
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext
 
 from staff.errors import ServiceError
@@ -41,6 +42,9 @@ from staff.models import ChangeProposal, StaffUser
 from staff.roles import ADMIN, may_grant_roles
 from staff.services import audit_context, audit_record
 from staff.step_up import step_up_require
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
 
 logger = logging.getLogger("staff.changes")
 
@@ -52,7 +56,7 @@ class ChangeKind:
     """How one kind of admin change is applied, and how its target's version is read."""
 
     kind: str
-    label: str
+    label: StrOrPromise
     # apply(proposal, by=approver or None for the system) makes the change with the owning
     # app's service, inside the approval's transaction; a ServiceError fails the proposal.
     apply: Callable[..., Any]
@@ -71,7 +75,7 @@ def register_change_kind(
     *,
     apply: Callable[..., Any],
     version: Callable[[ChangeProposal], str],
-    label: str,
+    label: StrOrPromise,
     in_transaction: bool = True,
 ) -> None:
     """Declare a kind of admin change (from the owning app's ready(); once per kind)."""
@@ -113,6 +117,32 @@ def admins() -> list[StaffUser]:
     return list(query.distinct().order_by("pk"))
 
 
+def _proposed_email(proposal: ChangeProposal, *, by_email: str, label: object) -> tuple[str, str]:
+    """The admins' email about a new proposal, in the active language (the summary, a record
+    written when the change was proposed, is quoted as written)."""
+    if proposal.apply_after:
+        when = gettext(
+            "It applies at %(at)s UTC unless another admin decides first (no other admin "
+            "exists to approve it)."
+        ) % {"at": f"{proposal.apply_after:%Y-%m-%d %H:%M}"}
+    else:
+        when = gettext("It waits for another admin to approve or reject it.")
+    subject = gettext("PayOps: admin change proposed (%(kind)s)") % {"kind": label}
+    body = gettext(
+        "%(email)s proposed: %(summary)s\n\n%(when)s\n\nDecide it on the Changes page."
+    ) % {"email": by_email, "summary": proposal.summary, "when": when}
+    return subject, body
+
+
+def _applied_email(proposal: ChangeProposal) -> tuple[str, str]:
+    subject = gettext("PayOps: admin change applied after the wait")
+    body = gettext("Applied: %(summary)s (proposed by %(email)s).") % {
+        "summary": proposal.summary,
+        "email": proposal.proposed_by.email,
+    }
+    return subject, body
+
+
 def _require_admin(by: Any, *, what: str) -> None:
     if not may_grant_roles(by):
         raise ChangeRefused(
@@ -122,12 +152,15 @@ def _require_admin(by: Any, *, what: str) -> None:
     step_up_require(by, action=STEP_UP_ACTION)
 
 
-def _email_admins(proposal_id: int, subject: str, body: str) -> None:
-    """Email every active admin once the proposal has committed (the console backend locally)."""
+def _email_admins(proposal_id: int, compose: Callable[[], tuple[str, str]]) -> None:
+    """Email every active admin once the proposal has committed (the console backend locally),
+    each in their own language: `compose` returns (subject, body) in the active language."""
 
     def send() -> None:
         for admin in admins():
             try:
+                with translation.override(admin.language or settings.LANGUAGE_CODE):
+                    subject, body = compose()
                 send_mail(
                     subject=subject,
                     message=body,
@@ -222,17 +255,8 @@ def change_propose(
             how = "maker-checker is off (PAYOPS_ADMIN_MAKER_CHECKER)"
             _apply(proposal, by=by, how=how)
         else:
-            when = (
-                f"It applies at {proposal.apply_after:%Y-%m-%d %H:%M} UTC unless another admin "
-                "decides first (no other admin exists to approve it)."
-                if proposal.apply_after
-                else gettext("It waits for another admin to approve or reject it.")
-            )
             _email_admins(
-                proposal.pk,
-                f"PayOps: admin change proposed ({spec.label})",
-                f"{by.email} proposed: {proposal.summary}\n\n{when}\n\n"
-                "Decide it on the Changes page.",
+                proposal.pk, partial(_proposed_email, proposal, by_email=by.email, label=spec.label)
             )
     if not maker_checker_on():
         _apply_outside(proposal, by=by, how="maker-checker is off (PAYOPS_ADMIN_MAKER_CHECKER)")
@@ -442,11 +466,7 @@ def changes_apply_due(*, now: datetime | None = None) -> int:
         if proposal.state == ChangeProposal.State.APPLIED:
             applied += 1
             with transaction.atomic():
-                _email_admins(
-                    proposal.pk,
-                    "PayOps: admin change applied after the wait",
-                    f"Applied: {proposal.summary} (proposed by {proposal.proposed_by.email}).",
-                )
+                _email_admins(proposal.pk, partial(_applied_email, proposal))
     return applied
 
 

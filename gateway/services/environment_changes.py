@@ -13,7 +13,7 @@ import json
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from django.utils.translation import gettext
+from django.utils.translation import gettext_lazy
 
 from gateway.models import Environment
 from gateway.services.environments import (
@@ -109,5 +109,5 @@ def _apply(proposal: ChangeProposal, *, by: StaffUser | None) -> None:
 
 def register_environment_change_kinds() -> None:
     register_change_kind(
-        KIND, apply=_apply, version=_version, label=gettext("Environment credentials")
+        KIND, apply=_apply, version=_version, label=gettext_lazy("Environment credentials")
     )

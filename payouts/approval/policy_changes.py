@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 
 from payouts.approval.forms import limit_line, rule_spec_line
 from payouts.approval.policy import (
@@ -106,4 +106,6 @@ def _apply(proposal: ChangeProposal, *, by: StaffUser | None) -> None:
 
 
 def register_policy_change_kinds() -> None:
-    register_change_kind(KIND, apply=_apply, version=_version, label=gettext("Approval policy"))
+    register_change_kind(
+        KIND, apply=_apply, version=_version, label=gettext_lazy("Approval policy")
+    )

@@ -176,8 +176,11 @@ def approval_inbox_view(request: HttpRequest) -> HttpResponse:
         "rows": page.object_list,
         "scope": scope,
         "can_approve": can_approve,
-        "empty_message": gettext("Nothing is waiting%(value)s.")
-        % {"value": " for you" if scope == SCOPE_MINE else ""},
+        "empty_message": (
+            gettext("Nothing is waiting for you.")
+            if scope == SCOPE_MINE
+            else gettext("Nothing is waiting.")
+        ),
     }
     return render(request, "payouts/approval_inbox.html", context)
 

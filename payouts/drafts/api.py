@@ -117,9 +117,9 @@ def _lookup[M: Model](model: type[M], environment: Environment | None, value: st
         else queryset.filter(upstream_id=value).first()
     )
     if found is None:
-        message = gettext("No %(value)s %(value2)r here.") % {
-            "value": field.removesuffix("_id").replace("_", " "),
-            "value2": value,
+        message = gettext("No %(what)s %(value)r here.") % {
+            "what": field.removesuffix("_id").replace("_", " "),
+            "value": value,
         }
         raise ServiceError(message, errors=[(field, message)])
     return found

@@ -4,7 +4,6 @@ staff exist (settings.PAYOPS_SEED_DEMO_STAFF: local and test only, never product
 from __future__ import annotations
 
 from django.conf import settings
-from django.utils.translation import gettext_lazy
 
 from staff.models import StaffUser
 from staff.roles import demo_logins_declared
@@ -12,7 +11,7 @@ from staff.second_factor.devices import enrolment_required
 from staff.second_factor.models import AuthenticatorDevice
 from staff.second_factor.totp import totp_current_code
 
-DEMO_DEVICE_NAME = gettext_lazy("Demo authenticator")
+DEMO_DEVICE_NAME = "Demo authenticator"
 
 
 def demo_totp_enrol(user: StaffUser) -> AuthenticatorDevice | None:

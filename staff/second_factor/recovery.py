@@ -5,7 +5,6 @@ from __future__ import annotations
 import secrets
 
 from django.db import transaction
-from django.utils.translation import gettext
 
 from staff.models import StaffUser
 from staff.second_factor.models import RecoveryCode, RecoveryCodeDevice, recovery_code_hash
@@ -31,7 +30,7 @@ def recovery_codes_issue(*, user: StaffUser, by: StaffUser | None) -> list[str]:
     codes = [_new_code() for _ in range(RECOVERY_CODE_COUNT)]
     with transaction.atomic():
         device, _ = RecoveryCodeDevice.objects.select_for_update().get_or_create(
-            user=user, defaults={"name": gettext("Recovery codes"), "confirmed": True}
+            user=user, defaults={"name": "Recovery codes", "confirmed": True}
         )
         device.codes.all().delete()
         RecoveryCode.objects.bulk_create(

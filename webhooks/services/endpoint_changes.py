@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy
 
 from gateway.models import Environment
 from staff.changes import change_propose, register_change_kind
@@ -78,6 +78,6 @@ def register_webhook_change_kinds() -> None:
         KIND,
         apply=_apply,
         version=_version,
-        label=gettext("Webhook receiver"),
+        label=gettext_lazy("Webhook receiver"),
         in_transaction=False,
     )
