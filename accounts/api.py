@@ -30,7 +30,7 @@ def _end_user(request: HttpRequest, environment: str | None, end_user_id: int) -
     except Http404:
         raise ServiceError(
             gettext("No end user with this id in this environment."),
-            errors=[("end_user_id", "no such end user in this environment")],
+            errors=[("end_user_id", gettext("no such end user in this environment"))],
         ) from None
 
 

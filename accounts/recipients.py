@@ -147,7 +147,7 @@ def validate_recipient(values: dict[str, Any]) -> dict[str, Any]:
 def _check_names(values: dict[str, Any], check: _Checks) -> dict[str, Any]:
     kind = str(values.get("kind") or "").strip().lower()
     if kind not in RecipientKind.values:
-        check.problems.append(("kind", "Choose individual or company."))
+        check.problems.append(("kind", gettext("Choose individual or company.")))
     clean: dict[str, Any] = {"kind": kind}
     if kind == RecipientKind.COMPANY:
         clean["company_name"] = check(
@@ -209,7 +209,7 @@ def _check_bank_account(values: dict[str, Any], check: _Checks) -> dict[str, Any
         )
         clean["account_number"] = _check_swift_account_number(number, clean["swift_code"], check)
     else:
-        check.problems.append(("account.account_type", "Choose WIRE or SWIFT."))
+        check.problems.append(("account.account_type", gettext("Choose WIRE or SWIFT.")))
     return clean
 
 
@@ -227,7 +227,10 @@ def _check_swift_account_number(number: str, swift_code: str, check: _Checks) ->
     compact = re.sub(r"[\s-]", "", number).upper()
     if not re.fullmatch(r"[A-Z0-9]{4,34}", compact):
         check.problems.append(
-            ("account.account_number", "Enter the account number (4 to 34 letters or digits).")
+            (
+                "account.account_number",
+                gettext("Enter the account number (4 to 34 letters or digits)."),
+            )
         )
     return compact
 
@@ -301,7 +304,7 @@ def recipient_create(
     if not end_user.is_synced:
         raise ServiceError(
             gettext("This end user is not created upstream yet."),
-            errors=[("end_user_id", "not created upstream yet")],
+            errors=[("end_user_id", gettext("not created upstream yet"))],
         )
     body = _recipient_body(clean, end_user)
     return mirror_create(

@@ -127,7 +127,7 @@ def virtual_account_refresh(request: HttpRequest, pk: int) -> HttpResponse:
     if error:
         messages.error(request, error)
     else:
-        messages.success(request, "Refreshed from the upstream.")
+        messages.success(request, gettext("Refreshed from the upstream."))
     return redirect("accounts:virtual_account_detail", pk=pk)
 
 
@@ -291,8 +291,10 @@ def recipient_edit(request: HttpRequest, pk: int) -> HttpResponse:
         else:
             messages.success(
                 request,
-                "The change waits for a second person's approval; until then the current "
-                "details stay payable.",
+                gettext(
+                    "The change waits for a second person's approval; until then the current "
+                    "details stay payable."
+                ),
             )
             return redirect("accounts:recipient_detail", pk=pk)
     return render(request, "accounts/recipient_edit.html", {"form": form, "recipient": recipient})

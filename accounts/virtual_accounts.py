@@ -121,7 +121,7 @@ def virtual_account_create(
     require(by, roles.ACCOUNTS_MANAGE)
     if mode not in VirtualAccountMode.values:
         raise ServiceError(
-            gettext("Choose fiat or crypto."), errors=[("mode", "must be fiat or crypto")]
+            gettext("Choose fiat or crypto."), errors=[("mode", gettext("must be fiat or crypto"))]
         )
     if not end_user.is_synced or not end_user.is_verified:
         state = end_user.get_verification_status_display().lower()
@@ -129,7 +129,12 @@ def virtual_account_create(
             f"{end_user.display_name} is not verified (verification: {state}). Only verified "
             "end users can have a virtual account.",
             code="end_user_not_verified",
-            errors=[("end_user_id", f"this end user is not verified ({state})")],
+            errors=[
+                (
+                    "end_user_id",
+                    gettext("this end user is not verified (%(state)s)") % {"state": state},
+                )
+            ],
         )
     return mirror_create(
         VIRTUAL_ACCOUNT,

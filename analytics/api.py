@@ -55,12 +55,12 @@ def _period(start: date | None, end: date | None) -> tuple[date, date]:
     start, end = start or first, end or last
     if end < start:
         raise ServiceError(
-            gettext("The period ends before it starts."), errors=[("end", "before start")]
+            gettext("The period ends before it starts."), errors=[("end", gettext("before start"))]
         )
     if (end - start).days >= MAX_DAYS:
         raise ServiceError(
             gettext("A period covers at most %(MAX_DAYS)s days.") % {"MAX_DAYS": MAX_DAYS},
-            errors=[("end", "period too long")],
+            errors=[("end", gettext("period too long"))],
         )
     return start, end
 
@@ -84,7 +84,7 @@ def get_figure(
             gettext("No figure is named %(figure)r; one of: %(value)s.")
             % {"figure": figure, "value": ", ".join(FIGURES)},
             code="unknown_figure",
-            errors=[("figure", "unknown")],
+            errors=[("figure", gettext("unknown"))],
             status=404,
         )
     first, last = _period(start, end)

@@ -75,7 +75,7 @@ def _completion(period: selectors.Period, user: Any) -> Figure:
     if times.overall is not None:
         rows.append(
             [
-                "Whole period",
+                gettext("Whole period"),
                 times.overall.payouts,
                 times.overall.p50_minutes,
                 times.overall.p95_minutes,

@@ -36,7 +36,7 @@ def request_key(value: str | None) -> uuid.UUID | None:
     except ValueError:
         raise ServiceError(
             gettext("Idempotency-Key must be a UUID."),
-            errors=[("Idempotency-Key", "must be a UUID")],
+            errors=[("Idempotency-Key", gettext("must be a UUID"))],
         ) from None
 
 
@@ -48,7 +48,7 @@ def api_environment(request: HttpRequest, name: str | None) -> Environment:
             raise ServiceError(
                 gettext("No active environment is named %(name)r.") % {"name": name},
                 code="unknown_environment",
-                errors=[("environment", "no active environment has this name")],
+                errors=[("environment", gettext("no active environment has this name"))],
             )
         return environment
     environment = environment_current(user=request.user)
@@ -56,7 +56,7 @@ def api_environment(request: HttpRequest, name: str | None) -> Environment:
         raise ServiceError(
             gettext("No upstream environment is configured yet."),
             code="no_environment",
-            errors=[("environment", "configure an environment first")],
+            errors=[("environment", gettext("configure an environment first"))],
         )
     return environment
 

@@ -44,7 +44,13 @@ def changes(request: HttpRequest, state: str = "") -> list[ChangeOut]:
     if state and state not in ChangeProposal.State.values:
         raise ServiceError(
             gettext("Unknown state."),
-            errors=[("state", f"is one of: {', '.join(ChangeProposal.State.values)}")],
+            errors=[
+                (
+                    "state",
+                    gettext("is one of: %(value)s")
+                    % {"value": ", ".join(ChangeProposal.State.values)},
+                )
+            ],
         )
     return [ChangeOut.of(p) for p in changes_list(state=state)]
 

@@ -70,7 +70,7 @@ class PayoutInvalid(PayoutRefusal):
             super().__init__(message, code=code, status=503)
             return
         super().__init__(
-            "The payout request was refused.",
+            gettext("The payout request was refused."),
             code=code,
             errors=[(name, text) for name, texts in errors.items() for text in texts],
             status=409 if code in CONFLICT_CODES else 400,
@@ -92,8 +92,11 @@ class DuplicateNeedsConfirmation(PayoutInvalid):
         super().__init__(
             {
                 "": [
-                    f"An identical payout (same account, recipient and amount) is pending: {ids}. "
-                    "Confirm to submit another one."
+                    gettext(
+                        "An identical payout (same account, recipient and amount) is pending: "
+                        "%(ids)s. Confirm to submit another one."
+                    )
+                    % {"ids": ids}
                 ]
             },
             code="duplicate_needs_confirmation",

@@ -195,7 +195,9 @@ def recompute(figures: QuoteFigures) -> Recomputation:
         total_fees = money(total_fixed + figures.base_amount * total_pct)
         stated, currency = figures.total_fees, figures.base_currency
         checks.append(
-            FigureCheck("total_fees", "Total fees", stated, total_fees, CENT, currency, WHY_CENT)
+            FigureCheck(
+                "total_fees", gettext("Total fees"), stated, total_fees, CENT, currency, WHY_CENT
+            )
         )
     else:
         unchecked.append("total_fees")
@@ -206,7 +208,12 @@ def recompute(figures: QuoteFigures) -> Recomputation:
         stated_rate = figures.service_rate
         checks.append(
             FigureCheck(
-                "service_rate", "Service rate", stated_rate, service_rate, RATE_STEP, why=WHY_RATE
+                "service_rate",
+                gettext("Service rate"),
+                stated_rate,
+                service_rate,
+                RATE_STEP,
+                why=WHY_RATE,
             )
         )
     else:

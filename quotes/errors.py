@@ -89,7 +89,7 @@ class QuoteRefused(ServiceError):
         elif "upstream_credentials" in codes:
             status = 502
         super().__init__(
-            "The quote request was refused.",
+            gettext("The quote request was refused."),
             code=codes[0] if codes else "validation_error",
             errors=[(item.field or "", item.shown) for item in refusals],
             status=status,

@@ -70,13 +70,17 @@ def _check_request(
     """What we can tell before sending; the upstream's lists decide the rest."""
     errors: list[QuoteFieldError] = []
     if amount <= 0:
-        errors.append(QuoteFieldError("amount", "The amount must be greater than 0."))
+        errors.append(QuoteFieldError("amount", gettext("The amount must be greater than 0.")))
     elif amount > MAX_AMOUNT or amount != amount.quantize(Decimal("0.01")):
-        errors.append(QuoteFieldError("amount", "At most 999,999,999.99, with at most 2 decimals."))
+        errors.append(
+            QuoteFieldError("amount", gettext("At most 999,999,999.99, with at most 2 decimals."))
+        )
     if base_currency in STABLECOINS and not network:
         errors.append(QuoteFieldError("network", f"{base_currency} needs its network."))
     if base_currency not in STABLECOINS and network:
-        errors.append(QuoteFieldError("network", "Only a stablecoin source takes a network."))
+        errors.append(
+            QuoteFieldError("network", gettext("Only a stablecoin source takes a network."))
+        )
     if errors:
         raise QuoteRefused(errors)
 

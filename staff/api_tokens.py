@@ -82,11 +82,14 @@ def _clean_scopes(scopes: Iterable[str]) -> list[str]:
     if unknown:
         raise ServiceError(
             gettext("Unknown scope %(value)s.") % {"value": ", ".join(unknown)},
-            errors=[("scopes", f"choose among {', '.join(TOKEN_SCOPES)}")],
+            errors=[
+                ("scopes", gettext("choose among %(value)s") % {"value": ", ".join(TOKEN_SCOPES)})
+            ],
         )
     if not chosen:
         raise ServiceError(
-            gettext("Choose at least one scope."), errors=[("scopes", "choose at least one")]
+            gettext("Choose at least one scope."),
+            errors=[("scopes", gettext("choose at least one"))],
         )
     return [scope for scope in TOKEN_SCOPES if scope in chosen]  # declaration order, once each
 
@@ -112,7 +115,12 @@ def api_token_create(
         raise ServiceError(
             gettext("A token with these scopes lasts between 1 and %(longest)s days.")
             % {"longest": longest},
-            errors=[("days", f"at most {longest} days for these scopes")],
+            errors=[
+                (
+                    "days",
+                    gettext("at most %(longest)s days for these scopes") % {"longest": longest},
+                )
+            ],
         )
     privileged = is_privileged(chosen)
     if privileged and by is not None:

@@ -408,7 +408,9 @@ def change_reject(*, proposal: ChangeProposal, by: StaffUser, reason: str) -> Ch
     _require_admin(by, what="reject")
     reason = reason.strip()
     if not reason:
-        raise ServiceError(gettext("Say why it is rejected."), errors=[("reason", "is required")])
+        raise ServiceError(
+            gettext("Say why it is rejected."), errors=[("reason", gettext("is required"))]
+        )
     with transaction.atomic():
         proposal = _locked_pending(proposal)
         if proposal.proposed_by_id == by.pk:

@@ -321,9 +321,9 @@ class UnknownRole(ServiceError):
     def __init__(self, key: str) -> None:
         known = ", ".join(ROLES_BY_KEY)
         super().__init__(
-            f"There is no role {key!r}.",
+            gettext("There is no role %(key)r.") % {"key": key},
             code="unknown_role",
-            errors=[("role", f"is one of: {known}")],
+            errors=[("role", gettext("is one of: %(known)s") % {"known": known})],
         )
 
 

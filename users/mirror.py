@@ -181,14 +181,18 @@ class IdempotencyKeyReused(ServiceError):
 
     def __init__(self) -> None:
         super().__init__(
-            "This Idempotency-Key (or form submission) was already used with a different "
-            "request; send a new key for a new request.",
+            gettext(
+                "This Idempotency-Key (or form submission) was already used with a different "
+                "request; send a new key for a new request."
+            ),
             code="idempotency_key_reused",
             errors=[
                 (
                     "Idempotency-Key",
-                    "This submission was already sent with other values; reload the form "
-                    "(API: use a new Idempotency-Key).",
+                    gettext(
+                        "This submission was already sent with other values; reload the form "
+                        "(API: use a new Idempotency-Key)."
+                    ),
                 )
             ],
         )
@@ -202,14 +206,19 @@ class IdempotencyKeyInFlight(ServiceError):
 
     def __init__(self) -> None:
         super().__init__(
-            "A request with this Idempotency-Key (or form submission) is still being processed; "
-            "send it again in a moment to get its result.",
+            gettext(
+                "A request with this Idempotency-Key (or form submission) is still being "
+                "processed; "
+                "send it again in a moment to get its result."
+            ),
             code="idempotency_key_in_flight",
             errors=[
                 (
                     "Idempotency-Key",
-                    "This submission is still being processed; send it again in a moment to "
-                    "see its result.",
+                    gettext(
+                        "This submission is still being processed; send it again in a moment to "
+                        "see its result."
+                    ),
                 )
             ],
         )

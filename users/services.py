@@ -82,7 +82,7 @@ def validate_fields(values: dict[str, Any], *, partial: bool = False) -> dict[st
     if "type" in values or not partial:
         kind = str(values.get("type") or "").strip().lower()
         if kind not in EndUserType.values:
-            problems.append(("type", "Choose individual or business."))
+            problems.append(("type", gettext("Choose individual or business.")))
         clean["type"] = kind
     if problems:
         raise ServiceError(gettext("Some fields need correcting."), errors=problems)
@@ -203,7 +203,7 @@ def end_user_changes(end_user: EndUser, values: dict[str, Any]) -> dict[str, str
     if "type" in values and values["type"] not in (None, end_user.type):
         raise ServiceError(
             gettext("The type of an end user cannot change."),
-            errors=[("type", "cannot be changed")],
+            errors=[("type", gettext("cannot be changed"))],
         )
     if "phone_number" in submitted and "country" not in submitted:
         submitted["country"] = end_user.country  # to read a national number, not to send it

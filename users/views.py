@@ -141,7 +141,7 @@ def end_user_edit(request: HttpRequest, pk: int) -> HttpResponse:
             else:
                 error.add_to_form(form)
         else:
-            messages.success(request, "The changes were sent upstream.")
+            messages.success(request, gettext("The changes were sent upstream."))
             return redirect("users:detail", pk=user.pk)
     return render(
         request,
@@ -160,7 +160,7 @@ def end_user_refresh(request: HttpRequest, pk: int) -> HttpResponse:
     except ServiceError as error:
         messages.error(request, error.message)
     else:
-        messages.success(request, "Refreshed from the upstream.")
+        messages.success(request, gettext("Refreshed from the upstream."))
     return redirect("users:detail", pk=pk)
 
 
@@ -197,7 +197,9 @@ def _kyc_action(request: HttpRequest, pk: int, *, note: bool) -> HttpResponse:
         except ServiceError as error:
             error.add_to_form(form)
         else:
-            messages.success(request, "Note saved." if note else "Marked reviewed.")
+            messages.success(
+                request, gettext("Note saved.") if note else gettext("Marked reviewed.")
+            )
             back = request.POST.get("next", "")
             if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
                 return redirect(back)

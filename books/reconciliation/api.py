@@ -201,7 +201,9 @@ def start_run(
         if account is None:
             raise ServiceError(
                 gettext("No such virtual account in this environment."),
-                errors=[("virtual_account_id", "no such virtual account in this environment")],
+                errors=[
+                    ("virtual_account_id", gettext("no such virtual account in this environment"))
+                ],
             )
     run = services.run_start(
         environment=env,
@@ -276,7 +278,7 @@ def assign_exception(
         owner = StaffUser.objects.filter(pk=payload.owner_id, is_active=True).first()
         if owner is None:
             raise ServiceError(
-                gettext("No such staff member."), errors=[("owner_id", "no such staff")]
+                gettext("No such staff member."), errors=[("owner_id", gettext("no such staff"))]
             )
     services.exception_assign(
         item=_item(request, exception_id), owner=owner, by=acting_staff(request)

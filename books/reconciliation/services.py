@@ -173,13 +173,13 @@ def run_start(
         raise ServiceError(
             gettext("The window must start before it ends."),
             code="invalid_window",
-            errors=[("window_start", "must be before window_end")],
+            errors=[("window_start", gettext("must be before window_end"))],
         )
     if virtual_account is not None and virtual_account.environment_id != environment.pk:
         raise ServiceError(
             gettext("The virtual account is in another environment."),
             code="invalid_account",
-            errors=[("virtual_account_id", "is not in this environment")],
+            errors=[("virtual_account_id", gettext("is not in this environment"))],
         )
     with transaction.atomic():
         busy = ReconciliationRun.objects.select_for_update().filter(
@@ -692,7 +692,7 @@ def exception_assign(
         raise ServiceError(
             gettext("The owner must be someone who may reconcile."),
             code="invalid_owner",
-            errors=[("owner_id", "cannot work reconciliation exceptions")],
+            errors=[("owner_id", gettext("cannot work reconciliation exceptions"))],
         )
     with transaction.atomic():
         item = _locked_item(item.pk)
@@ -717,10 +717,13 @@ def exception_comment(
     require(by, roles.RECONCILE)
     text = (body or "").strip()
     if not text:
-        raise ServiceError(gettext("A comment needs text."), errors=[("body", "is required")])
+        raise ServiceError(
+            gettext("A comment needs text."), errors=[("body", gettext("is required"))]
+        )
     if len(text) > 2000:
         raise ServiceError(
-            gettext("The comment is too long."), errors=[("body", "at most 2000 characters")]
+            gettext("The comment is too long."),
+            errors=[("body", gettext("at most 2000 characters"))],
         )
     with transaction.atomic():
         item = _locked_item(item.pk)
@@ -741,18 +744,20 @@ def exception_set_state(
     require(by, roles.RECONCILE)
     if state not in ExceptionState.values:
         raise ServiceError(
-            gettext("Unknown state."), errors=[("state", "must be open, investigating or resolved")]
+            gettext("Unknown state."),
+            errors=[("state", gettext("must be open, investigating or resolved"))],
         )
     reason = (reason or "").strip()
     if state == RESOLVED and not reason:
         raise ServiceError(
             gettext("Say why it is resolved."),
             code="reason_required",
-            errors=[("reason", "is required")],
+            errors=[("reason", gettext("is required"))],
         )
     if state == RESOLVED and len(reason) > 500:
         raise ServiceError(
-            gettext("The reason is too long."), errors=[("reason", "at most 500 characters")]
+            gettext("The reason is too long."),
+            errors=[("reason", gettext("at most 500 characters"))],
         )
     with transaction.atomic():
         item = _locked_item(item.pk)
@@ -786,7 +791,7 @@ def exception_explain(
         raise ServiceError(
             gettext("Say what explains it."),
             code="reason_required",
-            errors=[("reason", "is required")],
+            errors=[("reason", gettext("is required"))],
         )
     if item.kind != ExceptionKind.BALANCE_DIFFERS:
         return exception_set_state(item=item, state=RESOLVED, by=by, reason=reason)

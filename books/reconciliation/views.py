@@ -79,7 +79,9 @@ def run_start(request: HttpRequest) -> HttpResponse:
     except ServiceError as exc:
         messages.error(request, exc.as_message())
         return redirect("books:reconciliation")
-    messages.success(request, f"Run {run.pk} started: it runs in the background.")
+    messages.success(
+        request, gettext("Run %(pk)s started: it runs in the background.") % {"pk": run.pk}
+    )
     return redirect("books:reconciliation_run", run.pk)
 
 
@@ -174,13 +176,17 @@ def _act(request: HttpRequest, item: ReconciliationException, action: str, by: S
     if action == "comment":
         comment = CommentForm(request.POST)
         if not comment.is_valid():
-            raise ServiceError(gettext("A comment needs text."), errors=[("body", "is required")])
+            raise ServiceError(
+                gettext("A comment needs text."), errors=[("body", gettext("is required"))]
+            )
         services.exception_comment(item=item, body=comment.cleaned_data["body"], by=by)
         return gettext("Comment added.")
     if action == "state":
         state = StateForm(request.POST)
         if not state.is_valid():
-            raise ServiceError(gettext("Choose a state."), errors=[("state", "is required")])
+            raise ServiceError(
+                gettext("Choose a state."), errors=[("state", gettext("is required"))]
+            )
         services.exception_set_state(
             item=item,
             state=state.cleaned_data["state"],

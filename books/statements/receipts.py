@@ -85,7 +85,7 @@ def receipt_build(*, payout: Payout, by: StaffUser | None) -> Receipt:
         (gettext("Network fee"), figures.network),
     ]
     if figures.unitemised:
-        items.append(("Fees not itemised by the upstream", figures.unitemised))
+        items.append((gettext("Fees not itemised by the upstream"), figures.unitemised))
     approvals = [
         ApprovalLine(
             step=approval.step + 1,

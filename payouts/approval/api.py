@@ -148,10 +148,15 @@ def approvals(
     searched, filtered and ordered as the Approvals page is; `limit` rows from `offset`."""
     user = staff_of(request)
     if scope not in (SCOPE_MINE, SCOPE_ANYONE):
-        raise ServiceError("scope is mine or anyone.", errors=[("scope", "must be mine or anyone")])
+        raise ServiceError(
+            "scope is mine or anyone.", errors=[("scope", gettext("must be mine or anyone"))]
+        )
     if sort not in INBOX_SORTS:
         raise ServiceError(
-            gettext("Unknown order."), errors=[("sort", f"must be one of {', '.join(INBOX_SORTS)}")]
+            gettext("Unknown order."),
+            errors=[
+                ("sort", gettext("must be one of %(value)s") % {"value": ", ".join(INBOX_SORTS)})
+            ],
         )
     if not can_read_payouts(user):
         raise PermissionDenied(gettext("Not allowed."))

@@ -112,7 +112,9 @@ def upstream_refusal(exc: UpstreamError) -> PayoutInvalid:
         for message in messages:
             add_problem(errors, target, message if target else f"{name}: {message}")
     if not errors:
-        add_problem(errors, "", f"The upstream refused: {exc.message}")
+        add_problem(
+            errors, "", gettext("The upstream refused: %(message)s") % {"message": exc.message}
+        )
     return PayoutInvalid(errors, code=exc.code or "upstream_refused")
 
 

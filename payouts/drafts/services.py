@@ -161,11 +161,11 @@ def payout_draft_create(
         raise ValueError(f"unknown channel {channel!r}")
     missing: dict[str, list[str]] = {}
     if values.virtual_account is None:
-        add_problem(missing, "virtual_account", "Choose the virtual account to pay from.")
+        add_problem(missing, "virtual_account", gettext("Choose the virtual account to pay from."))
     if values.recipient is None:
-        add_problem(missing, "recipient", "Choose the recipient.")
+        add_problem(missing, "recipient", gettext("Choose the recipient."))
     if values.amount is None and values.quote is None:
-        add_problem(missing, "amount", "Give an amount or choose an active quote.")
+        add_problem(missing, "amount", gettext("Give an amount or choose an active quote."))
     if missing:
         raise PayoutInvalid(missing)
     now = timezone.now()

@@ -231,7 +231,10 @@ class _NumberedCanvas(Canvas):
         self.setFont(FONT, 7)
         self.drawString(MARGIN, MARGIN - 8 * mm, self.footer_left)
         self.drawRightString(
-            PAGE_WIDTH - MARGIN, MARGIN - 8 * mm, f"Page {self._pageNumber} of {total}"
+            PAGE_WIDTH - MARGIN,
+            MARGIN - 8 * mm,
+            gettext("Page %(pageNumber)s of %(total)s")
+            % {"pageNumber": self._pageNumber, "total": total},
         )
         self.restoreState()
 
@@ -277,7 +280,7 @@ def _summary(facts: dict[str, Any]) -> list[Flowable]:
         ("Memo", payout["memo"]),
     ]
     if payout["failure_reason"]:
-        pairs.append(("Failure reason", payout["failure_reason"]))
+        pairs.append((gettext("Failure reason"), payout["failure_reason"]))
     return [Paragraph("1. Payout summary", H2), _facts(pairs)]
 
 
@@ -333,7 +336,9 @@ def _pricing(facts: dict[str, Any]) -> list[Flowable]:
         ]
         out += [Paragraph("Quote", H3), _table(["Quote", "Value"], rows, [0.4, 0.6], right=(1,))]
     else:
-        out.append(_none("No quote: the payout was priced at execution (see the preview)."))
+        out.append(
+            _none(gettext("No quote: the payout was priced at execution (see the preview)."))
+        )
     preview = facts["preview"]
     if preview:
         out += _figures(
@@ -356,7 +361,7 @@ def _pricing(facts: dict[str, Any]) -> list[Flowable]:
             ],
         )
     else:
-        out.append(_none("No preview was made."))
+        out.append(_none(gettext("No preview was made.")))
     charged = facts["charged"]
     if charged:
         out += _figures(
@@ -409,7 +414,7 @@ def _documents(facts: dict[str, Any]) -> list[Flowable]:
         )
     out.append(
         _table(
-            ["#", "Document", "Size", "SHA-256", "Uploaded", "Opened by"],
+            ["#", "Document", "Size", "SHA-256", "Uploaded", gettext("Opened by")],
             rows,
             [0.04, 0.27, 0.09, 0.2, 0.18, 0.22],
             right=(2,),
@@ -439,9 +444,9 @@ def _approvals(facts: dict[str, Any]) -> list[Flowable]:
             [
                 "Approver",
                 "Round",
-                "Approved at",
-                "Second factor used",
-                "Documents opened",
+                gettext("Approved at"),
+                gettext("Second factor used"),
+                gettext("Documents opened"),
                 "Status",
             ],
             rows,
@@ -480,7 +485,7 @@ def _release(facts: dict[str, Any]) -> list[Flowable]:
         ]
     else:
         pairs.append(
-            ("Verification code", "none: a crypto payout is released by its last approval")
+            (gettext("Verification code"), "none: a crypto payout is released by its last approval")
         )
     pairs += [
         (

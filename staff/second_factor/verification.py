@@ -114,10 +114,12 @@ def second_factor_verify(request: HttpRequest, *, code: str, purpose: Purpose) -
         purpose=purpose,
         throttled=throttled,
         message=(
-            "Too many wrong codes: wait a minute, then enter a new code."
+            gettext("Too many wrong codes: wait a minute, then enter a new code.")
             if throttled
-            else "That code is not right (or was already used). Enter the current code from "
-            "your authenticator app, or an unused recovery code."
+            else gettext(
+                "That code is not right (or was already used). Enter the current code from "
+                "your authenticator app, or an unused recovery code."
+            )
         ),
     )
     raise AssertionError("unreachable")  # _refuse raises
@@ -159,7 +161,7 @@ def totp_confirm(request: HttpRequest, *, device: AuthenticatorDevice, code: str
             user,
             purpose="enrolment",
             throttled=not device.verify_is_allowed()[0],
-            message="That code is not right. Enter the 6-digit code your app shows now.",
+            message=gettext("That code is not right. Enter the 6-digit code your app shows now."),
         )
     with transaction.atomic():
         device.confirmed = True

@@ -46,15 +46,13 @@ def webhook_endpoint_change_propose(
     if not environment.has_credentials:
         raise ServiceError(
             gettext("This environment has no upstream credentials."),
-            errors=[("environment", "has no upstream credentials")],
+            errors=[("environment", gettext("has no upstream credentials"))],
         )
     endpoint = webhook_endpoint_get_or_create(environment=environment)
     current = endpoint.registered_url
     # Refused now (400 on `base_url`) rather than when another admin approves it.
     url = receiver_url(endpoint, base_url=base_url)
-    action = (
-        gettext("Rotate the webhook secret") if rotate else gettext("Register the webhook receiver")
-    )
+    action = "Rotate the webhook secret" if rotate else "Register the webhook receiver"
     return change_propose(
         kind=KIND,
         by=by,

@@ -54,12 +54,12 @@ def receiver_url(endpoint: WebhookEndpoint, *, base_url: str = "") -> str:
         raise ServiceError(
             gettext("Set WEBHOOKS_PUBLIC_BASE_URL: how the upstream reaches PayOps."),
             code="webhook_base_url_missing",
-            errors=[("base_url", "is required")],
+            errors=[("base_url", gettext("is required"))],
         )
     if not base.startswith(("https://", "http://")):
         raise ServiceError(
             gettext("The public base URL must be an http(s) URL."),
-            errors=[("base_url", "not http(s)")],
+            errors=[("base_url", gettext("not http(s)"))],
         )
     return base + path
 
@@ -179,7 +179,7 @@ def _register(
     if not environment.has_credentials:
         raise ServiceError(
             gettext("This environment has no upstream credentials."),
-            errors=[("environment", "has no upstream credentials")],
+            errors=[("environment", gettext("has no upstream credentials"))],
         )
     endpoint, url, new_secret = _pending_secret_prepare(
         environment=environment, base_url=base_url, rotate=rotate
