@@ -104,9 +104,9 @@ def system_health(request: HttpRequest) -> HttpResponse:
     warnings = list(report.get("warnings") or [])
     overall = str(report.get("status", "unknown"))
     if warnings:
-        overall += ", " + ngettext(
-            "%(count)s warning", "%(count)s warnings", len(warnings)
-        ) % {"count": len(warnings)}
+        overall += ", " + ngettext("%(count)s warning", "%(count)s warnings", len(warnings)) % {
+            "count": len(warnings)
+        }
     context = {
         "ready": status_code == 200,
         "warnings": warnings,
