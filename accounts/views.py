@@ -254,7 +254,7 @@ def recipient_reject(request: HttpRequest, pk: int) -> HttpResponse:
         request,
         pk,
         lambda r: recipient_control.recipient_reject(recipient=r, by=by, reason=reason),
-        "Rejected.",
+        gettext("Rejected."),
     )
 
 

@@ -58,7 +58,9 @@ from staff.step_up import StepUpRequired
 @require_POST
 @login_required
 def approve_view(request: HttpRequest, pk: int) -> HttpResponse:
-    return live_action(request, pk, lambda p, by: payout_approve(payout=p, by=by), "Approved.")
+    return live_action(
+        request, pk, lambda p, by: payout_approve(payout=p, by=by), gettext("Approved.")
+    )
 
 
 @require_POST
@@ -106,7 +108,9 @@ def requote_view(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @login_required
 def cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
-    return live_action(request, pk, lambda p, by: payout_cancel(payout=p, by=by), "Cancelled.")
+    return live_action(
+        request, pk, lambda p, by: payout_cancel(payout=p, by=by), gettext("Cancelled.")
+    )
 
 
 # --- Notifications (dashboard) ------------------------------------------------------------------
