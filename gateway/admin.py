@@ -7,9 +7,9 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
+from django.utils.translation import gettext_lazy
 
 from gateway.models import Environment, StaffEnvironmentChoice, UpstreamCall
-from django.utils.translation import gettext_lazy
 
 
 @admin.register(Environment)

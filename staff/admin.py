@@ -16,6 +16,7 @@ from django.db import transaction
 from django.forms import ModelForm
 from django.http import HttpRequest
 from django.utils.html import format_html
+from django.utils.translation import gettext, gettext_lazy
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from staff.change_kinds import access_change_propose, group_change_propose
@@ -27,7 +28,6 @@ from staff.roles import ROLE_GRANT_ACTION, role_names_of
 from staff.second_factor.models import AuthenticatorDevice
 from staff.services import audit_record
 from staff.step_up import StepUpRequired, step_up_fresh, step_up_minutes
-from django.utils.translation import gettext, gettext_lazy
 
 # Changing what someone may do in the Django admin is a role grant: step-up `role.grant`, audited
 # with the before and after (StepUpAccessAdmin).
