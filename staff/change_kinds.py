@@ -9,6 +9,7 @@ from typing import Any
 from django.contrib.auth.models import Group, Permission
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.utils import translation
 from django.utils.translation import gettext, gettext_lazy
 
 from staff.changes import change_propose, register_change_kind
@@ -45,13 +46,15 @@ def role_change_propose(*, user: StaffUser, role: Role | str, by: StaffUser, gra
     before = role_names_of(user)
     after = sorted(set(before) | {key}) if grant else sorted(set(before) - {key})
     verb = "Grant" if grant else "Revoke"
+    # The summary is a record: written in English whatever language the proposer reads.
+    with translation.override("en"):
+        role_name = str(ROLES_BY_KEY[key].display_name)
     return change_propose(
         kind=ROLE_KIND,
         by=by,
         target=user,
         target_label=user.email,
-        summary=f"{verb} the role {ROLES_BY_KEY[key].display_name} "
-        f"{'to' if grant else 'from'} {user.email}",
+        summary=f"{verb} the role {role_name} {'to' if grant else 'from'} {user.email}",
         before={"groups": before},
         after={"groups": after},
         payload={"user": user.pk, "role": key, "grant": grant},
