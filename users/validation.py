@@ -8,14 +8,14 @@ import phonenumbers
 import pycountry
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy
 
 
 def normalise_phone(raw: str, *, country: str = "") -> str:
     """The number in E.164 (`+5215512345678`), checked with libphonenumber's metadata."""
     text = (raw or "").strip()
     if not text:
-        raise ValueError("Enter a phone number.")
+        raise ValueError(gettext("Enter a phone number."))
     try:
         number = phonenumbers.parse(text, (country or "").upper() or None)
     except phonenumbers.NumberParseException:
@@ -23,7 +23,7 @@ def normalise_phone(raw: str, *, country: str = "") -> str:
             "Enter the phone number in international form, starting with + and the country code."
         ) from None
     if not phonenumbers.is_valid_number(number):
-        raise ValueError("This is not a valid phone number for its country.")
+        raise ValueError(gettext("This is not a valid phone number for its country."))
     return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
 
 
@@ -37,7 +37,7 @@ def country_choices() -> tuple[tuple[str, str], ...]:
 def normalise_country(raw: str) -> str:
     code = (raw or "").strip().upper()
     if len(code) != 2 or pycountry.countries.get(alpha_2=code) is None:
-        raise ValueError("Choose a country from the ISO 3166 list (two-letter code).")
+        raise ValueError(gettext("Choose a country from the ISO 3166 list (two-letter code)."))
     return code
 
 
@@ -51,16 +51,16 @@ def normalise_email(raw: str) -> str:
     try:
         validate_email(email)
     except ValidationError:
-        raise ValueError("Enter a valid email address.") from None
+        raise ValueError(gettext("Enter a valid email address.")) from None
     return email
 
 
 def normalise_name(raw: str, *, label: str) -> str:
     value = " ".join((raw or "").split())
     if not value:
-        raise ValueError(f"Enter the {label}.")
+        raise ValueError(gettext("Enter the %(label)s.") % {"label": label})
     if len(value) > 200:
-        raise ValueError(f"The {label} is longer than 200 characters.")
+        raise ValueError(gettext("The %(label)s is longer than 200 characters.") % {"label": label})
     return value
 
 
