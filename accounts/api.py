@@ -8,6 +8,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from django.http import Http404, HttpRequest
+from django.utils.translation import gettext
 from ninja import Field, Query, Router, Schema, Status
 
 from accounts import recipient_control, recipients, selectors, virtual_accounts
@@ -28,8 +29,8 @@ def _end_user(request: HttpRequest, environment: str | None, end_user_id: int) -
         return end_user_get(environment=api_environment(request, environment), pk=end_user_id)
     except Http404:
         raise ServiceError(
-            "No end user with this id in this environment.",
-            errors=[("end_user_id", "no such end user in this environment")],
+            gettext("No end user with this id in this environment."),
+            errors=[("end_user_id", gettext("no such end user in this environment"))],
         ) from None
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 from django import forms
+from django.utils.translation import gettext_lazy
 
 from accounts.models import (
     AccountType,
@@ -32,8 +33,8 @@ class VirtualAccountForm(forms.Form):
     request_key = forms.UUIDField(widget=forms.HiddenInput, initial=uuid.uuid4)
     end_user = EndUserChoiceField(
         queryset=EndUser.objects.none(),
-        label="End user",
-        help_text="Only verified end users can have a virtual account.",
+        label=gettext_lazy("End user"),
+        help_text=gettext_lazy("Only verified end users can have a virtual account."),
     )
     mode = forms.ChoiceField(
         choices=VirtualAccountMode.choices,
@@ -47,45 +48,57 @@ class VirtualAccountForm(forms.Form):
 
 
 class VirtualAccountFilterForm(forms.Form):
-    q = forms.CharField(label="Search", required=False, help_text="End user, account ending, id.")
+    q = forms.CharField(
+        label=gettext_lazy("Search"),
+        required=False,
+        help_text=gettext_lazy("End user, account ending, id."),
+    )
     status = forms.ChoiceField(
-        required=False, choices=[("", "Any status"), *VirtualAccountStatus.choices]
+        required=False, choices=[("", gettext_lazy("Any status")), *VirtualAccountStatus.choices]
     )
     mode = forms.ChoiceField(
-        required=False, choices=[("", "Any mode"), *VirtualAccountMode.choices]
+        required=False, choices=[("", gettext_lazy("Any mode")), *VirtualAccountMode.choices]
     )
 
 
 class RecipientForm(forms.Form):
     request_key = forms.UUIDField(widget=forms.HiddenInput, initial=uuid.uuid4)
-    end_user = EndUserChoiceField(queryset=EndUser.objects.none(), label="End user")
+    end_user = EndUserChoiceField(queryset=EndUser.objects.none(), label=gettext_lazy("End user"))
     kind = forms.ChoiceField(
-        label="Recipient is",
+        label=gettext_lazy("Recipient is"),
         choices=RecipientKind.choices,
         initial=RecipientKind.INDIVIDUAL,
         widget=forms.RadioSelect,
     )
-    first_name = TextField(required=False, help_text="For a person.")
-    last_name = TextField(required=False, help_text="For a person.")
-    company_name = TextField(required=False, help_text="For a company.")
+    first_name = TextField(required=False, help_text=gettext_lazy("For a person."))
+    last_name = TextField(required=False, help_text=gettext_lazy("For a person."))
+    company_name = TextField(required=False, help_text=gettext_lazy("For a company."))
     email = forms.EmailField(required=False)
-    street_name = TextField(label="Street and number")
+    street_name = TextField(label=gettext_lazy("Street and number"))
     city = TextField()
-    state = TextField(required=False, label="State or region")
+    state = TextField(required=False, label=gettext_lazy("State or region"))
     postal_code = TextField(required=False)
-    country = forms.ChoiceField(choices=[("", "Choose a country…"), *country_choices()])
+    country = forms.ChoiceField(
+        choices=[("", gettext_lazy("Choose a country…")), *country_choices()]
+    )
     account_type = forms.ChoiceField(
-        label="Bank transfer", choices=AccountType.choices, initial=AccountType.WIRE
+        label=gettext_lazy("Bank transfer"), choices=AccountType.choices, initial=AccountType.WIRE
     )
     account_number = TextField(
-        label="Account number or IBAN",
-        help_text="WIRE: the US account number. SWIFT: the IBAN where the bank's country uses one.",
+        label=gettext_lazy("Account number or IBAN"),
+        help_text=gettext_lazy(
+            "WIRE: the US account number. SWIFT: the IBAN where the bank's country uses one."
+        ),
     )
     routing_number = TextField(
-        required=False, label="ABA routing number", help_text="WIRE only: 9 digits."
+        required=False,
+        label=gettext_lazy("ABA routing number"),
+        help_text=gettext_lazy("WIRE only: 9 digits."),
     )
     swift_code = TextField(
-        required=False, label="SWIFT/BIC", help_text="SWIFT only: 8 or 11 characters."
+        required=False,
+        label=gettext_lazy("SWIFT/BIC"),
+        help_text=gettext_lazy("SWIFT only: 8 or 11 characters."),
     )
     bank_name = TextField(required=False)
 
@@ -110,24 +123,32 @@ class RecipientEditForm(RecipientForm):
 
 
 class RecipientRejectForm(forms.Form):
-    reason = TextField(label="Reason", max_length=500, help_text="The proposer reads it.")
+    reason = TextField(
+        label=gettext_lazy("Reason"),
+        max_length=500,
+        help_text=gettext_lazy("The proposer reads it."),
+    )
 
 
 class RecipientArchiveForm(forms.Form):
-    reason = TextField(label="Reason", max_length=500, required=False)
+    reason = TextField(label=gettext_lazy("Reason"), max_length=500, required=False)
 
 
 class RecipientFilterForm(forms.Form):
-    q = forms.CharField(label="Search", required=False, help_text="Name, company, email, id.")
+    q = forms.CharField(
+        label=gettext_lazy("Search"),
+        required=False,
+        help_text=gettext_lazy("Name, company, email, id."),
+    )
     account_type = forms.ChoiceField(
-        label="Transfer", required=False, choices=[("", "Any"), *AccountType.choices]
+        label=gettext_lazy("Transfer"), required=False, choices=[("", "Any"), *AccountType.choices]
     )
     status = forms.ChoiceField(
-        label="Status",
+        label=gettext_lazy("Status"),
         required=False,
         choices=[
-            ("", "In use"),
-            ("pending", "Waiting for approval (new or changed)"),
+            ("", gettext_lazy("In use")),
+            ("pending", gettext_lazy("Waiting for approval (new or changed)")),
             *RecipientStatus.choices,
         ],
     )

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy
 
 from users.models import (
     EndUser,
@@ -19,16 +20,16 @@ from users.models import (
 
 
 class VirtualAccountMode(models.TextChoices):
-    FIAT = "fiat", "Fiat (debits the balance)"
-    CRYPTO = "crypto", "Crypto (stablecoin deposit per payout)"
+    FIAT = "fiat", gettext_lazy("Fiat (debits the balance)")
+    CRYPTO = "crypto", gettext_lazy("Crypto (stablecoin deposit per payout)")
 
 
 class VirtualAccountStatus(models.TextChoices):
-    ACTIVATING = "activating", "Activating"
-    ACTIVE = "active", "Active"
-    FAILED = "failed", "Failed"
-    FROZEN = "frozen", "Frozen"
-    DEACTIVATED = "deactivated", "Deactivated"
+    ACTIVATING = "activating", gettext_lazy("Activating")
+    ACTIVE = "active", gettext_lazy("Active")
+    FAILED = "failed", gettext_lazy("Failed")
+    FROZEN = "frozen", gettext_lazy("Frozen")
+    DEACTIVATED = "deactivated", gettext_lazy("Deactivated")
 
 
 class VirtualAccount(UpstreamMirror):
@@ -104,8 +105,8 @@ class Deposit(models.Model):
 
 
 class BalanceSource(models.TextChoices):
-    REFRESH = "refresh", "Refresh (staff or after a deposit)"
-    RECONCILIATION = "reconciliation", "Reconciliation run"
+    REFRESH = "refresh", gettext_lazy("Refresh (staff or after a deposit)")
+    RECONCILIATION = "reconciliation", gettext_lazy("Reconciliation run")
 
 
 class BalanceSnapshot(models.Model):
@@ -144,23 +145,23 @@ class VirtualAccountTimelineEntry(TimelineEntryBase):
 
 
 class RecipientKind(models.TextChoices):
-    INDIVIDUAL = "individual", "Individual"
-    COMPANY = "company", "Company"
+    INDIVIDUAL = "individual", gettext_lazy("Individual")
+    COMPANY = "company", gettext_lazy("Company")
 
 
 class AccountType(models.TextChoices):
-    WIRE = "WIRE", "WIRE (US domestic, ABA routing number)"
-    SWIFT = "SWIFT", "SWIFT (international, BIC)"
+    WIRE = "WIRE", gettext_lazy("WIRE (US domestic, ABA routing number)")
+    SWIFT = "SWIFT", gettext_lazy("SWIFT (international, BIC)")
 
 
 class RecipientStatus(models.TextChoices):
     """Dual control: a recipient is payable only once `approved` by a second person."""
 
-    PENDING_APPROVAL = "pending_approval", "Pending approval"
-    APPROVED = "approved", "Approved"
-    REJECTED = "rejected", "Rejected"
-    SUPERSEDED = "superseded", "Superseded by a change"
-    ARCHIVED = "archived", "Archived"
+    PENDING_APPROVAL = "pending_approval", gettext_lazy("Pending approval")
+    APPROVED = "approved", gettext_lazy("Approved")
+    REJECTED = "rejected", gettext_lazy("Rejected")
+    SUPERSEDED = "superseded", gettext_lazy("Superseded by a change")
+    ARCHIVED = "archived", gettext_lazy("Archived")
 
 
 class Recipient(UpstreamMirror):
@@ -254,19 +255,19 @@ class Recipient(UpstreamMirror):
 
 # How pages name a recipient's fields in a change's before/after.
 FIELD_LABELS = {
-    "kind": "Recipient is",
-    "first_name": "First name",
-    "last_name": "Last name",
-    "company_name": "Company name",
+    "kind": gettext_lazy("Recipient is"),
+    "first_name": gettext_lazy("First name"),
+    "last_name": gettext_lazy("Last name"),
+    "company_name": gettext_lazy("Company name"),
     "email": "Email",
-    "street_name": "Street and number",
+    "street_name": gettext_lazy("Street and number"),
     "city": "City",
-    "state": "State or region",
-    "postal_code": "Postal code",
+    "state": gettext_lazy("State or region"),
+    "postal_code": gettext_lazy("Postal code"),
     "country": "Country",
-    "account_type": "Bank transfer",
-    "account_number": "Account number",
-    "routing_number": "ABA routing number",
+    "account_type": gettext_lazy("Bank transfer"),
+    "account_number": gettext_lazy("Account number"),
+    "routing_number": gettext_lazy("ABA routing number"),
     "swift_code": "SWIFT/BIC",
     "bank_name": "Bank",
 }
@@ -274,13 +275,13 @@ FIELD_LABELS = {
 
 def diff_rows(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[str, Any, Any]]:
     """(label, before, after) per changed field, for a page."""
-    return [(FIELD_LABELS.get(k, k), before.get(k), after.get(k)) for k in before]
+    return [(str(FIELD_LABELS.get(k, k)), before.get(k), after.get(k)) for k in before]
 
 
 class RecipientChangeStatus(models.TextChoices):
-    PENDING_APPROVAL = "pending_approval", "Pending approval"
-    APPROVED = "approved", "Approved"
-    REJECTED = "rejected", "Rejected"
+    PENDING_APPROVAL = "pending_approval", gettext_lazy("Pending approval")
+    APPROVED = "approved", gettext_lazy("Approved")
+    REJECTED = "rejected", gettext_lazy("Rejected")
 
 
 class RecipientChange(models.Model):

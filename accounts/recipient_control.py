@@ -20,6 +20,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from accounts.models import (
     Recipient,
@@ -103,13 +104,13 @@ def decision_refusal(
     """Why `by` may not approve or reject what is pending on `recipient` (None: they may)."""
     if not by.has_perm(roles.RECIPIENTS_APPROVE):
         return RecipientDecisionRefused(
-            "not_permitted", "You may not approve recipients.", status=403
+            "not_permitted", gettext("You may not approve recipients."), status=403
         )
     allowed = recipient_approver_roles()
     if not allowed.intersection(roles.role_names_of(by)):
         return RecipientDecisionRefused(
             "role_not_allowed",
-            "The approval policy lets only these roles approve recipients: "
+            gettext("The approval policy lets only these roles approve recipients: ")
             + ", ".join(sorted(allowed))
             + ".",
             status=403,
@@ -117,25 +118,29 @@ def decision_refusal(
     if recipient.created_by_id == by.pk:
         return RecipientDecisionRefused(
             "recipient_creator",
-            "You registered this recipient; someone else must approve it.",
+            gettext("You registered this recipient; someone else must approve it."),
             status=403,
         )
     if change is not None and change.proposed_by_id == by.pk:
         return RecipientDecisionRefused(
-            "change_author", "You proposed this change; someone else must approve it.", status=403
+            "change_author",
+            gettext("You proposed this change; someone else must approve it."),
+            status=403,
         )
     if change is None and recipient.supersedes_id and recipient.status == "pending_approval":
         return RecipientDecisionRefused(
             "change_in_progress",
-            "This version is made by a change: it is decided with the change, on the "
-            "recipient it replaces.",
+            gettext(
+                "This version is made by a change: it is decided with the change, on the "
+                "recipient it replaces."
+            ),
             status=409,
         )
     if change is None and recipient.status != RecipientStatus.PENDING_APPROVAL:
         return RecipientDecisionRefused(
             "not_pending",
-            f"Nothing is waiting for approval on this recipient "
-            f"(it is {recipient.get_status_display().lower()}).",
+            gettext("Nothing is waiting for approval on this recipient (it is %(value)s).")
+            % {"value": recipient.get_status_display().lower()},
             status=409,
         )
     return None
@@ -192,10 +197,18 @@ def recipient_reject(*, recipient: Recipient, by: StaffUser, reason: str) -> Rec
     """Reject what waits on `recipient` (the recipient, or its pending change) with a reason."""
     reason = " ".join(str(reason or "").split())
     if not reason:
-        raise ServiceError("Say why.", errors=[("reason", "Give the reason for rejecting.")])
+        raise ServiceError(
+            gettext("Say why."), errors=[("reason", gettext("Give the reason for rejecting."))]
+        )
     if len(reason) > REASON_MAX:
         raise ServiceError(
-            "The reason is too long.", errors=[("reason", f"At most {REASON_MAX} characters.")]
+            gettext("The reason is too long."),
+            errors=[
+                (
+                    "reason",
+                    gettext("At most %(REASON_MAX)s characters.") % {"REASON_MAX": REASON_MAX},
+                )
+            ],
         )
     _may_ask_step_up(by, action="recipient.reject")
     with transaction.atomic():
@@ -261,21 +274,26 @@ def recipient_change_propose(
     clean = validate_recipient({**current, **given})
     changed = sorted(k for k in EDITABLE_FIELDS if clean.get(k) != current.get(k))
     if not changed:
-        raise ServiceError("Nothing changed.", code="no_change")
+        raise ServiceError(gettext("Nothing changed."), code="no_change")
     with transaction.atomic():
         locked = _locked(recipient)
         if locked.status != RecipientStatus.APPROVED:
             raise RecipientDecisionRefused(
                 "not_editable",
-                f"Only an approved recipient can be changed (this one is "
-                f"{locked.get_status_display().lower()}); register a new recipient instead.",
+                gettext(
+                    "Only an approved recipient can be changed (this one is %(value)s); register "
+                    "a new recipient instead."
+                )
+                % {"value": locked.get_status_display().lower()},
                 status=409,
             )
         if locked.changes.filter(status=RecipientChangeStatus.PENDING_APPROVAL).exists():
             raise RecipientDecisionRefused(
                 "change_pending",
-                "A change of this recipient is already waiting for approval; it must be "
-                "approved or rejected first.",
+                gettext(
+                    "A change of this recipient is already waiting for approval; it must be "
+                    "approved or rejected first."
+                ),
                 status=409,
             )
         change = RecipientChange.objects.create(
@@ -382,7 +400,7 @@ def _orphan_reject(row: Recipient, *, by: StaffUser) -> None:
     before = _snapshot(locked)
     locked.status = RecipientStatus.REJECTED
     locked.rejected_at = timezone.now()
-    locked.rejection_reason = "The change was withdrawn before its approval completed."
+    locked.rejection_reason = gettext("The change was withdrawn before its approval completed.")
     locked.save(update_fields=["status", "rejected_at", "rejection_reason", "updated_at"])
     timeline_add(locked, summary=locked.rejection_reason, actor=by)
     audit_record(
@@ -406,7 +424,8 @@ def recipient_archive(*, recipient: Recipient, by: StaffUser, reason: str = "") 
         if locked.status in (RecipientStatus.ARCHIVED, RecipientStatus.SUPERSEDED):
             raise RecipientDecisionRefused(
                 "not_archivable",
-                f"This recipient is already {locked.get_status_display().lower()}.",
+                gettext("This recipient is already %(value)s.")
+                % {"value": locked.get_status_display().lower()},
                 status=409,
             )
         before = _snapshot(locked)
@@ -444,4 +463,4 @@ def recipient_archive(*, recipient: Recipient, by: StaffUser, reason: str = "") 
 def require_decider_or_manager(by: StaffUser) -> None:
     """Pages of the approval queue: approvers and managers read it."""
     if not (by.has_perm(roles.RECIPIENTS_APPROVE) or by.has_perm(roles.ACCOUNTS_MANAGE)):
-        raise PermissionDenied("You may not see the recipients approval queue.")
+        raise PermissionDenied(gettext("You may not see the recipients approval queue."))

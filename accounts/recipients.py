@@ -10,6 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from accounts.models import AccountType, Recipient, RecipientKind, RecipientStatus
 from accounts.validation import (
@@ -139,26 +140,29 @@ def validate_recipient(values: dict[str, Any]) -> dict[str, Any]:
         **_check_bank_account(values, check),
     }
     if check.problems:
-        raise ServiceError("Some fields need correcting.", errors=check.problems)
+        raise ServiceError(gettext("Some fields need correcting."), errors=check.problems)
     return clean
 
 
 def _check_names(values: dict[str, Any], check: _Checks) -> dict[str, Any]:
     kind = str(values.get("kind") or "").strip().lower()
     if kind not in RecipientKind.values:
-        check.problems.append(("kind", "Choose individual or company."))
+        check.problems.append(("kind", gettext("Choose individual or company.")))
     clean: dict[str, Any] = {"kind": kind}
     if kind == RecipientKind.COMPANY:
         clean["company_name"] = check(
-            "company_name", normalise_name, values.get("company_name"), label="company name"
+            "company_name",
+            normalise_name,
+            values.get("company_name"),
+            label=gettext("company name"),
         )
         clean["first_name"] = clean["last_name"] = ""
     else:
         clean["first_name"] = check(
-            "first_name", normalise_name, values.get("first_name"), label="first name"
+            "first_name", normalise_name, values.get("first_name"), label=gettext("first name")
         )
         clean["last_name"] = check(
-            "last_name", normalise_name, values.get("last_name"), label="last name"
+            "last_name", normalise_name, values.get("last_name"), label=gettext("last name")
         )
         clean["company_name"] = ""
     email = str(values.get("email") or "").strip()
@@ -169,9 +173,12 @@ def _check_names(values: dict[str, Any], check: _Checks) -> dict[str, Any]:
 def _check_address(values: dict[str, Any], check: _Checks) -> dict[str, Any]:
     return {
         "street_name": check(
-            "address.street_name", normalise_name, values.get("street_name"), label="street"
+            "address.street_name",
+            normalise_name,
+            values.get("street_name"),
+            label=gettext("street"),
         ),
-        "city": check("address.city", normalise_name, values.get("city"), label="city"),
+        "city": check("address.city", normalise_name, values.get("city"), label=gettext("city")),
         "state": _spaces(values.get("state"), 100),
         "postal_code": _spaces(values.get("postal_code"), 20),
         "country": check("address.country", normalise_country, values.get("country") or ""),
@@ -202,7 +209,7 @@ def _check_bank_account(values: dict[str, Any], check: _Checks) -> dict[str, Any
         )
         clean["account_number"] = _check_swift_account_number(number, clean["swift_code"], check)
     else:
-        check.problems.append(("account.account_type", "Choose WIRE or SWIFT."))
+        check.problems.append(("account.account_type", gettext("Choose WIRE or SWIFT.")))
     return clean
 
 
@@ -220,7 +227,10 @@ def _check_swift_account_number(number: str, swift_code: str, check: _Checks) ->
     compact = re.sub(r"[\s-]", "", number).upper()
     if not re.fullmatch(r"[A-Z0-9]{4,34}", compact):
         check.problems.append(
-            ("account.account_number", "Enter the account number (4 to 34 letters or digits).")
+            (
+                "account.account_number",
+                gettext("Enter the account number (4 to 34 letters or digits)."),
+            )
         )
     return compact
 
@@ -293,8 +303,8 @@ def recipient_create(
     clean = validate_recipient(values)
     if not end_user.is_synced:
         raise ServiceError(
-            "This end user is not created upstream yet.",
-            errors=[("end_user_id", "not created upstream yet")],
+            gettext("This end user is not created upstream yet."),
+            errors=[("end_user_id", gettext("not created upstream yet"))],
         )
     body = _recipient_body(clean, end_user)
     return mirror_create(
@@ -318,7 +328,9 @@ def recipient_refresh(*, recipient: Recipient, by: StaffUser | None) -> Recipien
     """Keep the upstream's current record of the recipient (shown on the detail page)."""
     require(by, roles.DIRECTORY_VIEW)
     if not recipient.is_synced:
-        raise ServiceError("This recipient is not created upstream yet.", code="not_synced")
+        raise ServiceError(
+            gettext("This recipient is not created upstream yet."), code="not_synced"
+        )
     record = upstream_answer(
         upstream(recipient.environment).recipients.get, recipient.upstream_id, what="the refresh"
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from django.utils.translation import gettext
 from schwifty import BIC, IBAN, registry
 from schwifty.exceptions import InvalidCountryCode, SchwiftyException
 
@@ -17,9 +18,11 @@ def normalise_routing_number(raw: str) -> str:
     """
     digits = re.sub(r"[\s-]", "", raw or "")
     if not re.fullmatch(r"[0-9]{9}", digits):
-        raise ValueError("An ABA routing number has exactly 9 digits.")
+        raise ValueError(gettext("An ABA routing number has exactly 9 digits."))
     if sum(int(d) * w for d, w in zip(digits, _ABA_WEIGHTS, strict=True)) % 10:
-        raise ValueError("This routing number's check digit is wrong: check it for a typo.")
+        raise ValueError(
+            gettext("This routing number's check digit is wrong: check it for a typo.")
+        )
     return digits
 
 
@@ -28,7 +31,9 @@ def normalise_bic(raw: str) -> str:
     try:
         bic = BIC(code)
     except SchwiftyException as exc:
-        raise ValueError(f"Not a valid SWIFT/BIC code: {exc}.") from None
+        raise ValueError(
+            gettext("Not a valid SWIFT/BIC code: %(error)s.") % {"error": exc}
+        ) from None
     return str(bic)
 
 
@@ -45,14 +50,17 @@ def normalise_iban(raw: str, *, country: str) -> str:
     try:
         iban = IBAN(raw or "")
     except SchwiftyException as exc:
-        raise ValueError(f"Not a valid IBAN: {exc}.") from None
+        raise ValueError(gettext("Not a valid IBAN: %(error)s.") % {"error": exc}) from None
     if country and iban.country_code != country.upper():
-        raise ValueError(f"This IBAN is for {iban.country_code}, not {country.upper()}.")
+        raise ValueError(
+            gettext("This IBAN is for %(iban_country)s, not %(country)s.")
+            % {"iban_country": iban.country_code, "country": country.upper()}
+        )
     return iban.compact
 
 
 def normalise_us_account_number(raw: str) -> str:
     digits = re.sub(r"[\s-]", "", raw or "")
     if not re.fullmatch(r"[0-9]{4,17}", digits):
-        raise ValueError("A US account number has 4 to 17 digits.")
+        raise ValueError(gettext("A US account number has 4 to 17 digits."))
     return digits

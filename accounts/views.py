@@ -11,6 +11,7 @@ from django.db.models import Model
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from accounts import recipient_control, recipients, selectors, virtual_accounts
@@ -84,7 +85,7 @@ def virtual_account_create(request: HttpRequest) -> HttpResponse:
             request_key=values["request_key"],
         ),
         rename=VIRTUAL_ACCOUNT_ERROR_FIELDS,
-        done=lambda va: "The virtual account was opened; it activates shortly.",
+        done=lambda va: gettext("The virtual account was opened; it activates shortly."),
         detail="accounts:virtual_account_detail",
         template="accounts/virtual_account_form.html",
     )
@@ -126,7 +127,7 @@ def virtual_account_refresh(request: HttpRequest, pk: int) -> HttpResponse:
     if error:
         messages.error(request, error)
     else:
-        messages.success(request, "Refreshed from the upstream.")
+        messages.success(request, gettext("Refreshed from the upstream."))
     return redirect("accounts:virtual_account_detail", pk=pk)
 
 
@@ -238,7 +239,7 @@ def recipient_approve(request: HttpRequest, pk: int) -> HttpResponse:
         request,
         pk,
         lambda r: recipient_control.recipient_approve(recipient=r, by=by),
-        "Approved: the recipient can be paid.",
+        gettext("Approved: the recipient can be paid."),
     )
 
 
@@ -253,7 +254,7 @@ def recipient_reject(request: HttpRequest, pk: int) -> HttpResponse:
         request,
         pk,
         lambda r: recipient_control.recipient_reject(recipient=r, by=by, reason=reason),
-        "Rejected.",
+        gettext("Rejected."),
     )
 
 
@@ -268,7 +269,7 @@ def recipient_archive(request: HttpRequest, pk: int) -> HttpResponse:
         request,
         pk,
         lambda r: recipient_control.recipient_archive(recipient=r, by=by, reason=reason),
-        "Archived: the recipient can no longer be paid.",
+        gettext("Archived: the recipient can no longer be paid."),
     )
 
 
@@ -290,8 +291,10 @@ def recipient_edit(request: HttpRequest, pk: int) -> HttpResponse:
         else:
             messages.success(
                 request,
-                "The change waits for a second person's approval; until then the current "
-                "details stay payable.",
+                gettext(
+                    "The change waits for a second person's approval; until then the current "
+                    "details stay payable."
+                ),
             )
             return redirect("accounts:recipient_detail", pk=pk)
     return render(request, "accounts/recipient_edit.html", {"form": form, "recipient": recipient})

@@ -10,6 +10,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from accounts.models import (
     BalanceSnapshot,
@@ -119,14 +120,21 @@ def virtual_account_create(
     """
     require(by, roles.ACCOUNTS_MANAGE)
     if mode not in VirtualAccountMode.values:
-        raise ServiceError("Choose fiat or crypto.", errors=[("mode", "must be fiat or crypto")])
+        raise ServiceError(
+            gettext("Choose fiat or crypto."), errors=[("mode", gettext("must be fiat or crypto"))]
+        )
     if not end_user.is_synced or not end_user.is_verified:
         state = end_user.get_verification_status_display().lower()
         raise ServiceError(
             f"{end_user.display_name} is not verified (verification: {state}). Only verified "
             "end users can have a virtual account.",
             code="end_user_not_verified",
-            errors=[("end_user_id", f"this end user is not verified ({state})")],
+            errors=[
+                (
+                    "end_user_id",
+                    gettext("this end user is not verified (%(state)s)") % {"state": state},
+                )
+            ],
         )
     return mirror_create(
         VIRTUAL_ACCOUNT,
@@ -154,7 +162,9 @@ def virtual_account_refresh(
     require(by, roles.DIRECTORY_VIEW)
     va = virtual_account
     if not va.is_synced:
-        raise ServiceError("This virtual account is not created upstream yet.", code="not_synced")
+        raise ServiceError(
+            gettext("This virtual account is not created upstream yet."), code="not_synced"
+        )
     client = upstream(va.environment, background=by is None)
     try:
         record = call_sync(client.virtual_accounts.get, va.upstream_id)

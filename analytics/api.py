@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
+from django.utils.translation import gettext
 from ninja import Field, Query, Router, Schema
 
 from analytics.figures import FIGURES, figure_build
@@ -53,10 +54,13 @@ def _period(start: date | None, end: date | None) -> tuple[date, date]:
     first, last = month_to_date()
     start, end = start or first, end or last
     if end < start:
-        raise ServiceError("The period ends before it starts.", errors=[("end", "before start")])
+        raise ServiceError(
+            gettext("The period ends before it starts."), errors=[("end", gettext("before start"))]
+        )
     if (end - start).days >= MAX_DAYS:
         raise ServiceError(
-            f"A period covers at most {MAX_DAYS} days.", errors=[("end", "period too long")]
+            gettext("A period covers at most %(MAX_DAYS)s days.") % {"MAX_DAYS": MAX_DAYS},
+            errors=[("end", gettext("period too long"))],
         )
     return start, end
 
@@ -77,9 +81,10 @@ def get_figure(
     """One figure over the period (docs/analytics.md says how each is derived)."""
     if figure not in FIGURES:
         raise ServiceError(
-            f"No figure is named {figure!r}; one of: {', '.join(FIGURES)}.",
+            gettext("No figure is named %(figure)r; one of: %(value)s.")
+            % {"figure": figure, "value": ", ".join(FIGURES)},
             code="unknown_figure",
-            errors=[("figure", "unknown")],
+            errors=[("figure", gettext("unknown"))],
             status=404,
         )
     first, last = _period(start, end)

@@ -9,6 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from analytics import selectors
 from console.exports import Cell
@@ -30,8 +31,8 @@ def _volume(period: selectors.Period, user: Any) -> Figure:
     corridors = sorted({r.corridor for r in volume})
     by_key = {(r.day, r.corridor): r for r in volume}
     return {
-        "title": "Volume by corridor and day",
-        "header": ["Day", "Corridor", "Currency", "Payouts", "Amount sent"],
+        "title": gettext("Volume by corridor and day"),
+        "header": ["Day", "Corridor", "Currency", "Payouts", gettext("Amount sent")],
         "rows": [[r.day.isoformat(), r.corridor, r.currency, r.payouts, r.amount] for r in volume],
         "chart": {
             "type": "bar",
@@ -54,7 +55,7 @@ def _volume(period: selectors.Period, user: Any) -> Figure:
 def _outcomes(period: selectors.Period, user: Any) -> Figure:
     outcomes = selectors.outcomes(period=period, by=user)
     return {
-        "title": "Success and return rates",
+        "title": gettext("Success and return rates"),
         "header": ["Outcome", "Payouts", "Share (%)"],
         "rows": [[r.outcome, r.payouts, r.share] for r in outcomes],
         "chart": {
@@ -74,7 +75,7 @@ def _completion(period: selectors.Period, user: Any) -> Figure:
     if times.overall is not None:
         rows.append(
             [
-                "Whole period",
+                gettext("Whole period"),
                 times.overall.payouts,
                 times.overall.p50_minutes,
                 times.overall.p95_minutes,
@@ -82,8 +83,13 @@ def _completion(period: selectors.Period, user: Any) -> Figure:
         )
     by_day = {r.day: r for r in times.rows}
     return {
-        "title": "Time to complete (minutes from charge)",
-        "header": ["Day charged", "Payouts completed", "p50 (minutes)", "p95 (minutes)"],
+        "title": gettext("Time to complete (minutes from charge)"),
+        "header": [
+            gettext("Day charged"),
+            gettext("Payouts completed"),
+            "p50 (minutes)",
+            "p95 (minutes)",
+        ],
         "rows": rows,
         "chart": {
             "type": "line",
@@ -102,8 +108,8 @@ def _completion(period: selectors.Period, user: Any) -> Figure:
 def _fees(period: selectors.Period, user: Any) -> Figure:
     report = selectors.fees(period=period, by=user)
     return {
-        "title": "Fees and FX spread paid",
-        "header": ["Corridor", "Payouts", "Currency", "Total fees", "FX spread"],
+        "title": gettext("Fees and FX spread paid"),
+        "header": ["Corridor", "Payouts", "Currency", gettext("Total fees"), gettext("FX spread")],
         "rows": [
             [r.corridor, r.payouts, r.currency, r.total_fees, r.spread_usd] for r in report.rows
         ],
@@ -113,7 +119,7 @@ def _fees(period: selectors.Period, user: Any) -> Figure:
             "labels": [r.corridor for r in report.rows],
             "series": [
                 {"label": "Fees", "data": [str(r.total_fees) for r in report.rows]},
-                {"label": "FX spread", "data": [str(r.spread_usd) for r in report.rows]},
+                {"label": gettext("FX spread"), "data": [str(r.spread_usd) for r in report.rows]},
             ],
         },
     }
@@ -123,7 +129,7 @@ def _balances(period: selectors.Period, user: Any) -> Figure:
     days = period.days()
     series = selectors.balances(period=period, by=user)
     return {
-        "title": "Balances over time (end of day, ledger)",
+        "title": gettext("Balances over time (end of day, ledger)"),
         "header": ["Day", "Account", "Currency", "Balance"],
         "rows": [
             [d.isoformat(), f"{s.account.end_user} · {s.account}", s.account.currency, b]
@@ -147,8 +153,8 @@ def _balances(period: selectors.Period, user: Any) -> Figure:
 def _budget(period: selectors.Period, user: Any) -> Figure:
     gauges = selectors.budget_use(period=period, now=timezone.now(), by=user)
     return {
-        "title": "Upstream budget use this ISO week",
-        "header": ["Environment", "Calls used", "Weekly budget", "Used (%)"],
+        "title": gettext("Upstream budget use this ISO week"),
+        "header": ["Environment", gettext("Calls used"), gettext("Weekly budget"), "Used (%)"],
         "rows": [[g.environment.name, g.used, g.budget, round(g.used_percent, 1)] for g in gauges],
         "chart": {
             "type": "bar",

@@ -9,6 +9,7 @@ from django.contrib.auth.decorators import login_required, permission_required
 from django.http import HttpRequest, HttpResponseNotFound
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
+from django.utils.translation import gettext
 
 from analytics import selectors
 from analytics.figures import FIGURES, figure_build
@@ -45,7 +46,7 @@ def overview(request: HttpRequest) -> HttpResponseBase:
     if request.GET.get("format") == "csv":
         name = request.GET.get("figure", "")
         if name not in FIGURES:
-            return HttpResponseNotFound("No such figure.")
+            return HttpResponseNotFound(gettext("No such figure."))
         figure = figure_build(name, period=period, by=user)
         return csv_response(
             figure["header"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from accounts.models import VirtualAccount
 
@@ -12,8 +13,8 @@ from accounts.models import VirtualAccount
 class AdjustmentKind(models.TextChoices):
     """Why the upstream's balance moved without a deposit or a payout PayOps knows of."""
 
-    UPSTREAM = "upstream", "Adjusted by the upstream"
-    CORRECTION = "correction", "Correction"
+    UPSTREAM = "upstream", gettext_lazy("Adjusted by the upstream")
+    CORRECTION = "correction", gettext_lazy("Correction")
 
 
 class BalanceAdjustment(models.Model):

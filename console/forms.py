@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext_lazy
 
 ISO_DATE = "%Y-%m-%d"
 ISO_DATE_PATTERN = r"\d{4}-\d{2}-\d{2}"
@@ -53,7 +54,7 @@ class IsoDateField(forms.DateField):
     widget = IsoDateInput
     input_formats = [ISO_DATE]
     default_error_messages = {
-        "invalid": "Enter the date as yyyy-mm-dd (ISO 8601), for example 2026-11-23."
+        "invalid": gettext_lazy("Enter the date as yyyy-mm-dd (ISO 8601), for example 2026-11-23.")
     }
 
 
@@ -69,7 +70,9 @@ class IsoDateTimeField(forms.DateTimeField):
         ISO_DATE,
     ]
     default_error_messages = {
-        "invalid": "Enter the moment as yyyy-mm-dd hh:mm (ISO 8601), for example 2026-11-23 17:26."
+        "invalid": gettext_lazy(
+            "Enter the moment as yyyy-mm-dd hh:mm (ISO 8601), for example 2026-11-23 17:26."
+        )
     }
 
 

@@ -23,12 +23,17 @@ from typing import Annotated, Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy
 from pydantic import BeforeValidator
 from pydantic_core import PydanticCustomError
 
-AMOUNT_MESSAGE = "Use ASCII digits 0-9 and a dot, no spaces (for example 1250.50)."
-TEXT_MESSAGE = "Remove control characters (such as NUL); they cannot be stored or sent."
-LINE_MESSAGE = "Use one line, without control characters (such as NUL, tab or line breaks)."
+AMOUNT_MESSAGE = gettext_lazy("Use ASCII digits 0-9 and a dot, no spaces (for example 1250.50).")
+TEXT_MESSAGE = gettext_lazy(
+    "Remove control characters (such as NUL); they cannot be stored or sent."
+)
+LINE_MESSAGE = gettext_lazy(
+    "Use one line, without control characters (such as NUL, tab or line breaks)."
+)
 
 _AMOUNT = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -37,15 +42,15 @@ _CONTROL_BUT_LINES = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 def amount_problem(value: str) -> str | None:
     """Why a typed amount is refused (None: it is plain ASCII digits with an optional dot)."""
-    return None if _AMOUNT.fullmatch(value) else AMOUNT_MESSAGE
+    return None if _AMOUNT.fullmatch(value) else str(AMOUNT_MESSAGE)
 
 
 def text_problem(value: str, *, multiline: bool = False) -> str | None:
     """Why a text is refused (None: no control character, bar tab and line breaks when
     `multiline`)."""
     if multiline:
-        return TEXT_MESSAGE if _CONTROL_BUT_LINES.search(value) else None
-    return LINE_MESSAGE if _CONTROL.search(value) else None
+        return str(TEXT_MESSAGE) if _CONTROL_BUT_LINES.search(value) else None
+    return str(LINE_MESSAGE) if _CONTROL.search(value) else None
 
 
 # --- API (pydantic) ----------------------------------------------------------------------------
@@ -53,9 +58,9 @@ def text_problem(value: str, *, multiline: bool = False) -> str | None:
 
 def _strict_amount(value: Any) -> Any:
     if isinstance(value, bool):
-        raise PydanticCustomError("amount_ascii", AMOUNT_MESSAGE)
+        raise PydanticCustomError("amount_ascii", str(AMOUNT_MESSAGE))
     if isinstance(value, str) and amount_problem(value):
-        raise PydanticCustomError("amount_ascii", AMOUNT_MESSAGE)
+        raise PydanticCustomError("amount_ascii", str(AMOUNT_MESSAGE))
     return value
 
 

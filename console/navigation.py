@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.urls import NoReverseMatch, reverse
+from django.utils.translation import gettext_lazy
 
 from staff import roles
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
 
 
 @dataclass(frozen=True)
@@ -14,12 +19,12 @@ class NavItem:
     """One link; url_name is tried first, and a "coming in a later issue" page stands in for it."""
 
     key: str
-    label: str
+    label: StrOrPromise
     url_name: str | None
     # One permission, or several of which any one shows the item.
     permission: str | tuple[str, ...] | None = None
     staff_only: bool = False
-    description: str = ""
+    description: StrOrPromise = ""
 
     def visible_to(self, user: object) -> bool:
         if not getattr(user, "is_authenticated", False):
@@ -50,195 +55,211 @@ class NavItem:
 
 @dataclass(frozen=True)
 class NavSection:
-    label: str
+    label: StrOrPromise
     items: tuple[NavItem, ...]
 
 
-DASHBOARD = NavItem("dashboard", "Dashboard", "console:dashboard")
+DASHBOARD = NavItem("dashboard", gettext_lazy("Dashboard"), "console:dashboard")
 NAV_SECTIONS: tuple[NavSection, ...] = (
     NavSection(
-        "Finance",
+        gettext_lazy("Finance"),
         (
             NavItem(
                 "quotes",
-                "Quotes",
+                gettext_lazy("Quotes"),
                 "quotes:list",
                 roles.FINANCE_VIEW,
-                description="Request quotes and compare rates before paying out.",
+                description=gettext_lazy("Request quotes and compare rates before paying out."),
             ),
             NavItem(
                 "payouts",
-                "Payouts",
+                gettext_lazy("Payouts"),
                 "payouts:list",
                 (roles.FINANCE_VIEW, roles.COMPLIANCE_VIEW),
-                description="Initiate, approve and follow payouts.",
+                description=gettext_lazy("Initiate, approve and follow payouts."),
             ),
             NavItem(
                 "approvals",
-                "Approvals",
+                gettext_lazy("Approvals"),
                 "payouts:approvals",
                 roles.PAYOUT_APPROVE,
-                description="Payouts waiting for an approver: for me, or for anyone.",
+                description=gettext_lazy("Payouts waiting for an approver: for me, or for anyone."),
             ),
         ),
     ),
     NavSection(
-        "Books",
+        gettext_lazy("Books"),
         (
             NavItem(
                 "reconciliation",
-                "Reconciliation",
+                gettext_lazy("Reconciliation"),
                 "books:reconciliation",
                 roles.BOOKS_VIEW,
-                description="Runs that match PayOps's records against the upstream's.",
+                description=gettext_lazy(
+                    "Runs that match PayOps's records against the upstream's."
+                ),
             ),
             NavItem(
                 "exceptions",
-                "Exceptions",
+                gettext_lazy("Exceptions"),
                 "books:exceptions",
                 roles.BOOKS_VIEW,
-                description="Every mismatch a run found: owner, state, comments, actions.",
+                description=gettext_lazy(
+                    "Every mismatch a run found: owner, state, comments, actions."
+                ),
             ),
             NavItem(
                 "statements",
-                "Statements",
+                gettext_lazy("Statements"),
                 "books:statements",
                 roles.BOOKS_VIEW,
-                description="Statements and balance history per virtual account.",
+                description=gettext_lazy("Statements and balance history per virtual account."),
             ),
             NavItem(
                 "fees-report",
-                "Fees and FX",
+                gettext_lazy("Fees and FX"),
                 "books:fees_report",
                 roles.BOOKS_VIEW,
-                description="Fees and FX spread paid, per period and corridor.",
+                description=gettext_lazy("Fees and FX spread paid, per period and corridor."),
             ),
             NavItem(
                 "analytics",
-                "Analytics",
+                gettext_lazy("Analytics"),
                 "analytics:overview",
                 roles.BOOKS_VIEW,
-                description="Volume, outcomes, time to complete, fees, balances and budget use.",
+                description=gettext_lazy(
+                    "Volume, outcomes, time to complete, fees, balances and budget use."
+                ),
             ),
         ),
     ),
     NavSection(
-        "Directory",
+        gettext_lazy("Directory"),
         (
             NavItem(
                 "end-users",
-                "End users",
+                gettext_lazy("End users"),
                 "users:list",
                 roles.DIRECTORY_VIEW,
-                description="End users and their KYC verification.",
+                description=gettext_lazy("End users and their KYC verification."),
             ),
             NavItem(
                 "kyc-review",
-                "KYC review",
+                gettext_lazy("KYC review"),
                 "users:kyc_queue",
                 roles.KYC_REVIEW,
-                description="Users waiting for a decision, rejected or not yet verified.",
+                description=gettext_lazy(
+                    "Users waiting for a decision, rejected or not yet verified."
+                ),
             ),
             NavItem(
                 "accounts",
-                "Virtual accounts",
+                gettext_lazy("Virtual accounts"),
                 "accounts:list",
                 roles.DIRECTORY_VIEW,
-                description="Virtual accounts, their balances and deposits.",
+                description=gettext_lazy("Virtual accounts, their balances and deposits."),
             ),
             NavItem(
                 "recipients",
-                "Recipients",
+                gettext_lazy("Recipients"),
                 "accounts:recipient_list",
                 roles.DIRECTORY_VIEW,
-                description="Who payouts go to, and who registered them.",
+                description=gettext_lazy("Who payouts go to, and who registered them."),
             ),
         ),
     ),
     NavSection(
-        "Alerts",
+        gettext_lazy("Alerts"),
         (
             NavItem(
                 "alerts",
-                "Alert history",
+                gettext_lazy("Alert history"),
                 "alerts:history",
                 roles.ALERTS_VIEW,
-                description="Every alert the rules opened, open or resolved; acknowledge them.",
+                description=gettext_lazy("Every alert the rules opened, open or resolved; acknowledge them."),
             ),
             NavItem(
                 "alert-subscriptions",
-                "My subscriptions",
+                gettext_lazy("My subscriptions"),
                 "alerts:subscriptions",
                 roles.ALERTS_VIEW,
-                description="Which alert rules reach you by email, at once or in a daily digest.",
+                description=gettext_lazy("Which alert rules reach you by email, at once or in a daily digest."),
             ),
             NavItem(
                 "alert-rules",
-                "Alert rules",
+                gettext_lazy("Alert rules"),
                 "alerts:rules",
                 roles.ALERTS_MANAGE,
-                description="What is watched, its thresholds, severity and webhook.",
+                description=gettext_lazy("What is watched, its thresholds, severity and webhook."),
             ),
         ),
     ),
     NavSection(
-        "Admin",
+        gettext_lazy("Admin"),
         (
             NavItem(
                 "environments",
-                "Environments",
+                gettext_lazy("Environments"),
                 "gateway:environments",
                 roles.ENVIRONMENTS_MANAGE,
-                description="Upstream environments, credentials and switching.",
+                description=gettext_lazy("Upstream environments, credentials and switching."),
             ),
             NavItem(
                 "approval-policy",
-                "Approval policy",
+                gettext_lazy("Approval policy"),
                 "payouts:approval_policy",
                 roles.APPROVAL_POLICY_MANAGE,
-                description="How many distinct approvers a payout needs, by amount and rail.",
+                description=gettext_lazy(
+                    "How many distinct approvers a payout needs, by amount and rail."
+                ),
             ),
             NavItem(
                 "changes",
-                "Changes",
+                gettext_lazy("Changes"),
                 "staff:changes",
                 roles.ADMIN_CHANGES_DECIDE,
-                description="Admin changes waiting for a second admin, and their history.",
+                description=gettext_lazy(
+                    "Admin changes waiting for a second admin, and their history."
+                ),
             ),
             NavItem(
                 "call-log",
-                "Call log",
+                gettext_lazy("Call log"),
                 "gateway:call_log",
                 roles.CALL_LOG_VIEW,
-                description="Every call made to the upstream, redacted.",
+                description=gettext_lazy("Every call made to the upstream, redacted."),
             ),
             NavItem(
                 "webhooks",
-                "Webhook events",
+                gettext_lazy("Webhook events"),
                 "webhooks:events",
                 roles.WEBHOOK_EVENTS_VIEW,
-                description="Every event the upstream pushed, live; endpoints and secrets.",
+                description=gettext_lazy(
+                    "Every event the upstream pushed, live; endpoints and secrets."
+                ),
             ),
             NavItem(
                 "system-health",
-                "System health",
+                gettext_lazy("System health"),
                 "console:system_health",
                 roles.SYSTEM_HEALTH_VIEW,
-                description="Database, cache, worker and upstream checks.",
+                description=gettext_lazy("Database, cache, worker and upstream checks."),
             ),
             NavItem(
                 "audit",
-                "Audit trail",
+                gettext_lazy("Audit trail"),
                 "console:audit",
                 roles.AUDIT_LOG_VIEW,
-                description="Who changed what, when, from what to what; export and verify it.",
+                description=gettext_lazy(
+                    "Who changed what, when, from what to what; export and verify it."
+                ),
             ),
             NavItem(
                 "django-admin",
-                "Django admin",
+                gettext_lazy("Django admin"),
                 "admin:index",
                 staff_only=True,
-                description="Raw data and staff users.",
+                description=gettext_lazy("Raw data and staff users."),
             ),
         ),
     ),
@@ -251,7 +272,7 @@ ITEMS_BY_KEY: dict[str, NavItem] = {
 
 @dataclass(frozen=True)
 class VisibleSection:
-    label: str
+    label: StrOrPromise
     items: list[NavItem]
 
 

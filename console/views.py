@@ -15,6 +15,7 @@ from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseServerError
 from django.shortcuts import render
 from django.template import loader
+from django.utils.translation import gettext, ngettext
 from django.views.decorators.csrf import requires_csrf_token
 
 from console import health
@@ -42,7 +43,10 @@ def coming_soon(request: HttpRequest, feature: str) -> HttpResponse:
     if item is None or not item.is_placeholder:
         raise Http404("No such feature.")
     if not item.visible_to(request.user):
-        raise PermissionDenied(f"{item.label} needs the permission {item.permission}.")
+        raise PermissionDenied(
+            gettext("%(label)s needs the permission %(permission)s.")
+            % {"label": item.label, "permission": item.permission}
+        )
     return render(request, "console/coming_soon.html", {"item": item})
 
 
@@ -100,17 +104,19 @@ def system_health(request: HttpRequest) -> HttpResponse:
     warnings = list(report.get("warnings") or [])
     overall = str(report.get("status", "unknown"))
     if warnings:
-        overall += f", {len(warnings)} warning{'s' if len(warnings) != 1 else ''}"
+        overall += ", " + ngettext("%(count)s warning", "%(count)s warnings", len(warnings)) % {
+            "count": len(warnings)
+        }
     context = {
         "ready": status_code == 200,
         "warnings": warnings,
         "overall": overall,
         "checks": checks,
         "facts": [
-            ("Environment", settings.PAYOPS_ENVIRONMENT),
+            (gettext("Environment"), settings.PAYOPS_ENVIRONMENT),
             ("Django", django.get_version()),
-            ("Database", connection.vendor),
-            ("Cache", settings.CACHES["default"]["BACKEND"].rsplit(".", 1)[-1]),
+            (gettext("Database"), connection.vendor),
+            (gettext("Cache"), settings.CACHES["default"]["BACKEND"].rsplit(".", 1)[-1]),
         ],
     }
     return render(

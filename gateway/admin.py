@@ -7,6 +7,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
+from django.utils.translation import gettext_lazy
 
 from gateway.models import Environment, StaffEnvironmentChoice, UpstreamCall
 
@@ -48,19 +49,19 @@ class EnvironmentAdmin(admin.ModelAdmin):
     )
     readonly_fields = fields
 
-    @admin.display(description="Client ID")
+    @admin.display(description=gettext_lazy("Client ID"))
     def masked_client_id(self, obj: Environment) -> str:
         return obj.credential_masked("client_id")
 
-    @admin.display(description="Password")
+    @admin.display(description=gettext_lazy("Password"))
     def masked_password(self, obj: Environment) -> str:
         return obj.credential_masked("password")
 
-    @admin.display(description="API key")
+    @admin.display(description=gettext_lazy("API key"))
     def masked_api_key(self, obj: Environment) -> str:
         return obj.credential_masked("api_key")
 
-    @admin.display(description="Edit")
+    @admin.display(description=gettext_lazy("Edit"))
     def edit_link(self, obj: Environment) -> SafeString:
         url = reverse("gateway:environment_edit", args=[obj.pk])
         return format_html('<a href="{}">Edit on the Environments page</a>', url)

@@ -11,6 +11,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
+from django.utils.translation import gettext
 from ninja import Field, Query, Schema
 
 from gateway.models import Environment
@@ -34,7 +35,8 @@ def request_key(value: str | None) -> uuid.UUID | None:
         return uuid.UUID(value)
     except ValueError:
         raise ServiceError(
-            "Idempotency-Key must be a UUID.", errors=[("Idempotency-Key", "must be a UUID")]
+            gettext("Idempotency-Key must be a UUID."),
+            errors=[("Idempotency-Key", gettext("must be a UUID"))],
         ) from None
 
 
@@ -44,17 +46,17 @@ def api_environment(request: HttpRequest, name: str | None) -> Environment:
         environment = Environment.objects.filter(name=name, is_active=True).first()
         if environment is None:
             raise ServiceError(
-                f"No active environment is named {name!r}.",
+                gettext("No active environment is named %(name)r.") % {"name": name},
                 code="unknown_environment",
-                errors=[("environment", "no active environment has this name")],
+                errors=[("environment", gettext("no active environment has this name"))],
             )
         return environment
     environment = environment_current(user=request.user)
     if environment is None:
         raise ServiceError(
-            "No upstream environment is configured yet.",
+            gettext("No upstream environment is configured yet."),
             code="no_environment",
-            errors=[("environment", "configure an environment first")],
+            errors=[("environment", gettext("configure an environment first"))],
         )
     return environment
 
@@ -62,7 +64,9 @@ def api_environment(request: HttpRequest, name: str | None) -> Environment:
 def require_permission(request: HttpRequest, permission: str) -> None:
     """403 unless the caller (session or token) holds `permission`."""
     if not request.user.has_perm(permission):
-        raise PermissionDenied(f"You do not have the permission {permission}.")
+        raise PermissionDenied(
+            gettext("You do not have the permission %(permission)s.") % {"permission": permission}
+        )
 
 
 def acting_staff(request: HttpRequest) -> StaffUser:

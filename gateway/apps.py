@@ -1,11 +1,12 @@
 """App configuration for gateway: what it adds to the console (checks, panels, schedules, steps)."""
 
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy
 
 
 class GatewayConfig(AppConfig):
     name = "gateway"
-    verbose_name = "Upstream gateway"
+    verbose_name = gettext_lazy("Upstream gateway")
 
     def ready(self) -> None:
         from django.conf import settings

@@ -5,6 +5,7 @@ Mounted by config/api.py; the same services as the Changes page (staff.change_vi
 from __future__ import annotations
 
 from django.http import Http404, HttpRequest
+from django.utils.translation import gettext
 from ninja import Router, Schema
 
 from console.api_schemas import ERROR_RESPONSES
@@ -42,8 +43,14 @@ def changes(request: HttpRequest, state: str = "") -> list[ChangeOut]:
     """Admin changes, newest first (`state=pending` for those waiting)."""
     if state and state not in ChangeProposal.State.values:
         raise ServiceError(
-            "Unknown state.",
-            errors=[("state", f"is one of: {', '.join(ChangeProposal.State.values)}")],
+            gettext("Unknown state."),
+            errors=[
+                (
+                    "state",
+                    gettext("is one of: %(value)s")
+                    % {"value": ", ".join(ChangeProposal.State.values)},
+                )
+            ],
         )
     return [ChangeOut.of(p) for p in changes_list(state=state)]
 

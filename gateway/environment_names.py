@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.utils.text import slugify
+from django.utils.translation import gettext
 
 from gateway.models import Environment
 from staff.errors import ServiceError
@@ -64,11 +65,12 @@ def environment_by_short_name(typed: str) -> Environment:
         raise ServiceError(
             f"{typed!r} names more than one environment: {_listed(found)}. Type more of the name.",
             code="environment_ambiguous",
-            errors=[("environment", "is ambiguous")],
+            errors=[("environment", gettext("is ambiguous"))],
         )
     raise ServiceError(
-        f"No environment is named {typed!r}. Environments: {_listed(environments)}.",
+        gettext("No environment is named %(typed)r. Environments: %(environments)s.")
+        % {"typed": typed, "environments": _listed(environments)},
         code="environment_unknown",
-        errors=[("environment", "names no environment")],
+        errors=[("environment", gettext("names no environment"))],
         status=404,
     )

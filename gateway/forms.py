@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 from django.core.validators import MaxValueValidator, MinValueValidator
+from django.utils.translation import gettext_lazy
 
 from console.forms import IsoDateField
 from gateway.models import Environment
@@ -13,8 +14,10 @@ from gateway.models.environment import CREDENTIALS
 from gateway.services.environments import SETTABLE_FIELDS
 
 KEEP_HELP = "Leave blank to keep the current value ({current})."
-UNREADABLE_HELP = "Unreadable: the key it was encrypted with was removed. Enter it again."
-UNREADABLE_REQUIRED = "The stored value can no longer be decrypted: enter it again."
+UNREADABLE_HELP = gettext_lazy(
+    "Unreadable: the key it was encrypted with was removed. Enter it again."
+)
+UNREADABLE_REQUIRED = gettext_lazy("The stored value can no longer be decrypted: enter it again.")
 
 
 class EnvironmentForm(forms.ModelForm):
@@ -24,13 +27,13 @@ class EnvironmentForm(forms.ModelForm):
     """
 
     client_id = forms.CharField(
-        label="Client ID", required=False, strip=True, widget=forms.PasswordInput()
+        label=gettext_lazy("Client ID"), required=False, strip=True, widget=forms.PasswordInput()
     )
     password = forms.CharField(
-        label="Password", required=False, strip=False, widget=forms.PasswordInput()
+        label=gettext_lazy("Password"), required=False, strip=False, widget=forms.PasswordInput()
     )
     api_key = forms.CharField(
-        label="API key", required=False, strip=True, widget=forms.PasswordInput()
+        label=gettext_lazy("API key"), required=False, strip=True, widget=forms.PasswordInput()
     )
 
     class Meta:
@@ -77,18 +80,22 @@ class EnvironmentForm(forms.ModelForm):
 
 
 STATUS_CLASSES = (
-    ("", "Any status"),
+    ("", gettext_lazy("Any status")),
     ("2xx", "2xx success"),
     ("4xx", "4xx refused"),
     ("5xx", "5xx server error"),
-    ("none", "No response"),
+    ("none", gettext_lazy("No response")),
 )
 
 
 class CallLogFilterForm(forms.Form):
     environment = forms.ModelChoiceField(
-        queryset=Environment.objects.order_by("name"), required=False, empty_label="Any environment"
+        queryset=Environment.objects.order_by("name"),
+        required=False,
+        empty_label=gettext_lazy("Any environment"),
     )
-    status_class = forms.ChoiceField(choices=STATUS_CLASSES, required=False, label="Status")
-    path = forms.CharField(required=False, max_length=200, label="Path contains")
-    date = IsoDateField(required=False, label="Date (UTC)")
+    status_class = forms.ChoiceField(
+        choices=STATUS_CLASSES, required=False, label=gettext_lazy("Status")
+    )
+    path = forms.CharField(required=False, max_length=200, label=gettext_lazy("Path contains"))
+    date = IsoDateField(required=False, label=gettext_lazy("Date (UTC)"))

@@ -9,6 +9,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from django.db.models import Count, Q, QuerySet
+from django.utils.translation import gettext
 
 from gateway.models import Environment, EnvironmentKind, StaffEnvironmentChoice, UpstreamCall
 from staff.roles import ENVIRONMENTS_MANAGE
@@ -190,12 +191,12 @@ def budget_forecast(
     pace = recent_calls / window_seconds if window_seconds > 0 else 0.0
     per_hour = round(pace * 3600, 1)
     if remaining <= 0:
-        return Forecast(now, per_hour, "Budget spent: calls wait for the new week")
+        return Forecast(now, per_hour, gettext("Budget spent: calls wait for the new week"))
     if pace <= 0:
-        return Forecast(None, 0.0, "Runs out: not this week")
+        return Forecast(None, 0.0, gettext("Runs out: not this week"))
     runs_out_at = now + timedelta(seconds=remaining / pace)
     if runs_out_at >= week_end:
-        return Forecast(None, per_hour, "Runs out: not this week")
+        return Forecast(None, per_hour, gettext("Runs out: not this week"))
     return Forecast(runs_out_at, per_hour, f"Runs out {runs_out_at:%a %d %b %H:%M} UTC")
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from django.utils.translation import gettext
+
 from gateway import errors as upstream
 from staff.errors import FieldProblem, ServiceError, UpstreamUnavailable
 
@@ -20,15 +22,18 @@ def unanswered(exc: upstream.UpstreamError) -> str:
     to do next.
     """
     if isinstance(exc, upstream.BudgetExhausted):
-        return f"PayOps held the call back ({exc.message})"
+        return gettext("PayOps held the call back (%(message)s)") % {"message": exc.message}
     times = _times(exc.attempts)
     if isinstance(exc, upstream.RateLimited):
-        return f"The upstream's rate limit refused the call {times}"
+        return gettext("The upstream's rate limit refused the call %(times)s") % {"times": times}
     if isinstance(exc, upstream.ServerError):
-        return f"The upstream failed {times} (last: HTTP {exc.status})"
+        return gettext("The upstream failed %(times)s (last: HTTP %(status)s)") % {
+            "times": times,
+            "status": exc.status,
+        }
     if isinstance(exc, upstream.UpstreamTimeout) and exc.code == "timeout":
-        return f"The upstream did not answer in time, {times}"
-    return f"The upstream did not answer {times}"
+        return gettext("The upstream did not answer in time, %(times)s") % {"times": times}
+    return gettext("The upstream did not answer %(times)s") % {"times": times}
 
 
 def service_error_from_upstream(
@@ -42,8 +47,10 @@ def service_error_from_upstream(
     rename = rename or {}
     if isinstance(exc, upstream.AuthenticationError):
         return ServiceError(
-            "PayOps could not sign in to the upstream: an admin must check this environment's "
-            "credentials.",
+            gettext(
+                "PayOps could not sign in to the upstream: an admin must check this environment's "
+                "credentials."
+            ),
             code="upstream_credentials",
             status=502,
         )
@@ -63,7 +70,8 @@ def service_error_from_upstream(
             )
             problems.append(FieldProblem(name or "body", item.message))
         return ServiceError(
-            f"The upstream refused {what}: {exc.message or exc.code}",
+            gettext("The upstream refused %(what)s: %(value)s")
+            % {"what": what, "value": exc.message or exc.code},
             code=(exc.code or "upstream_refused").lower(),
             errors=problems,
             status=404 if isinstance(exc, upstream.NotFoundError) and not problems else 400,

@@ -12,6 +12,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from gateway import selectors
@@ -63,7 +64,9 @@ def environment_add(request: HttpRequest) -> HttpResponse:
             background_share=data["background_share"],
             is_active=data["is_active"],
         )
-        messages.success(request, f"Environment {environment.name} added.")
+        messages.success(
+            request, gettext("Environment %(name)s added.") % {"name": environment.name}
+        )
         return redirect("gateway:environments")
     return render(request, "gateway/environment_form.html", {"form": form, "environment": None})
 
@@ -88,7 +91,10 @@ def environment_edit(request: HttpRequest, pk: int) -> HttpResponse:
         except ServiceError as exc:
             exc.add_to_form(form)
         else:
-            messages.success(request, f"Environment {form.cleaned_data['name']} saved.")
+            messages.success(
+                request,
+                gettext("Environment %(value)s saved.") % {"value": form.cleaned_data["name"]},
+            )
             if proposal is not None:
                 messages.info(request, proposal_message(proposal))
             return redirect("gateway:environments")
@@ -158,7 +164,7 @@ def environment_switch_view(request: HttpRequest, pk: int) -> HttpResponse:
     except EnvironmentSwitchRefused as exc:
         messages.error(request, exc.message)
     else:
-        messages.success(request, f"You now work in {environment.name}.")
+        messages.success(request, gettext("You now work in %(name)s.") % {"name": environment.name})
     if request.htmx:  # type: ignore[attr-defined]
         # The badge lives in the page shell: reload the whole page rather than swap a fragment.
         response = HttpResponse(status=204)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from django.core.exceptions import PermissionDenied
+from django.utils.translation import gettext
 
 from staff.errors import ServiceError
 
@@ -44,7 +45,7 @@ def refusal_texts(exc: Exception, *, named: bool = False) -> list[str]:
         return exc.texts(named=named)
     if isinstance(exc, ServiceError):
         return [exc.message]
-    return [str(exc) or "Not allowed."]
+    return [str(exc) or gettext("Not allowed.")]
 
 
 def refusal_text(exc: Exception) -> str:
@@ -65,11 +66,11 @@ class PayoutInvalid(PayoutRefusal):
     def __init__(self, errors: dict[str, list[str]], code: str = "validation_error") -> None:
         self.by_field = errors
         if code == UNANSWERED:
-            message = " ".join(errors.get("", [])) or "The upstream did not answer."
+            message = " ".join(errors.get("", [])) or gettext("The upstream did not answer.")
             super().__init__(message, code=code, status=503)
             return
         super().__init__(
-            "The payout request was refused.",
+            gettext("The payout request was refused."),
             code=code,
             errors=[(name, text) for name, texts in errors.items() for text in texts],
             status=409 if code in CONFLICT_CODES else 400,
@@ -91,8 +92,11 @@ class DuplicateNeedsConfirmation(PayoutInvalid):
         super().__init__(
             {
                 "": [
-                    f"An identical payout (same account, recipient and amount) is pending: {ids}. "
-                    "Confirm to submit another one."
+                    gettext(
+                        "An identical payout (same account, recipient and amount) is pending: "
+                        "%(ids)s. Confirm to submit another one."
+                    )
+                    % {"ids": ids}
                 ]
             },
             code="duplicate_needs_confirmation",

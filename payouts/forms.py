@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext, gettext_lazy
 
 from console.forms import IsoDateField
 from console.inputs import AmountField
@@ -17,19 +18,24 @@ class PayoutFilterForm(forms.Form):
     q = forms.CharField(
         required=False,
         max_length=selectors.SEARCH_MAX_LENGTH,
-        label="Search",
-        help_text="Reference, recipient, upstream id or amount (539 or 539.00).",
+        label=gettext_lazy("Search"),
+        help_text=gettext_lazy("Reference, recipient, upstream id or amount (539 or 539.00)."),
         widget=forms.TextInput(attrs={"type": "search"}),
     )
-    status = forms.ChoiceField(choices=[("", "Any status"), *PayoutStatus.choices], required=False)
+    status = forms.ChoiceField(
+        choices=[("", gettext_lazy("Any status")), *PayoutStatus.choices], required=False
+    )
     maker = forms.ChoiceField(required=False)
     corridor = forms.ChoiceField(required=False)
-    amount_min = AmountField(required=False, min_value=0, label="Amount from")
-    amount_max = AmountField(required=False, min_value=0, label="Amount to")
-    date_from = IsoDateField(required=False, label="From")
-    date_to = IsoDateField(required=False, label="To")
+    amount_min = AmountField(required=False, min_value=0, label=gettext_lazy("Amount from"))
+    amount_max = AmountField(required=False, min_value=0, label=gettext_lazy("Amount to"))
+    date_from = IsoDateField(required=False, label=gettext_lazy("From"))
+    date_to = IsoDateField(required=False, label=gettext_lazy("To"))
 
     def __init__(self, *args: Any, makers: list[tuple[str, str]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         choice_field(self, "maker").choices = [("", "Anyone"), *makers]
-        choice_field(self, "corridor").choices = [("", "Any corridor"), *selectors.corridors()]
+        choice_field(self, "corridor").choices = [
+            ("", gettext("Any corridor")),
+            *selectors.corridors(),
+        ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import segno
 from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext
 
 
 def deposit_qr_svg(address: str, *, scale: int = 4) -> SafeString:
@@ -15,7 +16,10 @@ def deposit_qr_svg(address: str, *, scale: int = 4) -> SafeString:
     if not address:
         raise ValueError("no address to encode")
     svg = segno.make(address, error="m", micro=False).svg_inline(
-        scale=scale, title=f"Deposit address {address}", dark="#111", light="#fff"
+        scale=scale,
+        title=gettext("Deposit address %(address)s") % {"address": address},
+        dark="#111",
+        light="#fff",
     )
     # segno escapes the title and emits only its own markup: safe to inline.
     return mark_safe(svg)  # noqa: S308

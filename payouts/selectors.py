@@ -8,6 +8,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
+from django.utils.translation import gettext
 
 from accounts.models import Recipient, RecipientStatus, VirtualAccount
 from console.lists import amount_searched, words_match
@@ -24,7 +25,7 @@ def can_read_payouts(user: StaffUser) -> bool:
 
 def require_payout_reader(user: StaffUser) -> None:
     if not can_read_payouts(user):
-        raise PermissionDenied("Only finance and compliance staff read payouts.")
+        raise PermissionDenied(gettext("Only finance and compliance staff read payouts."))
 
 
 SEARCH_MAX_LENGTH = 100

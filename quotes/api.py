@@ -8,6 +8,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest
+from django.utils.translation import gettext
 from ninja import Field, Router, Schema
 from ninja.params.functions import Query as QueryParam
 
@@ -148,7 +149,7 @@ def quote_out(quote: Quote) -> dict[str, Any]:
                     "tolerance": item.tolerance,
                     "currency": item.currency,
                     "agrees": item.agrees,
-                    "explanation": item.why,
+                    "explanation": str(item.why),
                 }
                 for item in check.checks
             ],
@@ -173,7 +174,7 @@ def create_quote(
 
 def _require_reader(request: HttpRequest) -> None:
     if not selectors.can_read_quotes(staff_of(request)):
-        raise PermissionDenied("Not allowed.")
+        raise PermissionDenied(gettext("Not allowed."))
 
 
 QuoteCorridor = QueryParam("", description="BASE-DEST, e.g. USD-MXN.")

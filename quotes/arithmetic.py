@@ -21,6 +21,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
+from typing import TYPE_CHECKING
+
+from django.utils.translation import gettext, gettext_lazy
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
+
 
 CENT = Decimal("0.01")
 RATE_STEP = Decimal("0.000001")
@@ -63,14 +70,14 @@ class FigureCheck:
     """One recomputed figure beside the stated one."""
 
     name: str
-    label: str
+    label: StrOrPromise
     stated: Decimal | None
     expected: Decimal
     tolerance: Decimal
     # The currency of a money figure, "" for a rate.
     currency: str = ""
     # Why a difference within the tolerance is expected (the rounding rule behind it).
-    why: str = ""
+    why: StrOrPromise = ""
 
     @property
     def difference(self) -> Decimal | None:
@@ -117,23 +124,25 @@ class Recomputation:
         return tuple(check for check in self.checks if check.agrees and not check.exact)
 
 
-WHY_CENT = (
+WHY_CENT = gettext_lazy(
     "Money is rounded half-up to the cent, and the upstream may round at another step than "
     "PayOps' recompute: up to a cent apart is rounding."
 )
-WHY_RATE = "Rates are rounded half-up to 6 decimals: one step (0.000001) apart is rounding."
-WHY_SOURCE = (
+WHY_RATE = gettext_lazy(
+    "Rates are rounded half-up to 6 decimals: one step (0.000001) apart is rounding."
+)
+WHY_SOURCE = gettext_lazy(
     "Rounding: the upstream rounds the recipient amount half-up to the cent; PayOps recomputes "
     "(what you send - total fees) x service rate and rounds it the same way: up to a cent apart."
 )
-WHY_DESTINATION = (
+WHY_DESTINATION = gettext_lazy(
     "Rounding: you asked for the amount to arrive, so the upstream solved what you send for it "
     "and rounded that up to the cent of the source currency, then states the amount asked. "
     "PayOps recomputes forward from the rounded-up amount, which buys up to one source cent at "
     "the service rate (plus a cent of rounding) more than asked: the recipient gets at least the "
     "amount asked."
 )
-WHY_FLOOR = "Rounding up must never leave the recipient short of what was asked."
+WHY_FLOOR = gettext_lazy("Rounding up must never leave the recipient short of what was asked.")
 
 
 def _sum(*parts: Decimal | None) -> Decimal:
@@ -152,14 +161,14 @@ def _amount_checks(figures: QuoteFigures, recomputed: Decimal, rate: Decimal) ->
     tolerance, why = CENT, WHY_SOURCE
     if figures.amount_in_destination:
         tolerance, why = CENT + money(CENT * rate), WHY_DESTINATION
-    label, currency = "Recipient gets", figures.quote_currency
+    label, currency = gettext("Recipient gets"), figures.quote_currency
     checks = [
         FigureCheck(
             "quote_amount", label, figures.quote_amount, recomputed, tolerance, currency, why
         )
     ]
     if figures.amount_in_destination and recomputed < figures.quote_amount - CENT:
-        floor_label = "Recipient gets at least the requested amount"
+        floor_label = gettext("Recipient gets at least the requested amount")
         checks.append(
             FigureCheck(
                 "quote_amount_floor",
@@ -186,7 +195,9 @@ def recompute(figures: QuoteFigures) -> Recomputation:
         total_fees = money(total_fixed + figures.base_amount * total_pct)
         stated, currency = figures.total_fees, figures.base_currency
         checks.append(
-            FigureCheck("total_fees", "Total fees", stated, total_fees, CENT, currency, WHY_CENT)
+            FigureCheck(
+                "total_fees", gettext("Total fees"), stated, total_fees, CENT, currency, WHY_CENT
+            )
         )
     else:
         unchecked.append("total_fees")
@@ -197,7 +208,12 @@ def recompute(figures: QuoteFigures) -> Recomputation:
         stated_rate = figures.service_rate
         checks.append(
             FigureCheck(
-                "service_rate", "Service rate", stated_rate, service_rate, RATE_STEP, why=WHY_RATE
+                "service_rate",
+                gettext("Service rate"),
+                stated_rate,
+                service_rate,
+                RATE_STEP,
+                why=WHY_RATE,
             )
         )
     else:

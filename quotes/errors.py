@@ -6,6 +6,8 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
+from django.utils.translation import gettext
+
 from gateway.errors import (
     AuthenticationError,
     BudgetExhausted,
@@ -87,7 +89,7 @@ class QuoteRefused(ServiceError):
         elif "upstream_credentials" in codes:
             status = 502
         super().__init__(
-            "The quote request was refused.",
+            gettext("The quote request was refused."),
             code=codes[0] if codes else "validation_error",
             errors=[(item.field or "", item.shown) for item in refusals],
             status=status,
@@ -108,19 +110,19 @@ def _explain(exc: UpstreamError) -> str:
             f"enabled on the {details.get('account_type', '?')} rail."
         )
     if exc.code == "FEES_EXCEED_AMOUNT":
-        return (
-            f"Fees of {details.get('total_fees', '?')} exceed the amount of "
-            f"{details.get('amount', '?')}: raise the amount."
-        )
+        return gettext("Fees of %(value)s exceed the amount of %(value2)s: raise the amount.") % {
+            "value": details.get("total_fees", "?"),
+            "value2": details.get("amount", "?"),
+        }
     if exc.code == "INVALID_CALCULATED_AMOUNT":
         return (
             f"{details.get('requested_amount', '?')} is too small to cover the fees "
             f"(it would need a source amount of {details.get('calculated_base_amount', '?')})."
         )
     if exc.code == "QUOTE_NOT_FOUND":
-        return "The upstream does not know this quote."
+        return gettext("The upstream does not know this quote.")
     if exc.code == "QUOTE_INVALID_STATE":
-        return "The quote is no longer active: request a new one."
+        return gettext("The quote is no longer active: request a new one.")
     return exc.message
 
 
@@ -128,20 +130,27 @@ def quote_errors(exc: UpstreamError) -> list[QuoteFieldError]:
     """The field errors of one failed quotation call (create, get or amount update)."""
     if isinstance(exc, RateLimited | BudgetExhausted):
         return [
-            QuoteFieldError(None, "The upstream's request limit is reached: try again shortly.")
+            QuoteFieldError(
+                None, gettext("The upstream's request limit is reached: try again shortly.")
+            )
         ]
     if isinstance(exc, TemporaryError):
         return [
             QuoteFieldError(
-                None, "The upstream did not answer in time: try again.", code="upstream_unavailable"
+                None,
+                gettext("The upstream did not answer in time: try again."),
+                code="upstream_unavailable",
             )
         ]
     if isinstance(exc, AuthenticationError):
         return [
             QuoteFieldError(
                 None,
-                "The environment's credentials were refused by the upstream "
-                f"({exc.message}); an admin must check them.",
+                gettext(
+                    "The environment's credentials were refused by the upstream (%(message)s); "
+                    "an admin must check them."
+                )
+                % {"message": exc.message},
                 code="upstream_credentials",
             )
         ]
@@ -149,7 +158,7 @@ def quote_errors(exc: UpstreamError) -> list[QuoteFieldError]:
         target = CODE_FIELDS.get(exc.code, _field_named_in(exc.message))
         return [QuoteFieldError(target, _explain(exc), code=exc.code)]
     if isinstance(exc, NotFoundError):
-        return [QuoteFieldError(None, "The upstream does not know this quote.")]
+        return [QuoteFieldError(None, gettext("The upstream does not know this quote."))]
     errors: list[QuoteFieldError] = []
     for list_name, list_field in LIST_FIELDS.items():
         values = exc.details.get(list_name)

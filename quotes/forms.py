@@ -6,6 +6,7 @@ from decimal import Decimal
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext, gettext_lazy
 
 from console.forms import IsoDateField
 from console.inputs import AmountField
@@ -21,8 +22,8 @@ def choice_field(form: forms.Form, name: str) -> forms.ChoiceField:
 
 
 AMOUNT_MODES = (
-    ("source", "Amount to send (source currency)"),
-    ("destination", "Amount the recipient gets (destination currency)"),
+    ("source", gettext_lazy("Amount to send (source currency)")),
+    ("destination", gettext_lazy("Amount the recipient gets (destination currency)")),
 )
 
 
@@ -34,18 +35,27 @@ class QuoteRequestForm(forms.Form):
     lands on the field it concerns.
     """
 
-    base_currency = forms.ChoiceField(label="Source currency")
-    quote_currency = forms.ChoiceField(label="Destination currency")
+    base_currency = forms.ChoiceField(label=gettext_lazy("Source currency"))
+    quote_currency = forms.ChoiceField(label=gettext_lazy("Destination currency"))
     account_type = forms.ChoiceField(
-        label="Payment rail", required=False, help_text="Blank: the currency's default rail."
+        label=gettext_lazy("Payment rail"),
+        required=False,
+        help_text=gettext_lazy("Blank: the currency's default rail."),
     )
     network = forms.ChoiceField(
-        label="Network", required=False, help_text="Stablecoin sources only."
+        label=gettext_lazy("Network"),
+        required=False,
+        help_text=gettext_lazy("Stablecoin sources only."),
     )
     amount_mode = forms.ChoiceField(
-        label="Amount is", choices=AMOUNT_MODES, initial="source", widget=forms.RadioSelect
+        label=gettext_lazy("Amount is"),
+        choices=AMOUNT_MODES,
+        initial="source",
+        widget=forms.RadioSelect,
     )
-    amount = AmountField(max_digits=11, decimal_places=2, min_value=Decimal("0.01"), label="Amount")
+    amount = AmountField(
+        max_digits=11, decimal_places=2, min_value=Decimal("0.01"), label=gettext_lazy("Amount")
+    )
 
     # The API's names of fields this form names otherwise (for ServiceError.add_to_form).
     API_NAMES = {"amount_in_destination": "amount_mode"}
@@ -61,7 +71,7 @@ class QuoteRequestForm(forms.Form):
             *names(choices.quote_currencies()),
         ]
         rails = choices.account_types(destination) if destination else []
-        choice_field(self, "account_type").choices = [("", "Default rail"), *names(rails)]
+        choice_field(self, "account_type").choices = [("", gettext("Default rail")), *names(rails)]
         networks = choices.networks(source)
         choice_field(self, "network").choices = [("", "—"), *names(networks)]
         self.fields["network"].required = bool(networks)
@@ -91,22 +101,26 @@ class QuoteRequestForm(forms.Form):
 
 class QuoteAmountForm(forms.Form):
     amount = AmountField(
-        max_digits=11, decimal_places=2, min_value=Decimal("0.01"), label="New amount"
+        max_digits=11, decimal_places=2, min_value=Decimal("0.01"), label=gettext_lazy("New amount")
     )
 
     def __init__(self, *args: Any, quote: Quote | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         if quote is not None:  # the amount is in the currency it was asked in, as in the card
             mode = "to arrive" if quote.amount_in_destination else "to send"
-            self.fields["amount"].label = f"New amount ({quote.requested_currency}, {mode})"
+            self.fields["amount"].label = gettext(
+                "New amount (%(requested_currency)s, %(mode)s)"
+            ) % {"requested_currency": quote.requested_currency, "mode": mode}
 
 
 class QuoteFilterForm(forms.Form):
-    status = forms.ChoiceField(choices=[("", "Any status"), *QuoteStatus.choices], required=False)
+    status = forms.ChoiceField(
+        choices=[("", gettext_lazy("Any status")), *QuoteStatus.choices], required=False
+    )
     corridor = forms.ChoiceField(required=False)
-    maker = forms.ChoiceField(required=False, label="Requested by")
-    date_from = IsoDateField(required=False, label="From")
-    date_to = IsoDateField(required=False, label="To")
+    maker = forms.ChoiceField(required=False, label=gettext_lazy("Requested by"))
+    date_from = IsoDateField(required=False, label=gettext_lazy("From"))
+    date_to = IsoDateField(required=False, label=gettext_lazy("To"))
 
     def __init__(
         self,
@@ -116,5 +130,5 @@ class QuoteFilterForm(forms.Form):
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
-        choice_field(self, "corridor").choices = [("", "Any corridor"), *corridors]
+        choice_field(self, "corridor").choices = [("", gettext("Any corridor")), *corridors]
         choice_field(self, "maker").choices = [("", "Anyone"), *makers]

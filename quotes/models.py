@@ -7,14 +7,15 @@ from datetime import datetime
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 # Rates keep 6 decimals (decisions.md "Quote arithmetic"); fractions (fees, markups) up to 8.
 
 
 class QuoteStatus(models.TextChoices):
-    ACTIVE = "ACTIVE", "Active"
-    EXPIRED = "EXPIRED", "Expired"
-    USED = "USED", "Used"
+    ACTIVE = "ACTIVE", gettext_lazy("Active")
+    EXPIRED = "EXPIRED", gettext_lazy("Expired")
+    USED = "USED", gettext_lazy("Used")
 
 
 class Quote(models.Model):

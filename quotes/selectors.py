@@ -8,6 +8,7 @@ from datetime import date
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, QuerySet
+from django.utils.translation import gettext
 
 from console.lists import filter_given
 from gateway.models import Environment
@@ -24,7 +25,7 @@ def can_read_quotes(user: StaffUser) -> bool:
 
 def require_quote_reader(user: StaffUser) -> None:
     if not can_read_quotes(user):
-        raise PermissionDenied("Only finance staff read quotes.")
+        raise PermissionDenied(gettext("Only finance staff read quotes."))
 
 
 def quote_list(

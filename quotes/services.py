@@ -8,6 +8,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from gateway.client import call_sync, upstream
 from gateway.errors import UpstreamError
@@ -25,7 +26,7 @@ MAX_AMOUNT = Decimal("999999999.99")
 
 def require_maker(user: StaffUser) -> None:
     if not user.has_perm(PAYOUT_INITIATE):
-        raise PermissionDenied("Only finance makers request and re-price quotes.")
+        raise PermissionDenied(gettext("Only finance makers request and re-price quotes."))
 
 
 CENT = Decimal("0.01")
@@ -69,13 +70,17 @@ def _check_request(
     """What we can tell before sending; the upstream's lists decide the rest."""
     errors: list[QuoteFieldError] = []
     if amount <= 0:
-        errors.append(QuoteFieldError("amount", "The amount must be greater than 0."))
+        errors.append(QuoteFieldError("amount", gettext("The amount must be greater than 0.")))
     elif amount > MAX_AMOUNT or amount != amount.quantize(Decimal("0.01")):
-        errors.append(QuoteFieldError("amount", "At most 999,999,999.99, with at most 2 decimals."))
+        errors.append(
+            QuoteFieldError("amount", gettext("At most 999,999,999.99, with at most 2 decimals."))
+        )
     if base_currency in STABLECOINS and not network:
         errors.append(QuoteFieldError("network", f"{base_currency} needs its network."))
     if base_currency not in STABLECOINS and network:
-        errors.append(QuoteFieldError("network", "Only a stablecoin source takes a network."))
+        errors.append(
+            QuoteFieldError("network", gettext("Only a stablecoin source takes a network."))
+        )
     if errors:
         raise QuoteRefused(errors)
 
@@ -197,7 +202,8 @@ def _require_usable(quote: Quote) -> None:
         [
             QuoteFieldError(
                 None,
-                f"The quote is {quote.get_status_display().lower()}: request a new one.",
+                gettext("The quote is %(value)s: request a new one.")
+                % {"value": quote.get_status_display().lower()},
                 code="QUOTE_INVALID_STATE",
             )
         ]

@@ -8,6 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from console.lists import filters_by_maker, list_template, page_of
@@ -104,7 +105,7 @@ def quote_new(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = QuoteRequestForm(request.POST, choices=choices)
         if environment is None:
-            form.add_error(None, "Choose the environment you work in first.")
+            form.add_error(None, gettext("Choose the environment you work in first."))
         elif form.is_valid():
             try:
                 quote = quote_request(by=user, environment=environment, **form.request_values())

@@ -16,6 +16,7 @@ from django.db import transaction
 from django.forms import ModelForm
 from django.http import HttpRequest
 from django.utils.html import format_html
+from django.utils.translation import gettext, gettext_lazy
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
 from staff.change_kinds import access_change_propose, group_change_propose
@@ -158,7 +159,7 @@ class StaffUserCreationForm(AdminUserCreationForm):
     def clean_email(self) -> str:
         email = str(self.cleaned_data["email"]).strip().lower()
         if StaffUser.objects.filter(email__iexact=email).exists():
-            raise ValidationError("A staff user with this email already exists.")
+            raise ValidationError(gettext("A staff user with this email already exists."))
         return email
 
 
@@ -175,16 +176,18 @@ class StaffUserAdmin(StepUpAccessAdmin, UserAdmin):
     add_form = StaffUserCreationForm
     fieldsets = (
         (None, {"fields": ("email", "password")}),
-        ("Personal info", {"fields": ("full_name",)}),
+        (gettext_lazy("Personal info"), {"fields": ("full_name",)}),
         (
-            "Roles and permissions",
+            gettext_lazy("Roles and permissions"),
             {
                 "fields": ("is_active", "is_staff", "is_superuser", "groups", "user_permissions"),
-                "description": "Roles are the groups; their permissions are declared in "
-                "staff/roles.py and restored by `manage.py payops_bootstrap`.",
+                "description": gettext_lazy(
+                    "Roles are the groups; their permissions are declared in "
+                    "staff/roles.py and restored by `manage.py payops_bootstrap`."
+                ),
             },
         ),
-        ("Important dates", {"fields": ("last_login", "date_joined")}),
+        (gettext_lazy("Important dates"), {"fields": ("last_login", "date_joined")}),
     )
     add_fieldsets = (
         (
@@ -260,7 +263,7 @@ class StaffUserAdmin(StepUpAccessAdmin, UserAdmin):
         else:
             self.message_user(request, proposal_message(proposal), level=messages.WARNING)
 
-    @admin.display(description="Roles")
+    @admin.display(description=gettext_lazy("Roles"))
     def role_names(self, obj: StaffUser) -> str:
         return ", ".join(sorted(group.name for group in obj.groups.all())) or "—"
 

@@ -20,6 +20,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from staff.errors import ServiceError
 from staff.models import ApiToken, StaffUser
@@ -80,11 +81,16 @@ def _clean_scopes(scopes: Iterable[str]) -> list[str]:
     unknown = sorted({scope for scope in chosen if scope not in TOKEN_SCOPES})
     if unknown:
         raise ServiceError(
-            f"Unknown scope {', '.join(unknown)}.",
-            errors=[("scopes", f"choose among {', '.join(TOKEN_SCOPES)}")],
+            gettext("Unknown scope %(value)s.") % {"value": ", ".join(unknown)},
+            errors=[
+                ("scopes", gettext("choose among %(value)s") % {"value": ", ".join(TOKEN_SCOPES)})
+            ],
         )
     if not chosen:
-        raise ServiceError("Choose at least one scope.", errors=[("scopes", "choose at least one")])
+        raise ServiceError(
+            gettext("Choose at least one scope."),
+            errors=[("scopes", gettext("choose at least one"))],
+        )
     return [scope for scope in TOKEN_SCOPES if scope in chosen]  # declaration order, once each
 
 
@@ -100,15 +106,21 @@ def api_token_create(
     `manage.py api_token create`, whose shell access stands for the step-up; it is audited as
     such). A privileged scope needs a fresh step-up of `by` and at most 90 days."""
     if by is not None and by.pk != user.pk:
-        raise PermissionDenied("Staff create API tokens for themselves only.")
+        raise PermissionDenied(gettext("Staff create API tokens for themselves only."))
     if not has_staff_role(user):
-        raise PermissionDenied("Only active staff with a role may hold API tokens.")
+        raise PermissionDenied(gettext("Only active staff with a role may hold API tokens."))
     chosen = _clean_scopes(scopes)
     longest = max_days(chosen)
     if not 1 <= days <= longest:
         raise ServiceError(
-            f"A token with these scopes lasts between 1 and {longest} days.",
-            errors=[("days", f"at most {longest} days for these scopes")],
+            gettext("A token with these scopes lasts between 1 and %(longest)s days.")
+            % {"longest": longest},
+            errors=[
+                (
+                    "days",
+                    gettext("at most %(longest)s days for these scopes") % {"longest": longest},
+                )
+            ],
         )
     privileged = is_privileged(chosen)
     if privileged and by is not None:
@@ -147,7 +159,7 @@ def api_token_create(
 
 def api_token_revoke(*, token: ApiToken, by: StaffUser) -> ApiToken:
     if token.user_id != by.pk and not by.is_superuser:
-        raise PermissionDenied("You can revoke only your own API tokens.")
+        raise PermissionDenied(gettext("You can revoke only your own API tokens."))
     with transaction.atomic():
         token = ApiToken.objects.select_for_update().get(pk=token.pk)
         if token.revoked_at is None:

@@ -9,6 +9,8 @@ from typing import Any
 from django.contrib.auth.models import Group, Permission
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.utils import translation
+from django.utils.translation import gettext, gettext_lazy
 
 from staff.changes import change_propose, register_change_kind
 from staff.models import ChangeProposal, StaffUser
@@ -37,20 +39,22 @@ def _user(proposal: ChangeProposal) -> StaffUser:
 def role_change_propose(*, user: StaffUser, role: Role | str, by: StaffUser, grant: bool) -> Any:
     """Propose granting (or revoking) a role: applies once another admin approves it."""
     if not may_grant_roles(by):
-        raise PermissionDenied("Only an admin may grant or revoke roles.")
+        raise PermissionDenied(gettext("Only an admin may grant or revoke roles."))
     if by.pk == user.pk:
-        raise PermissionDenied("You may not change your own roles: ask another admin.")
+        raise PermissionDenied(gettext("You may not change your own roles: ask another admin."))
     key = role_key_check(role)
     before = role_names_of(user)
     after = sorted(set(before) | {key}) if grant else sorted(set(before) - {key})
     verb = "Grant" if grant else "Revoke"
+    # The summary is a record: written in English whatever language the proposer reads.
+    with translation.override("en"):
+        role_name = str(ROLES_BY_KEY[key].display_name)
     return change_propose(
         kind=ROLE_KIND,
         by=by,
         target=user,
         target_label=user.email,
-        summary=f"{verb} the role {ROLES_BY_KEY[key].display_name} "
-        f"{'to' if grant else 'from'} {user.email}",
+        summary=f"{verb} the role {role_name} {'to' if grant else 'from'} {user.email}",
         before={"groups": before},
         after={"groups": after},
         payload={"user": user.pk, "role": key, "grant": grant},
@@ -186,12 +190,23 @@ def _group_apply(proposal: ChangeProposal, *, by: StaffUser | None) -> None:
 
 def register_staff_change_kinds() -> None:
     register_change_kind(
-        GROUP_KIND, apply=_group_apply, version=_group_version, label="Role group (Django admin)"
+        GROUP_KIND,
+        apply=_group_apply,
+        version=_group_version,
+        label=gettext_lazy("Role group (Django admin)"),
     )
-    register_change_kind(ROLE_KIND, apply=_role_apply, version=_groups_version, label="Role")
     register_change_kind(
-        ACCESS_KIND, apply=_access_apply, version=_groups_version, label="Access (Django admin)"
+        ROLE_KIND, apply=_role_apply, version=_groups_version, label=gettext_lazy("Role")
     )
     register_change_kind(
-        RESET_KIND, apply=reset_apply, version=reset_version, label="Second-factor reset"
+        ACCESS_KIND,
+        apply=_access_apply,
+        version=_groups_version,
+        label=gettext_lazy("Access (Django admin)"),
+    )
+    register_change_kind(
+        RESET_KIND,
+        apply=reset_apply,
+        version=reset_version,
+        label=gettext_lazy("Second-factor reset"),
     )

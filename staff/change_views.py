@@ -9,6 +9,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from staff.changes import (
@@ -26,7 +27,11 @@ from staff.step_up import StepUpRequired
 
 
 class RejectForm(forms.Form):
-    reason = forms.CharField(label="Reason", max_length=500, help_text="Kept with the change.")
+    reason = forms.CharField(
+        label=gettext_lazy("Reason"),
+        max_length=500,
+        help_text=gettext_lazy("Kept with the change."),
+    )
 
 
 def _staff(request: HttpRequest) -> StaffUser:

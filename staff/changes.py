@@ -26,20 +26,25 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured, PermissionDenied, ValidationError
 from django.core.mail import send_mail
 from django.db import IntegrityError, models, transaction
 from django.db.models import Q
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext
 
 from staff.errors import ServiceError
 from staff.models import ChangeProposal, StaffUser
 from staff.roles import ADMIN, may_grant_roles
 from staff.services import audit_context, audit_record
 from staff.step_up import step_up_require
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
 
 logger = logging.getLogger("staff.changes")
 
@@ -51,7 +56,7 @@ class ChangeKind:
     """How one kind of admin change is applied, and how its target's version is read."""
 
     kind: str
-    label: str
+    label: StrOrPromise
     # apply(proposal, by=approver or None for the system) makes the change with the owning
     # app's service, inside the approval's transaction; a ServiceError fails the proposal.
     apply: Callable[..., Any]
@@ -70,7 +75,7 @@ def register_change_kind(
     *,
     apply: Callable[..., Any],
     version: Callable[[ChangeProposal], str],
-    label: str,
+    label: StrOrPromise,
     in_transaction: bool = True,
 ) -> None:
     """Declare a kind of admin change (from the owning app's ready(); once per kind)."""
@@ -112,18 +117,50 @@ def admins() -> list[StaffUser]:
     return list(query.distinct().order_by("pk"))
 
 
+def _proposed_email(proposal: ChangeProposal, *, by_email: str, label: object) -> tuple[str, str]:
+    """The admins' email about a new proposal, in the active language (the summary, a record
+    written when the change was proposed, is quoted as written)."""
+    if proposal.apply_after:
+        when = gettext(
+            "It applies at %(at)s UTC unless another admin decides first (no other admin "
+            "exists to approve it)."
+        ) % {"at": f"{proposal.apply_after:%Y-%m-%d %H:%M}"}
+    else:
+        when = gettext("It waits for another admin to approve or reject it.")
+    subject = gettext("PayOps: admin change proposed (%(kind)s)") % {"kind": label}
+    body = gettext(
+        "%(email)s proposed: %(summary)s\n\n%(when)s\n\nDecide it on the Changes page."
+    ) % {"email": by_email, "summary": proposal.summary, "when": when}
+    return subject, body
+
+
+def _applied_email(proposal: ChangeProposal) -> tuple[str, str]:
+    subject = gettext("PayOps: admin change applied after the wait")
+    body = gettext("Applied: %(summary)s (proposed by %(email)s).") % {
+        "summary": proposal.summary,
+        "email": proposal.proposed_by.email,
+    }
+    return subject, body
+
+
 def _require_admin(by: Any, *, what: str) -> None:
     if not may_grant_roles(by):
-        raise ChangeRefused(f"Only an admin may {what} an admin change.", code="permission_denied")
+        raise ChangeRefused(
+            gettext("Only an admin may %(what)s an admin change.") % {"what": what},
+            code="permission_denied",
+        )
     step_up_require(by, action=STEP_UP_ACTION)
 
 
-def _email_admins(proposal_id: int, subject: str, body: str) -> None:
-    """Email every active admin once the proposal has committed (the console backend locally)."""
+def _email_admins(proposal_id: int, compose: Callable[[], tuple[str, str]]) -> None:
+    """Email every active admin once the proposal has committed (the console backend locally),
+    each in their own language: `compose` returns (subject, body) in the active language."""
 
     def send() -> None:
         for admin in admins():
             try:
+                with translation.override(admin.language or settings.LANGUAGE_CODE):
+                    subject, body = compose()
                 send_mail(
                     subject=subject,
                     message=body,
@@ -147,8 +184,10 @@ def _details(proposal: ChangeProposal) -> dict[str, Any]:
 
 def _already_waiting(target_label: str) -> ChangeRefused:
     return ChangeRefused(
-        f"A change of this kind to {target_label or 'this'} is already waiting: "
-        "decide or withdraw it first.",
+        gettext(
+            "A change of this kind to %(value)s is already waiting: decide or withdraw it first."
+        )
+        % {"value": target_label or "this"},
         code="change_pending",
         status=409,
     )
@@ -216,17 +255,8 @@ def change_propose(
             how = "maker-checker is off (PAYOPS_ADMIN_MAKER_CHECKER)"
             _apply(proposal, by=by, how=how)
         else:
-            when = (
-                f"It applies at {proposal.apply_after:%Y-%m-%d %H:%M} UTC unless another admin "
-                "decides first (no other admin exists to approve it)."
-                if proposal.apply_after
-                else "It waits for another admin to approve or reject it."
-            )
             _email_admins(
-                proposal.pk,
-                f"PayOps: admin change proposed ({spec.label})",
-                f"{by.email} proposed: {proposal.summary}\n\n{when}\n\n"
-                "Decide it on the Changes page.",
+                proposal.pk, partial(_proposed_email, proposal, by_email=by.email, label=spec.label)
             )
     if not maker_checker_on():
         _apply_outside(proposal, by=by, how="maker-checker is off (PAYOPS_ADMIN_MAKER_CHECKER)")
@@ -345,7 +375,8 @@ def _locked_pending(proposal: ChangeProposal) -> ChangeProposal:
     )
     if not locked.is_pending:
         raise ChangeRefused(
-            f"This change is no longer waiting (it is {locked.get_state_display().lower()}).",
+            gettext("This change is no longer waiting (it is %(value)s).")
+            % {"value": locked.get_state_display().lower()},
             code="change_decided",
             status=409,
         )
@@ -359,12 +390,12 @@ def change_approve(*, proposal: ChangeProposal, by: StaffUser) -> ChangeProposal
         proposal = _locked_pending(proposal)
         if proposal.proposed_by_id == by.pk:
             raise ChangeRefused(
-                "Another admin must approve: you proposed this change yourself.",
+                gettext("Another admin must approve: you proposed this change yourself."),
                 code="change_own_proposal",
             )
         if proposal.target_type == StaffUser._meta.label_lower and proposal.target_id == str(by.pk):
             raise ChangeRefused(
-                "Another admin must approve a change to your own access or second factor.",
+                gettext("Another admin must approve a change to your own access or second factor."),
                 code="change_self",
             )
         _apply(proposal, by=by, how="approved by a second admin")
@@ -377,12 +408,15 @@ def change_reject(*, proposal: ChangeProposal, by: StaffUser, reason: str) -> Ch
     _require_admin(by, what="reject")
     reason = reason.strip()
     if not reason:
-        raise ServiceError("Say why it is rejected.", errors=[("reason", "is required")])
+        raise ServiceError(
+            gettext("Say why it is rejected."), errors=[("reason", gettext("is required"))]
+        )
     with transaction.atomic():
         proposal = _locked_pending(proposal)
         if proposal.proposed_by_id == by.pk:
             raise ChangeRefused(
-                "Withdraw your own proposal instead of rejecting it.", code="change_own_proposal"
+                gettext("Withdraw your own proposal instead of rejecting it."),
+                code="change_own_proposal",
             )
         _decided(proposal, ChangeProposal.State.REJECTED, by=by, reason=reason)
         audit_record(
@@ -400,7 +434,7 @@ def change_withdraw(*, proposal: ChangeProposal, by: StaffUser) -> ChangeProposa
         proposal = _locked_pending(proposal)
         if proposal.proposed_by_id != by.pk:
             raise ChangeRefused(
-                "Only its proposer may withdraw a change.", code="permission_denied"
+                gettext("Only its proposer may withdraw a change."), code="permission_denied"
             )
         _decided(proposal, ChangeProposal.State.WITHDRAWN, by=by)
         audit_record(
@@ -434,11 +468,7 @@ def changes_apply_due(*, now: datetime | None = None) -> int:
         if proposal.state == ChangeProposal.State.APPLIED:
             applied += 1
             with transaction.atomic():
-                _email_admins(
-                    proposal.pk,
-                    "PayOps: admin change applied after the wait",
-                    f"Applied: {proposal.summary} (proposed by {proposal.proposed_by.email}).",
-                )
+                _email_admins(proposal.pk, partial(_applied_email, proposal))
     return applied
 
 
@@ -461,10 +491,12 @@ def proposal_message(proposal: ChangeProposal) -> str:
     if proposal.state == ChangeProposal.State.APPLIED:
         return f"Applied: {proposal.summary}."
     if proposal.state == ChangeProposal.State.FAILED:
-        return f"Not applied: {proposal.reason}"
+        return gettext("Not applied: %(reason)s") % {"reason": proposal.reason}
     if proposal.apply_after:
         return (
             f"Proposed: {proposal.summary}. It applies at {proposal.apply_after:%Y-%m-%d %H:%M} "
             "UTC unless another admin decides (every admin was emailed)."
         )
-    return f"Proposed: {proposal.summary}. Waiting for another admin to approve it."
+    return gettext("Proposed: %(summary)s. Waiting for another admin to approve it.") % {
+        "summary": proposal.summary
+    }

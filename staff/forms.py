@@ -2,11 +2,12 @@
 
 from django import forms
 from django.contrib.auth.forms import AuthenticationForm
+from django.utils.translation import gettext_lazy
 
 
 class StaffLoginForm(AuthenticationForm):
     username = forms.EmailField(
-        label="Email",
+        label=gettext_lazy("Email"),
         max_length=254,
         widget=forms.EmailInput(attrs={"autofocus": True, "autocomplete": "username"}),
     )
@@ -14,10 +15,12 @@ class StaffLoginForm(AuthenticationForm):
     error_messages = {
         **AuthenticationForm.error_messages,
         "invalid_login": (
-            "Wrong email or password. Check both and try again; repeated failures lock "
-            "sign-in for a while."
+            gettext_lazy(
+                "Wrong email or password. Check both and try again; repeated failures lock "
+                "sign-in for a while."
+            )
         ),
-        "inactive": "This account is disabled. Ask an administrator to re-enable it.",
+        "inactive": gettext_lazy("This account is disabled. Ask an administrator to re-enable it."),
     }
 
     def clean_username(self) -> str:

@@ -35,7 +35,8 @@ from django.db import transaction
 from django.db.models import Max, Sum
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext
 
 from staff.client_address import client_ip
 from staff.models import AuditEntry, StaffUser
@@ -233,25 +234,31 @@ def failures_notice(*, username: str, failures: int, request: HttpRequest) -> bo
             target=user,
             details={"failures": failures, "ip": address, "at": at.isoformat()},
         )
-        email = user.email
+        email, language = user.email, user.language or settings.LANGUAGE_CODE
         transaction.on_commit(
-            lambda: _send_notice(email=email, failures=failures, address=address, at=at)
+            lambda: _send_notice(
+                email=email, language=language, failures=failures, address=address, at=at
+            )
         )
     return True
 
 
-def _send_notice(*, email: str, failures: int, address: str, at: datetime) -> None:
+def _send_notice(*, email: str, language: str, failures: int, address: str, at: datetime) -> None:
+    """The notice in the person's own language (the site's default when they chose none)."""
     when = at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    with translation.override(language):
+        subject = gettext("PayOps: repeated failed sign-ins to your account")
+        body = gettext(
+            "There have been %(failures)s failed sign-in attempts to your PayOps account, "
+            "the latest at %(when)s from the address %(address)s.\n\n"
+            "If that was you, wait for the lock to pass and sign in as usual. If it was not, "
+            "tell an administrator: someone may be guessing your password. Sign-in stays "
+            "possible for you once each wait has passed; the waits grow with every failure."
+        ) % {"failures": failures, "when": when, "address": address or gettext("unknown")}
     try:
         send_mail(
-            subject="PayOps: repeated failed sign-ins to your account",
-            message=(
-                f"There have been {failures} failed sign-in attempts to your PayOps account, "
-                f"the latest at {when} from the address {address or 'unknown'}.\n\n"
-                "If that was you, wait for the lock to pass and sign in as usual. If it was not, "
-                "tell an administrator: someone may be guessing your password. Sign-in stays "
-                "possible for you once each wait has passed; the waits grow with every failure."
-            ),
+            subject=subject,
+            message=body,
             from_email=settings.DEFAULT_FROM_EMAIL,
             recipient_list=[email],
         )

@@ -9,6 +9,7 @@ from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, Permis
 from django.db import models
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
+from django.utils.translation import gettext_lazy
 
 from staff.step_up import proof_of
 
@@ -192,12 +193,12 @@ class ChangeProposal(models.Model):
     """
 
     class State(models.TextChoices):
-        PENDING = "pending", "Waiting for another admin"
-        APPROVED = "approved", "Approved, being applied"
-        APPLIED = "applied", "Applied"
-        REJECTED = "rejected", "Rejected"
-        WITHDRAWN = "withdrawn", "Withdrawn"
-        FAILED = "failed", "Failed"
+        PENDING = "pending", gettext_lazy("Waiting for another admin")
+        APPROVED = "approved", gettext_lazy("Approved, being applied")
+        APPLIED = "applied", gettext_lazy("Applied")
+        REJECTED = "rejected", gettext_lazy("Rejected")
+        WITHDRAWN = "withdrawn", gettext_lazy("Withdrawn")
+        FAILED = "failed", gettext_lazy("Failed")
 
     kind = models.CharField(max_length=60, db_index=True)
     target_type = models.CharField(max_length=100, blank=True)

@@ -4,18 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.apps import apps
 from django.contrib.auth.management import create_permissions
 from django.contrib.auth.models import Group, Permission
 from django.core.exceptions import ImproperlyConfigured, PermissionDenied
 from django.db import DEFAULT_DB_ALIAS, transaction
+from django.utils.translation import gettext, gettext_lazy
 
 from staff.errors import ServiceError
 from staff.models import StaffUser
 from staff.services import audit_record
 from staff.step_up import step_up_require
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
+
 
 # Permissions are "app_label.codename"; the staff ones are declared on StaffUser.Meta.permissions.
 FINANCE_VIEW = "staff.view_finance"
@@ -91,19 +96,22 @@ TOKEN_SCOPES: dict[str, tuple[str, ...]] = {
         ALERTS_MANAGE,
     ),
 }
-TOKEN_SCOPE_LABELS: dict[str, str] = {
-    SCOPE_READ: "Read: lists and records (GET only unless another scope is given)",
+TOKEN_SCOPE_LABELS: dict[str, StrOrPromise] = {
+    SCOPE_READ: gettext_lazy("Read: lists and records (GET only unless another scope is given)"),
     SCOPE_PREPARE: (
-        "Prepare: quotes, payout drafts, end users, accounts, recipients, KYC review, "
-        "reconciliation runs and exceptions, acknowledging alerts"
+        gettext_lazy(
+            "Prepare: quotes, payout drafts, end users, accounts, recipients, KYC review, "
+            "reconciliation runs and exceptions, acknowledging alerts"
+        )
     ),
     SCOPE_APPROVE: (
-        "Approve: approve, reject and release payouts, approve recipients "
-        "(needs step-up, at most 90 days)"
+        gettext_lazy(
+            "Approve: approve, reject and release payouts, approve recipients "
+            "(needs step-up, at most 90 days)"
+        )
     ),
-    SCOPE_ADMIN: (
-        "Admin: environments, webhooks, approval policy, alert rules "
-        "(needs step-up, at most 90 days)"
+    SCOPE_ADMIN: gettext_lazy(
+        "Admin: environments, webhooks, approval policy, alert rules (needs step-up, at most 90 days)"
     ),
 }
 # Scopes that move money or change who may: created only after step-up, for 90 days at most.
@@ -120,21 +128,23 @@ class Role:
     """A job in the back office: its group name, what people see, and what it may do."""
 
     key: str
-    display_name: str
-    description: str
-    duties: tuple[str, ...]
+    display_name: StrOrPromise
+    description: StrOrPromise
+    duties: tuple[StrOrPromise, ...]
     permissions: tuple[str, ...]
     demo_email: str
 
 
 FINANCE_MAKER = Role(
     key="finance_maker",
-    display_name="Finance maker",
-    description="Prepares money movements: quotes and payouts that an approver then releases.",
+    display_name=gettext_lazy("Finance maker"),
+    description=gettext_lazy(
+        "Prepares money movements: quotes and payouts that an approver then releases."
+    ),
     duties=(
-        "Request quotes and compare rates",
-        "Initiate payouts with their documents",
-        "Follow payout status until it settles",
+        gettext_lazy("Request quotes and compare rates"),
+        gettext_lazy("Initiate payouts with their documents"),
+        gettext_lazy("Follow payout status until it settles"),
     ),
     permissions=(
         FINANCE_VIEW,
@@ -150,12 +160,12 @@ FINANCE_MAKER = Role(
 )
 FINANCE_APPROVER = Role(
     key="finance_approver",
-    display_name="Finance approver",
-    description="Checks and releases payouts prepared by a maker (never their own).",
+    display_name=gettext_lazy("Finance approver"),
+    description=gettext_lazy("Checks and releases payouts prepared by a maker (never their own)."),
     duties=(
-        "Review payouts waiting for approval",
-        "Approve or reject them with a reason",
-        "Watch failed and returned payouts",
+        gettext_lazy("Review payouts waiting for approval"),
+        gettext_lazy("Approve or reject them with a reason"),
+        gettext_lazy("Watch failed and returned payouts"),
     ),
     permissions=(
         FINANCE_VIEW,
@@ -174,11 +184,13 @@ FINANCE_APPROVER = Role(
 COMPLIANCE = Role(
     key="compliance",
     display_name="Compliance",
-    description="Onboards end users and their accounts, and follows their verification.",
+    description=gettext_lazy(
+        "Onboards end users and their accounts, and follows their verification."
+    ),
     duties=(
-        "Create and update end users",
-        "Follow KYC verification outcomes",
-        "Open virtual accounts and register recipients",
+        gettext_lazy("Create and update end users"),
+        gettext_lazy("Follow KYC verification outcomes"),
+        gettext_lazy("Open virtual accounts and register recipients"),
     ),
     permissions=(
         COMPLIANCE_VIEW,
@@ -196,11 +208,13 @@ COMPLIANCE = Role(
 ADMIN = Role(
     key="admin",
     display_name="Admin",
-    description="Runs the back office: upstream environments, credentials and system health.",
+    description=gettext_lazy(
+        "Runs the back office: upstream environments, credentials and system health."
+    ),
     duties=(
-        "Manage upstream environments and their credentials",
-        "Read the upstream call log and the audit trail",
-        "Watch system health and the request budget",
+        gettext_lazy("Manage upstream environments and their credentials"),
+        gettext_lazy("Read the upstream call log and the audit trail"),
+        gettext_lazy("Watch system health and the request budget"),
     ),
     permissions=(
         ENVIRONMENTS_MANAGE,
@@ -228,11 +242,13 @@ ADMIN = Role(
 AUDITOR = Role(
     key="auditor",
     display_name="Auditor",
-    description="Reads everything, changes nothing: the trail, the money, the directory, the logs.",
+    description=gettext_lazy(
+        "Reads everything, changes nothing: the trail, the money, the directory, the logs."
+    ),
     duties=(
-        "Read the audit trail, verify its hash chain and export it",
-        "Read payouts, their evidence packs, the directory and the webhook events",
-        "Read the upstream call log and system health",
+        gettext_lazy("Read the audit trail, verify its hash chain and export it"),
+        gettext_lazy("Read payouts, their evidence packs, the directory and the webhook events"),
+        gettext_lazy("Read the upstream call log and system health"),
     ),
     # Only view permissions: every write (service, page, API operation) needs another one.
     permissions=(
@@ -330,9 +346,9 @@ class UnknownRole(ServiceError):
     def __init__(self, key: str) -> None:
         known = ", ".join(ROLES_BY_KEY)
         super().__init__(
-            f"There is no role {key!r}.",
+            gettext("There is no role %(key)r.") % {"key": key},
             code="unknown_role",
-            errors=[("role", f"is one of: {known}")],
+            errors=[("role", gettext("is one of: %(known)s") % {"known": known})],
         )
 
 
@@ -350,10 +366,10 @@ def role_names_of(user: object) -> list[str]:
 
 def _role_change(*, user: StaffUser, role: Role | str, by: Any, grant: bool) -> bool:
     if not may_grant_roles(by):
-        raise PermissionDenied("Only an admin may grant or revoke roles.")
+        raise PermissionDenied(gettext("Only an admin may grant or revoke roles."))
     if by.pk == user.pk:
         # Nobody raises (or reshapes) their own powers: another admin decides, as a checker.
-        raise PermissionDenied("You may not change your own roles: ask another admin.")
+        raise PermissionDenied(gettext("You may not change your own roles: ask another admin."))
     step_up_require(by, action=ROLE_GRANT_ACTION)
     return role_change_apply(user=user, role=role, by=by, grant=grant)
 

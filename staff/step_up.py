@@ -25,6 +25,7 @@ from typing import Literal
 
 from django.conf import settings
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from staff.errors import ServiceError
 
@@ -62,8 +63,11 @@ class StepUpRequired(ServiceError):
         super().__init__(
             message
             or (
-                "Confirm it is you with your second factor first: this action needs one "
-                f"verified in the last {step_up_minutes()} minutes."
+                gettext(
+                    "Confirm it is you with your second factor first: this action needs one "
+                    "verified in the last %(value)s minutes."
+                )
+                % {"value": step_up_minutes()}
             ),
             code="step_up_required",
         )

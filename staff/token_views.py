@@ -36,16 +36,19 @@ from staff.step_up import StepUpRequired
 
 class ApiTokenForm(forms.Form):
     name = forms.CharField(
-        max_length=100, help_text="What uses it, e.g. “finance ERP” (so you know what to revoke)."
+        max_length=100,
+        help_text=gettext_lazy("What uses it, e.g. “finance ERP” (so you know what to revoke)."),
     )
     scopes = forms.MultipleChoiceField(
         choices=list(TOKEN_SCOPE_LABELS.items()),
         initial=list(DEFAULT_SCOPES),
         widget=forms.CheckboxSelectMultiple,
-        help_text="Give it only what the integration needs; it never exceeds your own role.",
+        help_text=gettext_lazy(
+            "Give it only what the integration needs; it never exceeds your own role."
+        ),
     )
     days = forms.TypedChoiceField(
-        label="Expires after",
+        label=gettext_lazy("Expires after"),
         choices=[(days, f"{days} days") for days in DAYS_CHOICES],
         coerce=int,
         initial=DEFAULT_DAYS,

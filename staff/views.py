@@ -11,6 +11,7 @@ from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import PasswordChangeForm
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse_lazy
+from django.utils.translation import gettext
 
 from staff.bootstrap import DEMO_PASSWORD, demo_logins
 from staff.forms import StaffLoginForm
@@ -36,7 +37,7 @@ class LogoutView(auth_views.LogoutView):
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         response = super().post(request, *args, **kwargs)
-        messages.info(request, "You have signed out.")
+        messages.info(request, gettext("You have signed out."))
         return response
 
 
@@ -49,5 +50,5 @@ class PasswordChangeView(auth_views.PasswordChangeView):
     def form_valid(self, form: PasswordChangeForm) -> HttpResponse:
         response = super().form_valid(form)
         audit_record(actor=form.user, action="staff.password_changed", target=form.user)
-        messages.success(self.request, "Your password has been changed.")
+        messages.success(self.request, gettext("Your password has been changed."))
         return response

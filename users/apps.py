@@ -1,11 +1,12 @@
 """App configuration for users: its event handler and mirror for webhooks' catch-up."""
 
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy
 
 
 class UsersConfig(AppConfig):
     name = "users"
-    verbose_name = "End users"
+    verbose_name = gettext_lazy("End users")
 
     def ready(self) -> None:
         from users.catch_up import end_users_catch_up

@@ -6,6 +6,7 @@ import uuid
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext, gettext_lazy
 
 from console.forms import IsoDateField
 from console.inputs import TextField
@@ -15,38 +16,46 @@ from users.validation import country_choices
 
 def _country_field(**kwargs: Any) -> forms.ChoiceField:
     return forms.ChoiceField(
-        choices=[("", "Choose a country…"), *country_choices()],
-        help_text="From the ISO 3166 list.",
+        choices=[("", gettext("Choose a country…")), *country_choices()],
+        help_text=gettext("From the ISO 3166 list."),
         **kwargs,
     )
 
 
 class EndUserFilterForm(forms.Form):
-    q = forms.CharField(label="Search", required=False, help_text="Email, name, phone or id.")
-    status = forms.ChoiceField(required=False, choices=[("", "Any status"), *EndUserStatus.choices])
-    verification_status = forms.ChoiceField(
-        label="Verification", required=False, choices=[("", "Any"), *VerificationStatus.choices]
+    q = forms.CharField(
+        label=gettext_lazy("Search"),
+        required=False,
+        help_text=gettext_lazy("Email, name, phone or id."),
     )
-    created_from = IsoDateField(label="Created from", required=False)
-    created_to = IsoDateField(label="Created to", required=False)
+    status = forms.ChoiceField(
+        required=False, choices=[("", gettext_lazy("Any status")), *EndUserStatus.choices]
+    )
+    verification_status = forms.ChoiceField(
+        label=gettext_lazy("Verification"),
+        required=False,
+        choices=[("", "Any"), *VerificationStatus.choices],
+    )
+    created_from = IsoDateField(label=gettext_lazy("Created from"), required=False)
+    created_to = IsoDateField(label=gettext_lazy("Created to"), required=False)
 
 
 class KycQueueFilterForm(forms.Form):
     """The queue's filters; without any, the queue shows who is not reviewed yet."""
 
     verification_status = forms.ChoiceField(
-        label="Verification",
+        label=gettext_lazy("Verification"),
         required=False,
         choices=[
-            ("", "Rejected or waiting"),
+            ("", gettext_lazy("Rejected or waiting")),
             ("rejected", "Rejected"),
-            ("not_started", "Waiting for a decision"),
+            ("not_started", gettext_lazy("Waiting for a decision")),
         ],
     )
     reviewed = forms.ChoiceField(
         required=False,
         initial="no",
-        choices=[("no", "Not reviewed yet"), ("yes", "Reviewed"), ("all", "All")],
+        choices=[("no", gettext_lazy("Not reviewed yet")), ("yes", "Reviewed"), ("all", "All")],
     )
 
 
@@ -57,12 +66,12 @@ class EndUserForm(forms.Form):
         choices=EndUserType.choices,
         initial=EndUserType.INDIVIDUAL,
         widget=forms.RadioSelect,
-        help_text="Individuals go through KYC, businesses through KYB.",
+        help_text=gettext_lazy("Individuals go through KYC, businesses through KYB."),
     )
     email = forms.EmailField()
     phone_number = TextField(
-        label="Phone number",
-        help_text="International form, e.g. +52 55 1234 5678 (stored as E.164).",
+        label=gettext_lazy("Phone number"),
+        help_text=gettext_lazy("International form, e.g. +52 55 1234 5678 (stored as E.164)."),
     )
     first_name = TextField(max_length=200)
     last_name = TextField(max_length=200)
@@ -71,26 +80,38 @@ class EndUserForm(forms.Form):
 
 class EndUserEditForm(forms.Form):
     email = forms.EmailField()
-    phone_number = TextField(label="Phone number", help_text="International form.")
-    first_name = TextField(max_length=200, help_text="Changing it restarts verification.")
-    last_name = TextField(max_length=200, help_text="Changing it restarts verification.")
+    phone_number = TextField(
+        label=gettext_lazy("Phone number"), help_text=gettext_lazy("International form.")
+    )
+    first_name = TextField(
+        max_length=200, help_text=gettext_lazy("Changing it restarts verification.")
+    )
+    last_name = TextField(
+        max_length=200, help_text=gettext_lazy("Changing it restarts verification.")
+    )
     country = _country_field()
     confirm_reverification = forms.BooleanField(
         required=False,
-        label="I understand that changing the name or country restarts identity verification",
+        label=gettext_lazy(
+            "I understand that changing the name or country restarts identity verification"
+        ),
     )
 
 
 class KycNoteForm(forms.Form):
     text = TextField(
-        label="Compliance note", widget=forms.Textarea(attrs={"rows": 3}), multiline=True
+        label=gettext_lazy("Compliance note"),
+        widget=forms.Textarea(attrs={"rows": 3}),
+        multiline=True,
     )
 
 
 class KycReviewForm(forms.Form):
     reason = TextField(
-        label="Reason",
+        label=gettext_lazy("Reason"),
         widget=forms.Textarea(attrs={"rows": 2}),
-        help_text="Why this result is acceptable as it stands, or what was asked of the user.",
+        help_text=gettext_lazy(
+            "Why this result is acceptable as it stands, or what was asked of the user."
+        ),
         multiline=True,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.db import transaction
+from django.utils.translation import gettext
 
 from staff import roles
 from staff.errors import ServiceError
@@ -25,7 +26,10 @@ def _kyc_review(*, end_user: EndUser, by: StaffUser, text: str, kind: str) -> Ky
     text = (text or "").strip()
     if not text:
         field = "reason" if kind == KycReviewKind.REVIEWED else "text"
-        raise ServiceError("Say why, in a few words.", errors=[(field, "This field is required.")])
+        raise ServiceError(
+            gettext("Say why, in a few words."),
+            errors=[(field, gettext("This field is required."))],
+        )
     with transaction.atomic():
         end_user = EndUser.objects.select_for_update().get(pk=end_user.pk)
         before = {"reviewed_at": end_user.reviewed_at, "reviewed_by": end_user.reviewed_by_id}

@@ -27,6 +27,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext
 from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticError
 
@@ -54,7 +55,9 @@ class EventDataError(ServiceError):
 def require(user: StaffUser | None, permission: str) -> None:
     """Services check permissions themselves: views and the API are not the only callers."""
     if user is not None and not user.has_perm(permission):
-        raise PermissionDenied(f"You do not have the permission {permission}.")
+        raise PermissionDenied(
+            gettext("You do not have the permission %(permission)s.") % {"permission": permission}
+        )
 
 
 def snapshot_of(record: UpstreamMirror, fields: Mapping[str, str]) -> dict[str, Any]:
@@ -178,14 +181,18 @@ class IdempotencyKeyReused(ServiceError):
 
     def __init__(self) -> None:
         super().__init__(
-            "This Idempotency-Key (or form submission) was already used with a different "
-            "request; send a new key for a new request.",
+            gettext(
+                "This Idempotency-Key (or form submission) was already used with a different "
+                "request; send a new key for a new request."
+            ),
             code="idempotency_key_reused",
             errors=[
                 (
                     "Idempotency-Key",
-                    "This submission was already sent with other values; reload the form "
-                    "(API: use a new Idempotency-Key).",
+                    gettext(
+                        "This submission was already sent with other values; reload the form "
+                        "(API: use a new Idempotency-Key)."
+                    ),
                 )
             ],
         )
@@ -199,14 +206,19 @@ class IdempotencyKeyInFlight(ServiceError):
 
     def __init__(self) -> None:
         super().__init__(
-            "A request with this Idempotency-Key (or form submission) is still being processed; "
-            "send it again in a moment to get its result.",
+            gettext(
+                "A request with this Idempotency-Key (or form submission) is still being "
+                "processed; "
+                "send it again in a moment to get its result."
+            ),
             code="idempotency_key_in_flight",
             errors=[
                 (
                     "Idempotency-Key",
-                    "This submission is still being processed; send it again in a moment to "
-                    "see its result.",
+                    gettext(
+                        "This submission is still being processed; send it again in a moment to "
+                        "see its result."
+                    ),
                 )
             ],
         )

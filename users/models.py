@@ -8,24 +8,25 @@ from typing import Any, ClassVar
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from gateway.idempotency import IdempotentModel
 
 
 class EndUserType(models.TextChoices):
-    INDIVIDUAL = "individual", "Individual"
-    BUSINESS = "business", "Business"
+    INDIVIDUAL = "individual", gettext_lazy("Individual")
+    BUSINESS = "business", gettext_lazy("Business")
 
 
 class EndUserStatus(models.TextChoices):
-    UNVERIFIED = "unverified", "Unverified"
-    VERIFIED = "verified", "Verified"
+    UNVERIFIED = "unverified", gettext_lazy("Unverified")
+    VERIFIED = "verified", gettext_lazy("Verified")
 
 
 class VerificationStatus(models.TextChoices):
-    NOT_STARTED = "not_started", "Waiting for a decision"
-    VERIFIED = "verified", "Verified"
-    REJECTED = "rejected", "Rejected"
+    NOT_STARTED = "not_started", gettext_lazy("Waiting for a decision")
+    VERIFIED = "verified", gettext_lazy("Verified")
+    REJECTED = "rejected", gettext_lazy("Rejected")
 
 
 def staff_link() -> models.ForeignKey[Any, Any]:
@@ -159,9 +160,9 @@ class EndUser(IdempotentModel, UpstreamMirror):
 
 
 class TimelineKind(models.TextChoices):
-    EVENT = "event", "Upstream event"
-    STAFF = "staff", "Staff action"
-    SYSTEM = "system", "System"
+    EVENT = "event", gettext_lazy("Upstream event")
+    STAFF = "staff", gettext_lazy("Staff action")
+    SYSTEM = "system", gettext_lazy("System")
 
 
 class TimelineEntryBase(models.Model):
@@ -202,8 +203,8 @@ class EndUserTimelineEntry(TimelineEntryBase):
 
 
 class KycReviewKind(models.TextChoices):
-    NOTE = "note", "Note"
-    REVIEWED = "reviewed", "Marked reviewed"
+    NOTE = "note", gettext_lazy("Note")
+    REVIEWED = "reviewed", gettext_lazy("Marked reviewed")
 
 
 class KycReview(models.Model):

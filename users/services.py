@@ -7,6 +7,7 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from gateway.client import call_sync, upstream
 from gateway.models import Environment
@@ -61,8 +62,8 @@ def validate_fields(values: dict[str, Any], *, partial: bool = False) -> dict[st
     clean: dict[str, str] = {}
     checks = {
         "email": normalise_email,
-        "first_name": lambda v: normalise_name(v, label="first name"),
-        "last_name": lambda v: normalise_name(v, label="last name"),
+        "first_name": lambda v: normalise_name(v, label=gettext("first name")),
+        "last_name": lambda v: normalise_name(v, label=gettext("last name")),
         "country": normalise_country,
     }
     for name, check in checks.items():
@@ -81,10 +82,10 @@ def validate_fields(values: dict[str, Any], *, partial: bool = False) -> dict[st
     if "type" in values or not partial:
         kind = str(values.get("type") or "").strip().lower()
         if kind not in EndUserType.values:
-            problems.append(("type", "Choose individual or business."))
+            problems.append(("type", gettext("Choose individual or business.")))
         clean["type"] = kind
     if problems:
-        raise ServiceError("Some fields need correcting.", errors=problems)
+        raise ServiceError(gettext("Some fields need correcting."), errors=problems)
     return clean
 
 
@@ -201,7 +202,8 @@ def end_user_changes(end_user: EndUser, values: dict[str, Any]) -> dict[str, str
     submitted = {k: v for k, v in values.items() if k in EDITABLE_FIELDS and v is not None}
     if "type" in values and values["type"] not in (None, end_user.type):
         raise ServiceError(
-            "The type of an end user cannot change.", errors=[("type", "cannot be changed")]
+            gettext("The type of an end user cannot change."),
+            errors=[("type", gettext("cannot be changed"))],
         )
     if "phone_number" in submitted and "country" not in submitted:
         submitted["country"] = end_user.country  # to read a national number, not to send it
@@ -226,10 +228,10 @@ def end_user_update(
     """Send only the changed fields; a change of identity needs `confirm_reverification`."""
     require(by, roles.END_USERS_MANAGE)
     if not end_user.is_synced:
-        raise ServiceError("This end user is not created upstream yet.", code="not_synced")
+        raise ServiceError(gettext("This end user is not created upstream yet."), code="not_synced")
     changes = end_user_changes(end_user, values)
     if not changes:
-        raise ServiceError("Nothing changed.", code="no_changes")
+        raise ServiceError(gettext("Nothing changed."), code="no_changes")
     identity = identity_changes(changes)
     if identity and not confirm_reverification:
         raise ServiceError(
@@ -279,7 +281,7 @@ def end_user_refresh(*, end_user: EndUser, by: StaffUser | None) -> EndUser:
     """Read the record from the upstream and take it as current (by None: a background task)."""
     require(by, roles.DIRECTORY_VIEW)
     if not end_user.is_synced:
-        raise ServiceError("This end user is not created upstream yet.", code="not_synced")
+        raise ServiceError(gettext("This end user is not created upstream yet."), code="not_synced")
     record = upstream_answer(
         upstream(end_user.environment, background=by is None).users.get,
         end_user.upstream_id,

@@ -13,6 +13,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from console.lists import list_template, page_of
@@ -37,7 +38,7 @@ from users.validation import country_name, reason_in_words
 def current_environment(request: HttpRequest) -> Environment:
     environment = environment_current(user=request.user)
     if environment is None:
-        raise PermissionDenied("No upstream environment is configured yet: ask an admin.")
+        raise PermissionDenied(gettext("No upstream environment is configured yet: ask an admin."))
     return environment
 
 
@@ -140,7 +141,7 @@ def end_user_edit(request: HttpRequest, pk: int) -> HttpResponse:
             else:
                 error.add_to_form(form)
         else:
-            messages.success(request, "The changes were sent upstream.")
+            messages.success(request, gettext("The changes were sent upstream."))
             return redirect("users:detail", pk=user.pk)
     return render(
         request,
@@ -159,7 +160,7 @@ def end_user_refresh(request: HttpRequest, pk: int) -> HttpResponse:
     except ServiceError as error:
         messages.error(request, error.message)
     else:
-        messages.success(request, "Refreshed from the upstream.")
+        messages.success(request, gettext("Refreshed from the upstream."))
     return redirect("users:detail", pk=pk)
 
 
@@ -196,7 +197,9 @@ def _kyc_action(request: HttpRequest, pk: int, *, note: bool) -> HttpResponse:
         except ServiceError as error:
             error.add_to_form(form)
         else:
-            messages.success(request, "Note saved." if note else "Marked reviewed.")
+            messages.success(
+                request, gettext("Note saved.") if note else gettext("Marked reviewed.")
+            )
             back = request.POST.get("next", "")
             if back and url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
                 return redirect(back)

@@ -7,6 +7,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest
+from django.utils.translation import gettext
 from ninja import Field, Query, Router, Schema, Status
 from ninja.params.functions import Query as QueryParam
 
@@ -31,7 +32,7 @@ MAX_LIMIT = 200
 
 def _require(request: HttpRequest, permission: str) -> None:
     if not request.user.has_perm(permission):
-        raise PermissionDenied("You do not have permission to do this.")
+        raise PermissionDenied(gettext("You do not have permission to do this."))
 
 
 class EndpointOut(Schema):

@@ -8,6 +8,7 @@ from datetime import datetime
 from django.contrib.contenttypes.models import ContentType
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from gateway.models import Environment
 from staff import crypto
@@ -79,31 +80,31 @@ class WebhookEndpoint(models.Model):
 
 
 class SignatureVerdict(models.TextChoices):
-    VALID = "valid", "Valid"
-    INVALID = "invalid", "Invalid signature"
-    MISSING = "missing", "Missing signature"
-    MALFORMED = "malformed", "Malformed body"
-    TOO_LARGE = "too_large", "Body too large"
-    NO_SECRET = "no_secret", "No secret configured"
+    VALID = "valid", gettext_lazy("Valid")
+    INVALID = "invalid", gettext_lazy("Invalid signature")
+    MISSING = "missing", gettext_lazy("Missing signature")
+    MALFORMED = "malformed", gettext_lazy("Malformed body")
+    TOO_LARGE = "too_large", gettext_lazy("Body too large")
+    NO_SECRET = "no_secret", gettext_lazy("No secret configured")
 
 
 class SecretSlot(models.TextChoices):
-    CURRENT = "current", "Current"
-    PREVIOUS = "previous", "Previous (overlap window)"
-    PENDING = "pending", "Pending (rotation in progress)"
+    CURRENT = "current", gettext_lazy("Current")
+    PREVIOUS = "previous", gettext_lazy("Previous (overlap window)")
+    PENDING = "pending", gettext_lazy("Pending (rotation in progress)")
 
 
 class SignedOver(models.TextChoices):
-    RAW = "raw", "Raw bytes"
-    RESERIALISED = "reserialised", "Re-serialised (JSON.stringify)"
+    RAW = "raw", gettext_lazy("Raw bytes")
+    RESERIALISED = "reserialised", gettext_lazy("Re-serialised (JSON.stringify)")
 
 
 class EventStatus(models.TextChoices):
-    PENDING = "pending", "Pending"
-    PROCESSED = "processed", "Processed"
-    FAILED = "failed", "Failed"
-    UNHANDLED = "unhandled", "Unhandled (unknown type)"
-    NO_HANDLER = "no_handler", "No handler yet"
+    PENDING = "pending", gettext_lazy("Pending")
+    PROCESSED = "processed", gettext_lazy("Processed")
+    FAILED = "failed", gettext_lazy("Failed")
+    UNHANDLED = "unhandled", gettext_lazy("Unhandled (unknown type)")
+    NO_HANDLER = "no_handler", gettext_lazy("No handler yet")
 
 
 class WebhookEvent(models.Model):
@@ -177,10 +178,10 @@ class WebhookDelivery(models.Model):
 
 
 class ProcessingOutcome(models.TextChoices):
-    PROCESSED = "processed", "Processed"
-    FAILED = "failed", "Failed"
-    NO_HANDLER = "no_handler", "No handler yet"
-    UNHANDLED = "unhandled", "Unhandled"
+    PROCESSED = "processed", gettext_lazy("Processed")
+    FAILED = "failed", gettext_lazy("Failed")
+    NO_HANDLER = "no_handler", gettext_lazy("No handler yet")
+    UNHANDLED = "unhandled", gettext_lazy("Unhandled")
 
 
 class ProcessingAttempt(models.Model):

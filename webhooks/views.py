@@ -14,6 +14,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
+from django.utils.translation import gettext
 from django.views.decorators.http import require_http_methods, require_POST
 
 from console.lists import fragment_template, list_template, page_of
@@ -287,12 +288,12 @@ def events_reprocess(request: HttpRequest) -> HttpResponse:
     """Re-run the events the current filters select (the "all failed" button sets status)."""
     form = EventFilterForm(request.POST)
     if not form.is_valid():
-        messages.error(request, "The filters are not valid.")
+        messages.error(request, gettext("The filters are not valid."))
         return redirect("webhooks:events")
     request.GET = request.POST
     _, filters = _filters(request)
     if filters.get("status") == "invalid":
-        messages.error(request, "Refused deliveries have no event to reprocess.")
+        messages.error(request, gettext("Refused deliveries have no event to reprocess."))
         return redirect("webhooks:events")
     events = selectors.event_list(**filters)
     described = ", ".join(f"{k}={v}" for k, v in filters.items() if v) or "all events"

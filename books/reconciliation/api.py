@@ -11,6 +11,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from django.http import HttpRequest
+from django.utils.translation import gettext
 from ninja import Field, Router, Schema, Status
 
 from accounts.models import VirtualAccount
@@ -199,8 +200,10 @@ def start_run(
         ).first()
         if account is None:
             raise ServiceError(
-                "No such virtual account in this environment.",
-                errors=[("virtual_account_id", "no such virtual account in this environment")],
+                gettext("No such virtual account in this environment."),
+                errors=[
+                    ("virtual_account_id", gettext("no such virtual account in this environment"))
+                ],
             )
     run = services.run_start(
         environment=env,
@@ -274,7 +277,9 @@ def assign_exception(
     if payload.owner_id is not None:
         owner = StaffUser.objects.filter(pk=payload.owner_id, is_active=True).first()
         if owner is None:
-            raise ServiceError("No such staff member.", errors=[("owner_id", "no such staff")])
+            raise ServiceError(
+                gettext("No such staff member."), errors=[("owner_id", gettext("no such staff"))]
+            )
     services.exception_assign(
         item=_item(request, exception_id), owner=owner, by=acting_staff(request)
     )

@@ -5,33 +5,36 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext_lazy
 
 from books.reconciliation.models import ExceptionKind, ExceptionState
 from console.inputs import TextField
 
 STATE_CHOICES = [
-    ("", "Any state"),
-    ("unresolved", "Open or investigating"),
+    ("", gettext_lazy("Any state")),
+    ("unresolved", gettext_lazy("Open or investigating")),
     *ExceptionState.choices,
 ]
 SORT_CHOICES = [
-    ("-created", "Newest first"),
-    ("created", "Oldest first"),
-    ("-updated", "Recently updated"),
+    ("-created", gettext_lazy("Newest first")),
+    ("created", gettext_lazy("Oldest first")),
+    ("-updated", gettext_lazy("Recently updated")),
     ("kind", "Kind"),
-    ("-difference", "Largest difference"),
-    ("difference", "Smallest difference"),
+    ("-difference", gettext_lazy("Largest difference")),
+    ("difference", gettext_lazy("Smallest difference")),
 ]
 
 
 class ExceptionFilterForm(forms.Form):
-    state = forms.ChoiceField(required=False, choices=STATE_CHOICES, label="State")
+    state = forms.ChoiceField(required=False, choices=STATE_CHOICES, label=gettext_lazy("State"))
     kind = forms.ChoiceField(
-        required=False, choices=[("", "Any kind"), *ExceptionKind.choices], label="Kind"
+        required=False,
+        choices=[("", gettext_lazy("Any kind")), *ExceptionKind.choices],
+        label=gettext_lazy("Kind"),
     )
-    owner = forms.ChoiceField(required=False, label="Owner")
-    environment = forms.ChoiceField(required=False, label="Environment")
-    sort = forms.ChoiceField(required=False, choices=SORT_CHOICES, label="Sort")
+    owner = forms.ChoiceField(required=False, label=gettext_lazy("Owner"))
+    environment = forms.ChoiceField(required=False, label=gettext_lazy("Environment"))
+    sort = forms.ChoiceField(required=False, choices=SORT_CHOICES, label=gettext_lazy("Sort"))
 
     def __init__(
         self,
@@ -58,7 +61,7 @@ class ExceptionFilterForm(forms.Form):
 
 
 class AssignForm(forms.Form):
-    owner = forms.ChoiceField(required=False, label="Owner")
+    owner = forms.ChoiceField(required=False, label=gettext_lazy("Owner"))
 
     def __init__(self, *args: Any, owners: list[tuple[str, str]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -67,14 +70,17 @@ class AssignForm(forms.Form):
 
 class CommentForm(forms.Form):
     body = TextField(
-        max_length=2000, multiline=True, label="Comment", widget=forms.Textarea(attrs={"rows": 3})
+        max_length=2000,
+        multiline=True,
+        label=gettext_lazy("Comment"),
+        widget=forms.Textarea(attrs={"rows": 3}),
     )
 
 
 class StateForm(forms.Form):
-    state = forms.ChoiceField(choices=ExceptionState.choices, label="State")
-    reason = TextField(required=False, max_length=500, label="Reason (to resolve)")
+    state = forms.ChoiceField(choices=ExceptionState.choices, label=gettext_lazy("State"))
+    reason = TextField(required=False, max_length=500, label=gettext_lazy("Reason (to resolve)"))
 
 
 class ReasonForm(forms.Form):
-    reason = TextField(max_length=500, label="What explains it")
+    reason = TextField(max_length=500, label=gettext_lazy("What explains it"))

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from accounts.models import VirtualAccount
 from gateway.models import Environment
@@ -16,20 +17,20 @@ from payouts.models import Payout
 
 
 class RunState(models.TextChoices):
-    RUNNING = "running", "Running"
-    PAUSED = "paused", "Paused"
-    COMPLETED = "completed", "Completed"
-    FAILED = "failed", "Failed"
+    RUNNING = "running", gettext_lazy("Running")
+    PAUSED = "paused", gettext_lazy("Paused")
+    COMPLETED = "completed", gettext_lazy("Completed")
+    FAILED = "failed", gettext_lazy("Failed")
 
 
 class RunPhase(models.TextChoices):
     """A run's steps, in order: list the upstream's payouts page by page, look up ours the list
     did not show, then compare each account's balance."""
 
-    PAYOUTS = "payouts", "Upstream payouts"
-    UNSEEN = "unseen", "Our payouts the list did not show"
-    BALANCES = "balances", "Balances"
-    DONE = "done", "Done"
+    PAYOUTS = "payouts", gettext_lazy("Upstream payouts")
+    UNSEEN = "unseen", gettext_lazy("Our payouts the list did not show")
+    BALANCES = "balances", gettext_lazy("Balances")
+    DONE = "done", gettext_lazy("Done")
 
 
 class ReconciliationRun(models.Model):
@@ -79,22 +80,22 @@ class ReconciliationRun(models.Model):
 
 
 class ExceptionKind(models.TextChoices):
-    MISSING_UPSTREAM = "missing_upstream", "Missing upstream"
-    MISSING_IN_PAYOPS = "missing_in_payops", "Missing in PayOps"
-    STATUS_DIFFERS = "status_differs", "Status differs"
-    AMOUNT_DIFFERS = "amount_differs", "Amount differs"
-    FEE_DIFFERS = "fee_differs", "Fee differs"
-    RATE_DIFFERS = "rate_differs", "Rate differs"
-    BALANCE_DIFFERS = "balance_differs", "Balance differs"
+    MISSING_UPSTREAM = "missing_upstream", gettext_lazy("Missing upstream")
+    MISSING_IN_PAYOPS = "missing_in_payops", gettext_lazy("Missing in PayOps")
+    STATUS_DIFFERS = "status_differs", gettext_lazy("Status differs")
+    AMOUNT_DIFFERS = "amount_differs", gettext_lazy("Amount differs")
+    FEE_DIFFERS = "fee_differs", gettext_lazy("Fee differs")
+    RATE_DIFFERS = "rate_differs", gettext_lazy("Rate differs")
+    BALANCE_DIFFERS = "balance_differs", gettext_lazy("Balance differs")
 
 
 PAYOUT_KINDS = tuple(k for k in ExceptionKind.values if k != ExceptionKind.BALANCE_DIFFERS)
 
 
 class ExceptionState(models.TextChoices):
-    OPEN = "open", "Open"
-    INVESTIGATING = "investigating", "Investigating"
-    RESOLVED = "resolved", "Resolved"
+    OPEN = "open", gettext_lazy("Open")
+    INVESTIGATING = "investigating", gettext_lazy("Investigating")
+    RESOLVED = "resolved", gettext_lazy("Resolved")
 
 
 class ReconciliationException(models.Model):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404
+from django.utils.translation import gettext
 
 from books.reconciliation.models import (
     ExceptionComment,
@@ -31,7 +32,10 @@ EXCEPTION_SORTS = {
 
 def require_books_reader(user: StaffUser | None) -> None:
     if user is not None and not user.has_perm(roles.BOOKS_VIEW):
-        raise PermissionDenied(f"You do not have the permission {roles.BOOKS_VIEW}.")
+        raise PermissionDenied(
+            gettext("You do not have the permission %(BOOKS_VIEW)s.")
+            % {"BOOKS_VIEW": roles.BOOKS_VIEW}
+        )
 
 
 def run_list(*, user: StaffUser, environment: Environment | None) -> QuerySet[ReconciliationRun]:

@@ -24,6 +24,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from django.utils.translation import gettext
 from django_q.tasks import async_task
 
 from accounts.models import Recipient, VirtualAccount
@@ -79,7 +80,9 @@ _UPSTREAM_STATES = (
 def require(user: StaffUser | None, permission: str) -> None:
     """`None` is the system (the schedule); a person needs the permission."""
     if user is not None and not user.has_perm(permission):
-        raise PermissionDenied(f"You do not have the permission {permission}.")
+        raise PermissionDenied(
+            gettext("You do not have the permission %(permission)s.") % {"permission": permission}
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -168,15 +171,15 @@ def run_start(
     )
     if start >= end:
         raise ServiceError(
-            "The window must start before it ends.",
+            gettext("The window must start before it ends."),
             code="invalid_window",
-            errors=[("window_start", "must be before window_end")],
+            errors=[("window_start", gettext("must be before window_end"))],
         )
     if virtual_account is not None and virtual_account.environment_id != environment.pk:
         raise ServiceError(
-            "The virtual account is in another environment.",
+            gettext("The virtual account is in another environment."),
             code="invalid_account",
-            errors=[("virtual_account_id", "is not in this environment")],
+            errors=[("virtual_account_id", gettext("is not in this environment"))],
         )
     with transaction.atomic():
         busy = ReconciliationRun.objects.select_for_update().filter(
@@ -186,7 +189,7 @@ def run_start(
         )
         if busy.exists():
             raise ServiceError(
-                "A run of this scope is still open: it resumes on its own.",
+                gettext("A run of this scope is still open: it resumes on its own."),
                 code="run_open",
                 status=409,
             )
@@ -670,12 +673,14 @@ def _locked_item(item_id: int) -> ReconciliationException:
             .get(pk=item_id)
         )
     except ReconciliationException.DoesNotExist:
-        raise ServiceError("No such exception.", code="not_found", status=404) from None
+        raise ServiceError(gettext("No such exception."), code="not_found", status=404) from None
 
 
 def _refuse_resolved(item: ReconciliationException) -> None:
     if item.state == RESOLVED:
-        raise ServiceError("This exception is resolved.", code="exception_resolved", status=409)
+        raise ServiceError(
+            gettext("This exception is resolved."), code="exception_resolved", status=409
+        )
 
 
 def exception_assign(
@@ -685,9 +690,9 @@ def exception_assign(
     require(by, roles.RECONCILE)
     if owner is not None and not owner.has_perm(roles.RECONCILE):
         raise ServiceError(
-            "The owner must be someone who may reconcile.",
+            gettext("The owner must be someone who may reconcile."),
             code="invalid_owner",
-            errors=[("owner_id", "cannot work reconciliation exceptions")],
+            errors=[("owner_id", gettext("cannot work reconciliation exceptions"))],
         )
     with transaction.atomic():
         item = _locked_item(item.pk)
@@ -712,9 +717,14 @@ def exception_comment(
     require(by, roles.RECONCILE)
     text = (body or "").strip()
     if not text:
-        raise ServiceError("A comment needs text.", errors=[("body", "is required")])
+        raise ServiceError(
+            gettext("A comment needs text."), errors=[("body", gettext("is required"))]
+        )
     if len(text) > 2000:
-        raise ServiceError("The comment is too long.", errors=[("body", "at most 2000 characters")])
+        raise ServiceError(
+            gettext("The comment is too long."),
+            errors=[("body", gettext("at most 2000 characters"))],
+        )
     with transaction.atomic():
         item = _locked_item(item.pk)
         comment = ExceptionComment.objects.create(exception=item, author=by, body=text)
@@ -734,15 +744,21 @@ def exception_set_state(
     require(by, roles.RECONCILE)
     if state not in ExceptionState.values:
         raise ServiceError(
-            "Unknown state.", errors=[("state", "must be open, investigating or resolved")]
+            gettext("Unknown state."),
+            errors=[("state", gettext("must be open, investigating or resolved"))],
         )
     reason = (reason or "").strip()
     if state == RESOLVED and not reason:
         raise ServiceError(
-            "Say why it is resolved.", code="reason_required", errors=[("reason", "is required")]
+            gettext("Say why it is resolved."),
+            code="reason_required",
+            errors=[("reason", gettext("is required"))],
         )
     if state == RESOLVED and len(reason) > 500:
-        raise ServiceError("The reason is too long.", errors=[("reason", "at most 500 characters")])
+        raise ServiceError(
+            gettext("The reason is too long."),
+            errors=[("reason", gettext("at most 500 characters"))],
+        )
     with transaction.atomic():
         item = _locked_item(item.pk)
         _refuse_resolved(item)
@@ -773,7 +789,9 @@ def exception_explain(
     reason = (reason or "").strip()
     if not reason:
         raise ServiceError(
-            "Say what explains it.", code="reason_required", errors=[("reason", "is required")]
+            gettext("Say what explains it."),
+            code="reason_required",
+            errors=[("reason", gettext("is required"))],
         )
     if item.kind != ExceptionKind.BALANCE_DIFFERS:
         return exception_set_state(item=item, state=RESOLVED, by=by, reason=reason)
@@ -781,7 +799,9 @@ def exception_explain(
         item = _locked_item(item.pk)
         _refuse_resolved(item)
         if item.virtual_account is None or item.difference is None:
-            raise ServiceError("This item names no account or amount.", code="not_explainable")
+            raise ServiceError(
+                gettext("This item names no account or amount."), code="not_explainable"
+            )
         before = _item_snapshot(item)
         amount = matching.cents(Decimal(item.difference))
         adjustment = BalanceAdjustment.objects.create(
@@ -821,7 +841,7 @@ def exception_refetch(*, item: ReconciliationException, by: StaffUser) -> Reconc
     it, recorded as found by reading back). The next run decides whether the item agrees."""
     require(by, roles.RECONCILE)
     if item.kind == ExceptionKind.BALANCE_DIFFERS or not item.upstream_id:
-        raise ServiceError("Only a payout can be fetched again.", code="not_refetchable")
+        raise ServiceError(gettext("Only a payout can be fetched again."), code="not_refetchable")
     _refuse_resolved(item)
     try:
         record = call_sync(upstream(item.environment).payouts.get, item.upstream_id)
@@ -831,7 +851,9 @@ def exception_refetch(*, item: ReconciliationException, by: StaffUser) -> Reconc
     try:
         report = upstream_status(raw)
     except UnreadableStatus as exc:
-        raise ServiceError(f"The upstream's answer is unreadable: {exc}") from exc
+        raise ServiceError(
+            gettext("The upstream's answer is unreadable: %(exc)s") % {"exc": exc}
+        ) from exc
     payout_apply_report(
         environment=item.environment,
         report=report,
@@ -862,7 +884,9 @@ def exception_adopt(*, item: ReconciliationException, by: StaffUser) -> Reconcil
     person adopting it, audited), linked to its recipient and account when PayOps knows them."""
     require(by, roles.RECONCILE)
     if item.kind != ExceptionKind.MISSING_IN_PAYOPS:
-        raise ServiceError("Only a payout missing in PayOps can be adopted.", code="not_adoptable")
+        raise ServiceError(
+            gettext("Only a payout missing in PayOps can be adopted."), code="not_adoptable"
+        )
     _refuse_resolved(item)
     try:
         record = call_sync(upstream(item.environment).payouts.get, item.upstream_id)
@@ -872,7 +896,7 @@ def exception_adopt(*, item: ReconciliationException, by: StaffUser) -> Reconcil
     account = fiat_account_of(recipient, record.from_currency or "USD")
     if recipient is None or account is None:
         raise ServiceError(
-            "PayOps does not know this payout's recipient or its account: add them first.",
+            gettext("PayOps does not know this payout's recipient or its account: add them first."),
             code="recipient_unknown",
             status=409,
         )

@@ -8,6 +8,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from books.reconciliation import selectors, services
@@ -78,7 +79,9 @@ def run_start(request: HttpRequest) -> HttpResponse:
     except ServiceError as exc:
         messages.error(request, exc.as_message())
         return redirect("books:reconciliation")
-    messages.success(request, f"Run {run.pk} started: it runs in the background.")
+    messages.success(
+        request, gettext("Run %(pk)s started: it runs in the background.") % {"pk": run.pk}
+    )
     return redirect("books:reconciliation_run", run.pk)
 
 
@@ -173,29 +176,33 @@ def _act(request: HttpRequest, item: ReconciliationException, action: str, by: S
     if action == "comment":
         comment = CommentForm(request.POST)
         if not comment.is_valid():
-            raise ServiceError("A comment needs text.", errors=[("body", "is required")])
+            raise ServiceError(
+                gettext("A comment needs text."), errors=[("body", gettext("is required"))]
+            )
         services.exception_comment(item=item, body=comment.cleaned_data["body"], by=by)
-        return "Comment added."
+        return gettext("Comment added.")
     if action == "state":
         state = StateForm(request.POST)
         if not state.is_valid():
-            raise ServiceError("Choose a state.", errors=[("state", "is required")])
+            raise ServiceError(
+                gettext("Choose a state."), errors=[("state", gettext("is required"))]
+            )
         services.exception_set_state(
             item=item,
             state=state.cleaned_data["state"],
             reason=state.cleaned_data.get("reason") or "",
             by=by,
         )
-        return "State changed."
+        return gettext("State changed.")
     if action == "explain":
         reason = ReasonForm(request.POST)
         text = reason.cleaned_data["reason"] if reason.is_valid() else ""
         services.exception_explain(item=item, reason=text, by=by)
-        return "Marked as explained."
+        return gettext("Marked as explained.")
     if action == "adopt":
         services.exception_adopt(item=item, by=by)
-        return "Adopted: PayOps now holds the payout."
+        return gettext("Adopted: PayOps now holds the payout.")
     if action == "refetch":
         services.exception_refetch(item=item, by=by)
-        return "Fetched again and applied; the next run checks it."
-    raise ServiceError("Unknown action.", code="unknown_action", status=404)
+        return gettext("Fetched again and applied; the next run checks it.")
+    raise ServiceError(gettext("Unknown action."), code="unknown_action", status=404)

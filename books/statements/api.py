@@ -11,6 +11,7 @@ from typing import Literal
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django.utils import timezone
+from django.utils.translation import gettext
 from ninja import Field, Query, Router, Schema
 
 from accounts.models import VirtualAccount
@@ -55,10 +56,13 @@ def _period(start: date | None, end: date | None) -> tuple[date, date]:
     first, last = month_to_date()
     start, end = start or first, end or last
     if end < start:
-        raise ServiceError("The period ends before it starts.", errors=[("end", "before start")])
+        raise ServiceError(
+            gettext("The period ends before it starts."), errors=[("end", gettext("before start"))]
+        )
     if (end - start).days >= MAX_DAYS:
         raise ServiceError(
-            f"A period covers at most {MAX_DAYS} days.", errors=[("end", "period too long")]
+            gettext("A period covers at most %(MAX_DAYS)s days.") % {"MAX_DAYS": MAX_DAYS},
+            errors=[("end", gettext("period too long"))],
         )
     return start, end
 

@@ -14,6 +14,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
 from django.db.models import QuerySet
+from django.utils.translation import gettext
 
 from books.ledger import REVERSING
 from books.statements.statement import RATE_STEP, day_end, day_start
@@ -190,7 +191,7 @@ class FeesReport:
 
     @property
     def total(self) -> CorridorRow:
-        total = CorridorRow("All corridors", "", "")
+        total = CorridorRow(gettext("All corridors"), "", "")
         for row in self.rows:
             for item in fields(CorridorRow):
                 if item.name in ("corridor", "currency", "recipient_currency"):

@@ -7,6 +7,7 @@ from typing import Any
 
 from django import forms
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy
 
 from accounts.models import VirtualAccount
 from console.forms import IsoDateField
@@ -21,8 +22,8 @@ def month_to_date() -> tuple[date, date]:
 
 
 class PeriodForm(forms.Form):
-    start = IsoDateField(required=False, label="From (day, UTC)")
-    end = IsoDateField(required=False, label="To (day, included)")
+    start = IsoDateField(required=False, label=gettext_lazy("From (day, UTC)"))
+    end = IsoDateField(required=False, label=gettext_lazy("To (day, included)"))
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
@@ -38,8 +39,8 @@ class PeriodForm(forms.Form):
 
 
 class StatementForm(PeriodForm):
-    account = forms.ChoiceField(label="Virtual account")
-    on = IsoDateField(required=False, label="Balance as of (day)")
+    account = forms.ChoiceField(label=gettext_lazy("Virtual account"))
+    on = IsoDateField(required=False, label=gettext_lazy("Balance as of (day)"))
 
     field_order = ["account", "start", "end", "on"]
 
@@ -57,8 +58,8 @@ class StatementForm(PeriodForm):
 
 
 class FeesReportForm(PeriodForm):
-    environment = forms.ChoiceField(required=False, label="Environment")
-    corridor = forms.ChoiceField(required=False, label="Corridor")
+    environment = forms.ChoiceField(required=False, label=gettext_lazy("Environment"))
+    corridor = forms.ChoiceField(required=False, label=gettext_lazy("Corridor"))
 
     def __init__(
         self,
@@ -68,7 +69,7 @@ class FeesReportForm(PeriodForm):
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["environment"].choices = [("", "All environments"), *environments]  # type: ignore[attr-defined]
-        self.fields["corridor"].choices = [("", "All corridors")] + [  # type: ignore[attr-defined]
+        self.fields["environment"].choices = [("", gettext("All environments")), *environments]  # type: ignore[attr-defined]
+        self.fields["corridor"].choices = [("", gettext("All corridors"))] + [  # type: ignore[attr-defined]
             (name, name) for name in corridors
         ]

@@ -14,6 +14,7 @@ from decimal import Decimal
 from typing import IO, Any
 from xml.sax.saxutils import escape
 
+from django.utils.translation import gettext
 from reportlab.lib import colors
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.units import mm
@@ -94,13 +95,13 @@ def _document(out: IO[bytes], *, title: str, subject: str) -> SimpleDocTemplate:
 def _summary_box(statement: Statement) -> Table:
     c = statement.currency
     rows = [
-        ("Opening balance", statement.opening, True),
+        (gettext("Opening balance"), statement.opening, True),
         ("Deposits", statement.deposits, False),
         ("Payouts", -statement.payouts, False),
         ("Fees", -statement.fees, False),
         ("Returns", statement.returns, False),
         ("Adjustments", statement.adjustments, False),
-        ("Closing balance", statement.closing, True),
+        (gettext("Closing balance"), statement.closing, True),
     ]
     data = [
         [
@@ -131,9 +132,9 @@ def _account_block(statement: Statement) -> Table:
     va = statement.account
     left = _facts(
         [
-            ("Account holder", statement.holder),
-            ("Account number", masked(va.account_number)),
-            ("Routing number", va.routing_number or "—"),
+            (gettext("Account holder"), statement.holder),
+            (gettext("Account number"), masked(va.account_number)),
+            (gettext("Routing number"), va.routing_number or "—"),
             ("Currency", statement.currency),
             (
                 "Period",
@@ -166,7 +167,7 @@ def _check(statement: Statement) -> Paragraph:
 def _lines(statement: Statement) -> list[Flowable]:
     c = statement.currency
     if not statement.lines:
-        return [_p("No movements in this period.", NOTE)]
+        return [_p(gettext("No movements in this period."), NOTE)]
     rows: list[list[Any]] = []
     for line in statement.lines:
         detail = line.description or line.kind_label
@@ -187,19 +188,37 @@ def _lines(statement: Statement) -> list[Flowable]:
             ]
         )
     return [
-        Paragraph(f"Transactions (amounts in {c})", H2_LINES),
+        Paragraph(gettext("Transactions (amounts in %(c)s)") % {"c": c}, H2_LINES),
         _table(
-            ["Date (UTC)", "Details", "Reference", "Paid out", "Fees", "Paid in", "Balance"],
+            [
+                "Date (UTC)",
+                "Details",
+                "Reference",
+                gettext("Paid out"),
+                "Fees",
+                gettext("Paid in"),
+                "Balance",
+            ],
             rows,
             [0.11, 0.33, 0.13, 0.11, 0.08, 0.11, 0.13],
             right=(3, 4, 5, 6),
         ),
         Spacer(1, 3 * mm),
         _p(
-            f"Closing balance {amount(statement.closing, c)} = opening "
-            f"{amount(statement.opening, c)} + deposits {amount(statement.deposits, c)} - payouts "
-            f"{amount(statement.payouts, c)} - fees {amount(statement.fees, c)} + returns "
-            f"{amount(statement.returns, c)} + adjustments {amount(statement.adjustments, c)}.",
+            gettext(
+                "Closing balance %(closing)s = opening %(opening)s + deposits %(deposits)s - "
+                "payouts %(payouts)s - fees %(fees)s + returns %(returns)s + adjustments "
+                "%(adjustments)s."
+            )
+            % {
+                "closing": amount(statement.closing, c),
+                "opening": amount(statement.opening, c),
+                "deposits": amount(statement.deposits, c),
+                "payouts": amount(statement.payouts, c),
+                "fees": amount(statement.fees, c),
+                "returns": amount(statement.returns, c),
+                "adjustments": amount(statement.adjustments, c),
+            },
             NOTE,
         ),
     ]
@@ -211,7 +230,7 @@ def statement_pdf_write(statement: Statement, out: IO[bytes]) -> None:
     va = statement.account
 
     class PageCanvas(_NumberedCanvas):
-        header_left = "PayOps · Account statement"
+        header_left = gettext("PayOps · Account statement")
         header_right = (
             f"{statement.holder} · account {masked(va.account_number)} · "
             f"{statement.start:%Y-%m-%d} to {statement.end:%Y-%m-%d}"
@@ -220,12 +239,17 @@ def statement_pdf_write(statement: Statement, out: IO[bytes]) -> None:
 
     document = _document(
         out,
-        title=f"Statement {masked(va.account_number)} {statement.start} to {statement.end}",
-        subject="Account statement",
+        title=gettext("Statement %(account_number)s %(start)s to %(end)s")
+        % {
+            "account_number": masked(va.account_number),
+            "start": statement.start,
+            "end": statement.end,
+        },
+        subject=gettext("Account statement"),
     )
     story: list[Flowable] = [
         Paragraph("PayOps", TITLE),
-        Paragraph("Account statement · virtual account held with the upstream", SUBTITLE),
+        Paragraph(gettext("Account statement · virtual account held with the upstream"), SUBTITLE),
         _account_block(statement),
         Spacer(1, 3 * mm),
         _check(statement),
@@ -241,24 +265,28 @@ def receipt_pdf_write(receipt: Receipt, out: IO[bytes]) -> None:
     c = receipt.currency
 
     class PageCanvas(_NumberedCanvas):
-        header_left = "PayOps · Payout receipt"
+        header_left = gettext("PayOps · Payout receipt")
         header_right = f"Payout #{payout.pk}" + (
             f" · {payout.reference}" if payout.reference else ""
         )
         footer_left = f"Generated {_when(datetime.now(UTC))}"
 
-    document = _document(out, title=f"Receipt: payout #{payout.pk}", subject="Payout receipt")
+    document = _document(
+        out,
+        title=gettext("Receipt: payout #%(pk)s") % {"pk": payout.pk},
+        subject=gettext("Payout receipt"),
+    )
     rate = (
         f"1 {c} = {receipt.rate} {receipt.recipient_currency}" if receipt.rate is not None else "—"
     )
     figures = [
-        ["Amount sent", amount(receipt.amount, c)],
+        [gettext("Amount sent"), amount(receipt.amount, c)],
         *[[label, amount(value, c)] for label, value in receipt.fee_items],
-        ["Total fees", amount(receipt.total_fees, c)],
-        ["Total debited", amount(receipt.total_debited, c)],
-        ["Rate paid (service rate)", rate],
+        [gettext("Total fees"), amount(receipt.total_fees, c)],
+        [gettext("Total debited"), amount(receipt.total_debited, c)],
+        [gettext("Rate paid (service rate)"), rate],
         [
-            "Commercial rate (before FX markup and penalty)",
+            gettext("Commercial rate (before FX markup and penalty)"),
             f"1 {c} = {receipt.fees.rate} {receipt.recipient_currency}"
             if receipt.fees.rate
             else "—",
@@ -273,7 +301,7 @@ def receipt_pdf_write(receipt: Receipt, out: IO[bytes]) -> None:
             f"{amount(receipt.fees.penalty_usd, c)} "
             f"({amount(receipt.fees.penalty_recipient, receipt.recipient_currency)})",
         ],
-        ["Recipient gets", amount(receipt.recipient_amount, receipt.recipient_currency)],
+        [gettext("Recipient gets"), amount(receipt.recipient_amount, receipt.recipient_currency)],
     ]
     approvals = [
         [str(a.step), f"{a.name or a.email}\n{a.email}", _when(a.at), a.second_factor or "—"]
@@ -283,8 +311,14 @@ def receipt_pdf_write(receipt: Receipt, out: IO[bytes]) -> None:
         Paragraph("PayOps", TITLE),
         Paragraph(
             escape(
-                f"Payout receipt · {amount(receipt.amount, c)} to {receipt.recipient_name} · "
-                f"completed {_when(receipt.completed_at)}"
+                gettext(
+                    "Payout receipt · %(amount)s to %(recipient_name)s · completed %(completed_at)s"
+                )
+                % {
+                    "amount": amount(receipt.amount, c),
+                    "recipient_name": receipt.recipient_name,
+                    "completed_at": _when(receipt.completed_at),
+                }
             ),
             SUBTITLE,
         ),
@@ -293,8 +327,8 @@ def receipt_pdf_write(receipt: Receipt, out: IO[bytes]) -> None:
             [
                 ("Payout", f"#{payout.pk} · {payout.environment.name}"),
                 ("Reference", payout.reference or "—"),
-                ("Upstream payout id", payout.upstream_id or "—"),
-                ("Quote id", receipt.quote_id or "—"),
+                (gettext("Upstream payout id"), payout.upstream_id or "—"),
+                (gettext("Quote id"), receipt.quote_id or "—"),
                 ("UETR", receipt.uetr or "— (not given by the upstream)"),
                 ("Status", payout.get_status_display()),
                 ("Memo", payout.memo or "—"),
@@ -307,29 +341,35 @@ def receipt_pdf_write(receipt: Receipt, out: IO[bytes]) -> None:
             [
                 ("Name", receipt.recipient_name),
                 ("Bank", receipt.recipient_bank or "—"),
-                ("Payment rail", receipt.recipient_rail or "—"),
+                (gettext("Payment rail"), receipt.recipient_rail or "—"),
                 ("Account", receipt.recipient_account),
                 ("Country", receipt.recipient_country or "—"),
             ]
         ),
         Paragraph("Approvals", H2),
-        _table(["Step", "Approver", "When", "Second factor"], approvals, [0.08, 0.46, 0.26, 0.2])
+        _table(
+            ["Step", "Approver", "When", gettext("Second factor")],
+            approvals,
+            [0.08, 0.46, 0.26, 0.2],
+        )
         if approvals
-        else _p("No approvals are recorded for this payout.", NOTE),
+        else _p(gettext("No approvals are recorded for this payout."), NOTE),
         Paragraph("Timestamps", H2),
         _facts(
             [
-                ("Prepared by (maker)", receipt.maker),
+                (gettext("Prepared by (maker)"), receipt.maker),
                 ("Created", _when(payout.created_at)),
-                ("Submitted for approval", _when(payout.submitted_at)),
-                ("Charged by the upstream", _when(payout.charged_at)),
+                (gettext("Submitted for approval"), _when(payout.submitted_at)),
+                (gettext("Charged by the upstream"), _when(payout.charged_at)),
                 ("Completed", _when(receipt.completed_at)),
             ]
         ),
         Spacer(1, 4 * mm),
         _p(
-            "Figures as charged by the upstream. The account was debited the amount plus the "
-            "fees; the recipient was paid the amount converted at the rate shown.",
+            gettext(
+                "Figures as charged by the upstream. The account was debited the amount plus the "
+                "fees; the recipient was paid the amount converted at the rate shown."
+            ),
             NOTE,
         ),
     ]

@@ -11,6 +11,8 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from django.utils.translation import gettext
+
 from books.statements.fees import PayoutFees, payout_fees
 from books.statements.statement import masked, payout_rate
 from payouts.models import Approval, Payout, PayoutStatus
@@ -71,19 +73,19 @@ def receipt_build(*, payout: Payout, by: StaffUser | None) -> Receipt:
     require(by, roles.BOOKS_VIEW)
     if payout.status != PayoutStatus.COMPLETED:
         raise ServiceError(
-            "Only a completed payout has a receipt; this one is "
-            f"{payout.get_status_display().lower()}.",
+            gettext("Only a completed payout has a receipt; this one is %(value)s.")
+            % {"value": payout.get_status_display().lower()},
             code="not_completed",
             status=409,
         )
     figures = payout_fees(payout)
     items = [
-        ("Fixed fees", figures.fixed),
-        ("Percentage fees", figures.percentage),
-        ("Network fee", figures.network),
+        (gettext("Fixed fees"), figures.fixed),
+        (gettext("Percentage fees"), figures.percentage),
+        (gettext("Network fee"), figures.network),
     ]
     if figures.unitemised:
-        items.append(("Fees not itemised by the upstream", figures.unitemised))
+        items.append((gettext("Fees not itemised by the upstream"), figures.unitemised))
     approvals = [
         ApprovalLine(
             step=approval.step + 1,

@@ -17,6 +17,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from django.core.exceptions import PermissionDenied
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from accounts.models import BalanceSnapshot, VirtualAccount
 from accounts.virtual_accounts import virtual_account_refresh
@@ -108,7 +109,7 @@ class UpstreamCheck:
     @property
     def words(self) -> str:
         if self.reading is None:
-            return f"Not checked with the upstream: {self.note}"
+            return gettext("Not checked with the upstream: %(note)s") % {"note": self.note}
         if self.agrees:
             return f"Balances with the upstream ({self.reading:,f} read {self.read_at:%Y-%m-%d %H:%M} UTC)"  # noqa: E501
         return (

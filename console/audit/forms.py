@@ -5,31 +5,38 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext, gettext_lazy
 
 from console.audit.selectors import SYSTEM, AuditFilters, day_after, day_start
 from console.forms import IsoDateField
 from console.inputs import TextField
 
-SORT_CHOICES = [("newest", "Newest first"), ("oldest", "Oldest first")]
+SORT_CHOICES = [("newest", gettext_lazy("Newest first")), ("oldest", gettext_lazy("Oldest first"))]
 
 
 class AuditFilterForm(forms.Form):
-    person = forms.ChoiceField(required=False, label="Person")
+    person = forms.ChoiceField(required=False, label=gettext_lazy("Person"))
     action = TextField(
-        required=False, max_length=100, label="Action starts with", help_text="e.g. payout."
+        required=False,
+        max_length=100,
+        label=gettext_lazy("Action starts with"),
+        help_text=gettext_lazy("e.g. payout."),
     )
     target_type = TextField(
-        required=False, max_length=100, label="Object type", help_text="e.g. payouts.payout"
+        required=False,
+        max_length=100,
+        label=gettext_lazy("Object type"),
+        help_text=gettext_lazy("e.g. payouts.payout"),
     )
-    target_id = TextField(required=False, max_length=100, label="Object id")
-    since = IsoDateField(required=False, label="From (day)")
-    until = IsoDateField(required=False, label="To (day, included)")
-    text = TextField(required=False, max_length=200, label="Search")
-    sort = forms.ChoiceField(required=False, choices=SORT_CHOICES, label="Sort")
+    target_id = TextField(required=False, max_length=100, label=gettext_lazy("Object id"))
+    since = IsoDateField(required=False, label=gettext_lazy("From (day)"))
+    until = IsoDateField(required=False, label=gettext_lazy("To (day, included)"))
+    text = TextField(required=False, max_length=200, label=gettext_lazy("Search"))
+    sort = forms.ChoiceField(required=False, choices=SORT_CHOICES, label=gettext_lazy("Sort"))
 
     def __init__(self, *args: Any, people: list[tuple[str, str]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["person"].choices = [("", "Anyone"), (SYSTEM, "The system"), *people]  # type: ignore[attr-defined]
+        self.fields["person"].choices = [("", "Anyone"), (SYSTEM, gettext("The system")), *people]  # type: ignore[attr-defined]
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}

@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy
 
 from staff import crypto
 from staff.redaction import mask
@@ -20,7 +21,7 @@ UNREADABLE = "unreadable: its encryption key was removed; enter it again"
 
 # The upstream is HTTP(S); Django's URLField would also take ftp:// and ftps://.
 validate_http_url = URLValidator(
-    schemes=["http", "https"], message="Enter an http:// or https:// URL."
+    schemes=["http", "https"], message=gettext_lazy("Enter an http:// or https:// URL.")
 )
 
 
@@ -30,16 +31,18 @@ def validate_no_sandbox_suffix(value: str) -> None:
     if path.lower().endswith("/sandbox"):
         root = value.rstrip("/")[: -len("/sandbox")]
         raise ValidationError(
-            "Leave out /sandbox: PayOps adds it to a sandbox environment's calls, so this URL "
-            "would send them to …/sandbox/sandbox/…. Enter the service root (%(root)s).",
+            gettext(
+                "Leave out /sandbox: PayOps adds it to a sandbox environment's calls, so this URL "
+                "would send them to …/sandbox/sandbox/…. Enter the service root (%(root)s)."
+            ),
             code="sandbox_suffix",
             params={"root": root or value},
         )
 
 
 class EnvironmentKind(models.TextChoices):
-    SANDBOX = "sandbox", "Sandbox"
-    PRODUCTION = "production", "Production"
+    SANDBOX = "sandbox", gettext_lazy("Sandbox")
+    PRODUCTION = "production", gettext_lazy("Production")
 
 
 class Environment(models.Model):

@@ -13,6 +13,8 @@ import json
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from django.utils.translation import gettext_lazy
+
 from gateway.models import Environment
 from gateway.services.environments import (
     CREDENTIAL_FIELDS,
@@ -106,4 +108,6 @@ def _apply(proposal: ChangeProposal, *, by: StaffUser | None) -> None:
 
 
 def register_environment_change_kinds() -> None:
-    register_change_kind(KIND, apply=_apply, version=_version, label="Environment credentials")
+    register_change_kind(
+        KIND, apply=_apply, version=_version, label=gettext_lazy("Environment credentials")
+    )

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from gateway import errors
 from gateway.client import call_sync, upstream
@@ -280,16 +281,22 @@ def _describe_failure(exc: errors.UpstreamError, url: str) -> str:
                 f"from {url}"
             )
         # httpx reports a refused connection and an unknown host alike (ConnectError).
-        return f"Unreachable: connection refused or unknown host at {url}"
+        return gettext("Unreachable: connection refused or unknown host at %(url)s") % {"url": url}
     if isinstance(exc, errors.AuthenticationError):
         return f"Rejected: {exc.message}"
     if isinstance(exc, errors.RateLimited):
         wait = f" (retry after {exc.retry_after:g} seconds)" if exc.retry_after else ""
-        return f"Rate limited: the upstream refused more calls for now{wait}"
+        return gettext("Rate limited: the upstream refused more calls for now%(wait)s") % {
+            "wait": wait
+        }
     if isinstance(exc, errors.BudgetExhausted):
-        return f"Not sent: {exc.message}"
+        return gettext("Not sent: %(message)s") % {"message": exc.message}
     if isinstance(exc, errors.ServerError):
-        return f"Upstream error: HTTP {exc.status} at {url}: {exc.message}"
+        return gettext("Upstream error: HTTP %(status)s at %(url)s: %(message)s") % {
+            "status": exc.status,
+            "url": url,
+            "message": exc.message,
+        }
     return f"Rejected: HTTP {exc.status}: {exc.message}" if exc.status else f"Failed: {exc}"
 
 
@@ -330,17 +337,22 @@ def environment_test_connection(
     """
     url = join_url(environment.api_root, "auth")
     if not environment.has_credentials:
-        return ConnectionResult(False, "Not tested: this environment has no credentials yet")
+        return ConnectionResult(
+            False, gettext("Not tested: this environment has no credentials yet")
+        )
     unreachable = _unreachable(url)
     if unreachable:
         return ConnectionResult(
-            False, f"Unreachable: {unreachable} ({url}); nothing was sent, no call counted"
+            False,
+            gettext("Unreachable: %(unreachable)s (%(url)s); nothing was sent, no call counted")
+            % {"unreachable": unreachable, "url": url},
         )
     try:
         token = call_sync(upstream(environment).auth.token)
     except SecretDecryptionError:
         return ConnectionResult(
-            False, "Not tested: the stored credentials cannot be decrypted with the current keys"
+            False,
+            gettext("Not tested: the stored credentials cannot be decrypted with the current keys"),
         )
     except errors.AuthenticationError as exc:
         environment_verification_record(
@@ -352,4 +364,8 @@ def environment_test_connection(
     environment_verification_record(
         environment=environment, by=by, verified=True, reason="connection test authenticated"
     )
-    return ConnectionResult(True, f"Connected: token valid for {_duration(token.expires_in)}")
+    return ConnectionResult(
+        True,
+        gettext("Connected: token valid for %(expires_in)s")
+        % {"expires_in": _duration(token.expires_in)},
+    )

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
+from django.utils.translation import gettext
 from ninja import Field, Router, Schema
 from ninja.params.functions import Query as QueryParam
 
@@ -147,13 +148,18 @@ def approvals(
     searched, filtered and ordered as the Approvals page is; `limit` rows from `offset`."""
     user = staff_of(request)
     if scope not in (SCOPE_MINE, SCOPE_ANYONE):
-        raise ServiceError("scope is mine or anyone.", errors=[("scope", "must be mine or anyone")])
+        raise ServiceError(
+            "scope is mine or anyone.", errors=[("scope", gettext("must be mine or anyone"))]
+        )
     if sort not in INBOX_SORTS:
         raise ServiceError(
-            "Unknown order.", errors=[("sort", f"must be one of {', '.join(INBOX_SORTS)}")]
+            gettext("Unknown order."),
+            errors=[
+                ("sort", gettext("must be one of %(value)s") % {"value": ", ".join(INBOX_SORTS)})
+            ],
         )
     if not can_read_payouts(user):
-        raise PermissionDenied("Not allowed.")
+        raise PermissionDenied(gettext("Not allowed."))
     rows = approval_inbox_slice(
         user=user,
         environment=environment_of(request, environment),
@@ -332,7 +338,7 @@ def _policy_out(policy: ApprovalPolicy | None) -> PolicyOut:
 def _require_policy_manager(request: HttpRequest) -> StaffUser:
     user = staff_of(request)
     if not user.has_perm(APPROVAL_POLICY_MANAGE):
-        raise PermissionDenied("The approval policy is managed by admins.")
+        raise PermissionDenied(gettext("The approval policy is managed by admins."))
     return user
 
 

@@ -6,6 +6,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from django import forms
+from django.utils.translation import gettext, gettext_lazy
 
 from console.inputs import AmountField, TextField
 from payouts.approval.rules import (
@@ -27,38 +28,41 @@ class InboxFilterForm(forms.Form):
     """The inbox's filter bar: whose inbox, the payout list's search and filters, the order."""
 
     scope = forms.ChoiceField(
-        choices=[(SCOPE_MINE, "Waiting for me"), (SCOPE_ANYONE, "Waiting for anyone")],
+        choices=[
+            (SCOPE_MINE, gettext_lazy("Waiting for me")),
+            (SCOPE_ANYONE, gettext_lazy("Waiting for anyone")),
+        ],
         required=False,
-        label="Waiting for",
+        label=gettext_lazy("Waiting for"),
     )
     q = forms.CharField(
         required=False,
         max_length=SEARCH_MAX_LENGTH,
-        label="Search",
-        help_text="Reference, recipient, upstream id or amount (539 or 539.00).",
+        label=gettext_lazy("Search"),
+        help_text=gettext_lazy("Reference, recipient, upstream id or amount (539 or 539.00)."),
         widget=forms.TextInput(attrs={"type": "search"}),
     )
     maker = forms.ChoiceField(required=False)
     corridor = forms.ChoiceField(required=False)
-    amount_min = AmountField(required=False, min_value=0, label="Amount from")
-    amount_max = AmountField(required=False, min_value=0, label="Amount to")
+    amount_min = AmountField(required=False, min_value=0, label=gettext_lazy("Amount from"))
+    amount_max = AmountField(required=False, min_value=0, label=gettext_lazy("Amount to"))
     sort = forms.ChoiceField(
         choices=[(key, label) for key, (label, _) in INBOX_SORTS.items()],
         required=False,
-        label="Order",
+        label=gettext_lazy("Order"),
     )
 
     def __init__(self, *args: Any, makers: list[tuple[str, str]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         choice_field(self, "maker").choices = [("", "Anyone"), *makers]
-        choice_field(self, "corridor").choices = [("", "Any corridor"), *corridors()]
+        choice_field(self, "corridor").choices = [("", gettext("Any corridor")), *corridors()]
 
 
 class RejectForm(forms.Form):
     reason = TextField(
         max_length=500,
         widget=forms.Textarea(attrs={"rows": 2}),
-        label="Reason for the maker",
+        label=gettext_lazy("Reason for the maker"),
         multiline=True,
     )
 
@@ -75,7 +79,8 @@ def parse_chain(text: str, number: int) -> tuple[int, Chain]:
         role, _, count = part.partition(":")
         if not role or not count.isdigit() or int(count) < 1:
             raise forms.ValidationError(
-                f"Line {number}: approvers is a number or role:count>role:count."
+                gettext("Line %(number)s: approvers is a number or role:count>role:count.")
+                % {"number": number}
             )
         steps.append(ChainStep("" if role == "approver" else role, int(count)))
     return sum(step.count for step in steps), tuple(steps)
@@ -87,7 +92,8 @@ def _conditions(parts: list[str], number: int) -> dict[str, str]:
         key, sep, value = part.partition("=")
         if not sep or key not in CONDITION_KEYS or not value:
             raise forms.ValidationError(
-                f"Line {number}: conditions are key=value, keys {', '.join(CONDITION_KEYS)}."
+                gettext("Line %(number)s: conditions are key=value, keys %(value)s.")
+                % {"number": number, "value": ", ".join(CONDITION_KEYS)}
             )
         found[key] = value
     return found
@@ -99,7 +105,11 @@ def parse_rule_line(line: str, number: int) -> RuleSpec | None:
         return None
     if len(parts) < 5:
         raise forms.ValidationError(
-            f"Line {number}: five values (amount currency rail mode approvers), then conditions."
+            gettext(
+                "Line %(number)s: five values (amount currency rail mode approvers), then "
+                "conditions."
+            )
+            % {"number": number}
         )
     amount, currency, rail, mode, approvers = parts[:5]
     conditions = _conditions(parts[5:], number)
@@ -111,15 +121,22 @@ def parse_rule_line(line: str, number: int) -> RuleSpec | None:
         younger = int(under) if under is not None else None
     except (InvalidOperation, ValueError):
         raise forms.ValidationError(
-            f"Line {number}: the amount, approvers, makers and days are numbers."
+            gettext("Line %(number)s: the amount, approvers, makers and days are numbers.")
+            % {"number": number}
         ) from None
     if not minimum.is_finite() or minimum < 0 or count < 1:
-        raise forms.ValidationError(f"Line {number}: amount ≥ 0 and approvers ≥ 1.")
+        raise forms.ValidationError(
+            gettext("Line %(number)s: amount ≥ 0 and approvers ≥ 1.") % {"number": number}
+        )
     if mode not in ("*", "fiat", "crypto"):
-        raise forms.ValidationError(f"Line {number}: mode is fiat, crypto or *.")
+        raise forms.ValidationError(
+            gettext("Line %(number)s: mode is fiat, crypto or *.") % {"number": number}
+        )
     channel = conditions.get("channel", "")
     if channel and channel not in CHANNELS:
-        raise forms.ValidationError(f"Line {number}: channel is page or api.")
+        raise forms.ValidationError(
+            gettext("Line %(number)s: channel is page or api.") % {"number": number}
+        )
     return RuleSpec(
         required_approvals=count,
         min_amount=minimum,
@@ -141,7 +158,10 @@ def parse_limit_line(line: str, number: int) -> LimitSpec | None:
     if not parts:
         return None
     problem = forms.ValidationError(
-        f"Line {number}: subject (maker, recipient), window (day or Nd), amount, currency."
+        gettext(
+            "Line %(number)s: subject (maker, recipient), window (day or Nd), amount, currency."
+        )
+        % {"number": number}
     )
     if len(parts) != 4 or parts[0] not in LIMIT_SUBJECTS:
         raise problem
@@ -157,7 +177,9 @@ def parse_limit_line(line: str, number: int) -> LimitSpec | None:
     except InvalidOperation:
         raise problem from None
     if not value.is_finite() or value <= 0 or value.as_tuple().exponent < -2:  # type: ignore[operator]
-        raise forms.ValidationError(f"Line {number}: an amount above 0, at most 2 decimals.")
+        raise forms.ValidationError(
+            gettext("Line %(number)s: an amount above 0, at most 2 decimals.") % {"number": number}
+        )
     return LimitSpec(subject=subject, amount=value, currency=currency.upper(), days=days)
 
 
@@ -165,7 +187,7 @@ class WithdrawForm(forms.Form):
     reason = TextField(
         max_length=500,
         widget=forms.Textarea(attrs={"rows": 2}),
-        label="Why you withdraw your approval",
+        label=gettext_lazy("Why you withdraw your approval"),
         multiline=True,
     )
 
@@ -177,25 +199,31 @@ class PolicyForm(forms.Form):
     rules = TextField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 5}),
-        help_text="One rule a line: minimum amount, currency, rail, mode, approvers; * is any. "
-        "Approvers is a number or an ordered chain of role:count (finance_approver:1>admin:1). "
-        "Then optional conditions: country=MX channel=api makers=12,14 "
-        "maker_roles=finance_maker recipient_under_days=30. "
-        "Example: 10000 USD * * finance_approver:1>admin:1 channel=api",
+        help_text=gettext_lazy(
+            "One rule a line: minimum amount, currency, rail, mode, approvers; * is any. "
+            "Approvers is a number or an ordered chain of role:count (finance_approver:1>admin:1). "
+            "Then optional conditions: country=MX channel=api makers=12,14 "
+            "maker_roles=finance_maker recipient_under_days=30. "
+            "Example: 10000 USD * * finance_approver:1>admin:1 channel=api"
+        ),
         multiline=True,
     )
     limits = TextField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 3}),
-        help_text="One limit a line: maker or recipient, day (calendar day, UTC) or Nd (rolling "
-        "N days), amount, currency. Example: maker 7d 100000 USD",
+        help_text=gettext_lazy(
+            "One limit a line: maker or recipient, day (calendar day, UTC) or Nd (rolling "
+            "N days), amount, currency. Example: maker 7d 100000 USD"
+        ),
         multiline=True,
     )
     recipient_approver_roles = forms.MultipleChoiceField(
         required=False,
         choices=[(role.key, role.display_name) for role in ROLES],
         widget=forms.CheckboxSelectMultiple,
-        help_text="Who may approve a new recipient (none ticked: the default setting).",
+        help_text=gettext_lazy(
+            "Who may approve a new recipient (none ticked: the default setting)."
+        ),
     )
     note = TextField(required=False, max_length=255)
 

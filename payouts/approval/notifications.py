@@ -8,7 +8,8 @@ from collections.abc import Iterable
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext, gettext_lazy
 
 from payouts.approval.rules import ApprovalFacts, approval_decide
 from payouts.models import NotificationKind, Payout, PayoutNotification, chain_from_json
@@ -68,11 +69,12 @@ def notifications_email(*, ids: list[int]) -> int:
         "recipient", "payout"
     )
     for row in rows:
+        with translation.override(row.recipient.language or settings.LANGUAGE_CODE):
+            subject, body = _email_text(row)
         try:
             send_mail(
-                subject=f"PayOps: {row.get_kind_display()} (payout {row.payout_id})",
-                message=f"{row.message}\n\nPayout {row.payout_id}: {row.payout.amount} "
-                f"{row.payout.currency}.",
+                subject=subject,
+                message=body,
                 from_email=settings.DEFAULT_FROM_EMAIL,
                 recipient_list=[row.recipient.email],
             )
@@ -82,6 +84,40 @@ def notifications_email(*, ids: list[int]) -> int:
         PayoutNotification.objects.filter(pk=row.pk).update(emailed_at=timezone.now())
         sent += 1
     return sent
+
+
+# Each kind's opening line in the recipient's language; the notification's own message (a
+# record, written in English when the change happened) follows it, quoted as written.
+KIND_LEADS = {
+    NotificationKind.WAITING_FOR_APPROVAL: gettext_lazy(
+        "Payout %(id)s of %(amount)s %(currency)s waits for your approval."
+    ),
+    NotificationKind.REJECTED: gettext_lazy("Your payout %(id)s was rejected."),
+    NotificationKind.READY_FOR_OTP: gettext_lazy(
+        "Payout %(id)s has all its approvals: the code can be sent."
+    ),
+    NotificationKind.FAILED: gettext_lazy("Payout %(id)s failed."),
+    NotificationKind.RETURNED: gettext_lazy("Payout %(id)s was returned."),
+    NotificationKind.CHARGE_DIFFERS: gettext_lazy(
+        "The upstream charged payout %(id)s differently from what was shown."
+    ),
+}
+
+
+def _email_text(row: PayoutNotification) -> tuple[str, str]:
+    """(subject, body) in the active language. In English the body is the message itself."""
+    facts = {"id": row.payout_id, "amount": row.payout.amount, "currency": row.payout.currency}
+    subject = gettext("PayOps: %(kind)s (payout %(id)s)") % {
+        "kind": row.get_kind_display(),
+        "id": row.payout_id,
+    }
+    lead = row.message
+    if not (translation.get_language() or "en").startswith("en"):
+        lead = str(KIND_LEADS[NotificationKind(row.kind)]) % facts
+        if row.kind != NotificationKind.WAITING_FOR_APPROVAL:
+            lead += "\n" + gettext("As recorded: %(message)s") % {"message": row.message}
+    footer = gettext("Payout %(id)s: %(amount)s %(currency)s.") % facts
+    return subject, f"{lead}\n\n{footer}"
 
 
 def notify_waiting_for_approval(payout: Payout) -> None:

@@ -9,6 +9,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from payouts.approval.rules import (
     CHANNELS,
@@ -154,31 +155,52 @@ def policy_validate(
 ) -> None:
     """Refuse a policy that names an unknown role, channel or subject, or counts below one."""
     if default_required < 1:
-        raise PolicyInvalid("default_required", "Every count of approvers is at least 1.")
+        raise PolicyInvalid("default_required", gettext("Every count of approvers is at least 1."))
     for number, rule in enumerate(rules, start=1):
         if rule.required_approvals < 1 or any(step.count < 1 for step in rule.chain):
-            raise PolicyInvalid("rules", f"Rule {number}: every count of approvers is at least 1.")
+            raise PolicyInvalid(
+                "rules",
+                gettext("Rule %(number)s: every count of approvers is at least 1.")
+                % {"number": number},
+            )
         not_approving = {s.role for s in rule.chain if s.role} - set(APPROVING_ROLES)
         if not_approving:
             raise PolicyInvalid(
                 "rules",
-                f"Rule {number}: a step names a role that approves payouts "
-                f"({', '.join(APPROVING_ROLES)}), not {', '.join(sorted(not_approving))}.",
+                gettext(
+                    "Rule %(number)s: a step names a role that approves payouts (%(value)s), not "
+                    "%(value2)s."
+                )
+                % {
+                    "number": number,
+                    "value": ", ".join(APPROVING_ROLES),
+                    "value2": ", ".join(sorted(not_approving)),
+                },
             )
         unknown = set(rule.maker_roles) - ROLES_BY_KEY.keys()
         if unknown:
-            raise PolicyInvalid("rules", f"Rule {number}: no role {', '.join(sorted(unknown))}.")
+            raise PolicyInvalid(
+                "rules",
+                gettext("Rule %(number)s: no role %(value)s.")
+                % {"number": number, "value": ", ".join(sorted(unknown))},
+            )
         if rule.channel and rule.channel not in CHANNELS:
-            raise PolicyInvalid("rules", f"Rule {number}: the channel is page or api.")
+            raise PolicyInvalid(
+                "rules",
+                gettext("Rule %(number)s: the channel is page or api.") % {"number": number},
+            )
     for number, limit in enumerate(limits, start=1):
         if limit.subject not in LIMIT_SUBJECTS or limit.amount <= 0 or limit.days < 0:
             raise PolicyInvalid(
-                "limits", f"Limit {number}: maker or recipient, an amount above 0, days ≥ 0."
+                "limits",
+                gettext("Limit %(number)s: maker or recipient, an amount above 0, days ≥ 0.")
+                % {"number": number},
             )
     unknown_roles = set(recipient_approver_roles) - ROLES_BY_KEY.keys()
     if unknown_roles:
         raise PolicyInvalid(
-            "recipient_approver_roles", f"No role {', '.join(sorted(unknown_roles))}."
+            "recipient_approver_roles",
+            gettext("No role %(value)s.") % {"value": ", ".join(sorted(unknown_roles))},
         )
 
 
@@ -235,7 +257,7 @@ def approval_policy_publish(
     it and publish it later).
     """
     if not by.has_perm(POLICY_MANAGE):
-        raise PermissionDenied("Publishing an approval policy needs the admin role.")
+        raise PermissionDenied(gettext("Publishing an approval policy needs the admin role."))
     step_up_require(by, action="approval_policy.publish")
     policy_validate(
         default_required=default_required,

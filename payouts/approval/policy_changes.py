@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from django.core.exceptions import PermissionDenied
+from django.utils.translation import gettext, gettext_lazy
 
 from payouts.approval.forms import limit_line, rule_spec_line
 from payouts.approval.policy import (
@@ -52,7 +53,7 @@ def approval_policy_propose(
 ) -> ChangeProposal:
     """Propose the next policy version; it is published once another admin approves it."""
     if not by.has_perm(APPROVAL_POLICY_MANAGE):
-        raise PermissionDenied("Publishing an approval policy needs the admin role.")
+        raise PermissionDenied(gettext("Publishing an approval policy needs the admin role."))
     policy_validate(
         default_required=default_required,
         rules=rules,
@@ -105,4 +106,6 @@ def _apply(proposal: ChangeProposal, *, by: StaffUser | None) -> None:
 
 
 def register_policy_change_kinds() -> None:
-    register_change_kind(KIND, apply=_apply, version=_version, label="Approval policy")
+    register_change_kind(
+        KIND, apply=_apply, version=_version, label=gettext_lazy("Approval policy")
+    )

@@ -8,6 +8,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from django.utils.translation import gettext, gettext_lazy
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
+
 
 ANY_APPROVER = ""  # a step anyone holding the approver permission may fill
 CHANNEL_PAGE = "page"
@@ -164,15 +171,23 @@ class Refusal(enum.StrEnum):
     WITHDRAWN = "withdrawn"
 
 
-REFUSAL_MESSAGES: dict[Refusal, str] = {
-    Refusal.NOT_PERMITTED: "You do not hold the approver permission.",
-    Refusal.NOT_PENDING: "This payout is not waiting for approval.",
-    Refusal.MAKER: "You prepared this payout; someone else must approve it.",
-    Refusal.RECIPIENT_CREATOR: "You created this payout's recipient; someone else must approve.",
-    Refusal.ALREADY_APPROVED: "You have already approved this payout; a person counts once.",
-    Refusal.COMPLETE: "This payout already has all the approvals it needs.",
-    Refusal.NOT_YOUR_STEP: "This payout waits for a step of its chain that your role cannot fill.",
-    Refusal.WITHDRAWN: "You withdrew your approval of this payout; another approver must approve.",
+REFUSAL_MESSAGES: dict[Refusal, StrOrPromise] = {
+    Refusal.NOT_PERMITTED: gettext_lazy("You do not hold the approver permission."),
+    Refusal.NOT_PENDING: gettext_lazy("This payout is not waiting for approval."),
+    Refusal.MAKER: gettext_lazy("You prepared this payout; someone else must approve it."),
+    Refusal.RECIPIENT_CREATOR: gettext_lazy(
+        "You created this payout's recipient; someone else must approve."
+    ),
+    Refusal.ALREADY_APPROVED: gettext_lazy(
+        "You have already approved this payout; a person counts once."
+    ),
+    Refusal.COMPLETE: gettext_lazy("This payout already has all the approvals it needs."),
+    Refusal.NOT_YOUR_STEP: gettext_lazy(
+        "This payout waits for a step of its chain that your role cannot fill."
+    ),
+    Refusal.WITHDRAWN: gettext_lazy(
+        "You withdrew your approval of this payout; another approver must approve."
+    ),
 }
 
 
@@ -231,11 +246,11 @@ class ApprovalDecision:
     @property
     def message(self) -> str:
         if self.refusal is Refusal.NOT_YOUR_STEP and self.step is not None:
-            return (
-                f"This payout waits for step {self.step + 1} of its chain ({self.step_label}); "
-                "you do not hold that role."
-            )
-        return REFUSAL_MESSAGES[self.refusal] if self.refusal else ""
+            return gettext(
+                "This payout waits for step %(value)s of its chain (%(step_label)s); you do not "
+                "hold that role."
+            ) % {"value": self.step + 1, "step_label": self.step_label}
+        return str(REFUSAL_MESSAGES[self.refusal]) if self.refusal else ""
 
 
 def approval_decide(
@@ -327,10 +342,11 @@ class LimitBreach:
 
     @property
     def message(self) -> str:
-        return (
-            f"This payout would exceed the {self.limit.label()}: "
-            f"{self.left} {self.limit.currency} is left."
-        )
+        return gettext("This payout would exceed the %(value)s: %(left)s %(currency)s is left.") % {
+            "value": self.limit.label(),
+            "left": self.left,
+            "currency": self.limit.currency,
+        }
 
 
 def limit_breach(

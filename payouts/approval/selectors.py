@@ -6,11 +6,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.core.paginator import Page, Paginator
 from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_lazy
 
 from gateway.models import Environment
 from payouts.approval.policy import APPROVING_ROLES, NOT_COUNTED, approver_roles, payout_facts
@@ -34,6 +35,10 @@ from payouts.selectors import payout_filter
 from staff.models import StaffUser
 from staff.roles import PAYOUT_APPROVE
 
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
+
+
 S = PayoutStatus
 SCOPE_MINE = "mine"
 SCOPE_ANYONE = "anyone"
@@ -49,11 +54,11 @@ def _current_approvals() -> Prefetch[Any]:
 
 
 # The inbox's orders (`?sort=`): oldest submission first by default, as approvers work.
-INBOX_SORTS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "submitted": ("Oldest first", ("submitted_at", "pk")),
-    "-submitted": ("Newest first", ("-submitted_at", "-pk")),
-    "-amount": ("Largest amount first", ("-amount", "-pk")),
-    "amount": ("Smallest amount first", ("amount", "pk")),
+INBOX_SORTS: dict[str, tuple[StrOrPromise, tuple[str, ...]]] = {
+    "submitted": (gettext_lazy("Oldest first"), ("submitted_at", "pk")),
+    "-submitted": (gettext_lazy("Newest first"), ("-submitted_at", "-pk")),
+    "-amount": (gettext_lazy("Largest amount first"), ("-amount", "-pk")),
+    "amount": (gettext_lazy("Smallest amount first"), ("amount", "pk")),
 }
 INBOX_SORT_DEFAULT = "submitted"
 
@@ -282,7 +287,7 @@ def recipient_flag(payout: Payout) -> str:
     if recipient.supersedes_id is not None:
         changed = recipient.approved_at or recipient.created_at
         return f"Bank details changed {changed:%Y-%m-%d}"
-    return "First payout to this recipient"
+    return gettext("First payout to this recipient")
 
 
 def valid_approvals(payout: Payout) -> list[Approval]:

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from accounts.recipients import recipient_not_payable_reason
 from gateway import idempotency
@@ -109,7 +110,8 @@ def reason_required(reason: str | None, *, ask: str) -> str:
     if len(reason) > REASON_MAX:
         raise PayoutActionRefused(
             "reason_too_long",
-            f"The reason must be at most {REASON_MAX} characters.",
+            gettext("The reason must be at most %(REASON_MAX)s characters.")
+            % {"REASON_MAX": REASON_MAX},
             field="reason",
             status=400,
         )
@@ -197,7 +199,7 @@ def payout_reject(*, payout: Payout | int, by: StaffUser, reason: str) -> Payout
     every rejection is audited with its reason. Asking for a second factor would slow down the
     safe answer to a doubtful payout.
     """
-    reason = reason_required(reason, ask="Say why the payout is rejected.")
+    reason = reason_required(reason, ask=gettext("Say why the payout is rejected."))
     with transaction.atomic():
         locked = payout_locked(payout)
         facts = approval_facts(locked)
@@ -262,7 +264,8 @@ def payout_requote_apply(
         locked = payout_locked(payout)
         if locked.status not in (S.PENDING_APPROVAL, S.APPROVED):
             raise PayoutActionRefused(
-                "not_requotable", "Only a payout waiting for approval or approved is re-quoted."
+                "not_requotable",
+                gettext("Only a payout waiting for approval or approved is re-quoted."),
             )
         kept = _requote_keeps_approvals(locked, recipient_amount, new_fees, tolerance)
         before = _requote_record(
@@ -340,21 +343,27 @@ def payout_requote(*, payout: Payout | int, by: StaffUser) -> Payout:
         pk=payout.pk if isinstance(payout, Payout) else payout
     )
     if by.pk != current.maker_id or not by.has_perm(PAYOUT_INITIATE):
-        raise PermissionDenied("Only the payout's maker re-quotes it.")
+        raise PermissionDenied(gettext("Only the payout's maker re-quotes it."))
     if current.status not in (S.PENDING_APPROVAL, S.APPROVED) or current.quote_id:
         raise PayoutActionRefused(
             "not_requotable",
-            "Only a payout waiting for approval or approved, priced by a reserved preview "
-            "quote, is re-quoted.",
+            gettext(
+                "Only a payout waiting for approval or approved, priced by a reserved preview "
+                "quote, is re-quoted."
+            ),
         )
     try:
         preview = preview_upstream(current, reserve=True)
     except UpstreamError as exc:
         raise PayoutActionRefused(
-            "requote_failed", f"The upstream could not re-quote: {exc.message}", status=502
+            "requote_failed",
+            gettext("The upstream could not re-quote: %(message)s") % {"message": exc.message},
+            status=502,
         ) from exc
     if not preview.quote_id or preview.recipient_amount is None:
-        raise PayoutActionRefused("requote_failed", "The upstream reserved no quote.", status=502)
+        raise PayoutActionRefused(
+            "requote_failed", gettext("The upstream reserved no quote."), status=502
+        )
     return payout_requote_apply(
         payout=current,
         by=by,
@@ -417,12 +426,15 @@ def payout_cancel(*, payout: Payout | int, by: StaffUser, reason: str = "") -> P
         may = by.pk == locked.maker_id and by.has_perm(PAYOUT_INITIATE)
         may = may or by.has_perm(PAYOUT_APPROVE)
         if not may:
-            raise PermissionDenied("Only the maker or an approver may cancel a payout.")
+            raise PermissionDenied(gettext("Only the maker or an approver may cancel a payout."))
         if locked.status not in CANCELLABLE:
             raise PayoutActionRefused(
                 "not_cancellable",
-                "Only a payout not yet sent to the upstream can be cancelled "
-                f"(this one is {locked.get_status_display().lower()}).",
+                gettext(
+                    "Only a payout not yet sent to the upstream can be cancelled (this one is "
+                    "%(value)s)."
+                )
+                % {"value": locked.get_status_display().lower()},
             )
         locked.otp_code_encrypted = ""
         locked.save(update_fields=["otp_code_encrypted"])
@@ -455,7 +467,7 @@ def payout_approval_withdraw(*, payout: Payout | int, by: StaffUser, reason: str
     approved payout goes back to pending approval). No step-up: withdrawing only removes an
     approval, it can never move money; the reason is required and kept.
     """
-    reason = reason_required(reason, ask="Say why the approval is withdrawn.")
+    reason = reason_required(reason, ask=gettext("Say why the approval is withdrawn."))
     with transaction.atomic():
         locked = payout_locked(payout)
         mine = (
@@ -465,13 +477,17 @@ def payout_approval_withdraw(*, payout: Payout | int, by: StaffUser, reason: str
         )
         if mine is None:
             raise PayoutActionRefused(
-                "no_approval", "You have no approval of this payout to withdraw.", status=409
+                "no_approval",
+                gettext("You have no approval of this payout to withdraw."),
+                status=409,
             )
         if locked.status not in (S.PENDING_APPROVAL, S.APPROVED) or approval_released(locked):
             raise PayoutActionRefused(
                 "released",
-                "The payout is already being released: an approval can no longer be withdrawn "
-                "(cancel or reject it instead if it is still possible).",
+                gettext(
+                    "The payout is already being released: an approval can no longer be withdrawn "
+                    "(cancel or reject it instead if it is still possible)."
+                ),
                 status=409,
             )
         mine.voided_at = timezone.now()

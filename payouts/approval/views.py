@@ -12,6 +12,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from console.lists import filters_by_maker, query_without_page
@@ -57,7 +58,9 @@ from staff.step_up import StepUpRequired
 @require_POST
 @login_required
 def approve_view(request: HttpRequest, pk: int) -> HttpResponse:
-    return live_action(request, pk, lambda p, by: payout_approve(payout=p, by=by), "Approved.")
+    return live_action(
+        request, pk, lambda p, by: payout_approve(payout=p, by=by), gettext("Approved.")
+    )
 
 
 @require_POST
@@ -72,7 +75,7 @@ def reject_view(request: HttpRequest, pk: int) -> HttpResponse:
         request,
         pk,
         lambda p, by: payout_reject(payout=p, by=by, reason=reason),
-        "Rejected: the payout went back to its maker.",
+        gettext("Rejected: the payout went back to its maker."),
         reject_form=form,
     )
 
@@ -90,7 +93,7 @@ def withdraw_view(request: HttpRequest, pk: int) -> HttpResponse:
         request,
         pk,
         lambda p, by: payout_approval_withdraw(payout=p, by=by, reason=reason),
-        "Your approval was withdrawn: the payout waits for that step again.",
+        gettext("Your approval was withdrawn: the payout waits for that step again."),
         withdraw_form=form,
     )
 
@@ -98,14 +101,16 @@ def withdraw_view(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @login_required
 def requote_view(request: HttpRequest, pk: int) -> HttpResponse:
-    ok = "Re-quoted: approvals are kept only if the figures stayed within the tolerance."
+    ok = gettext("Re-quoted: approvals are kept only if the figures stayed within the tolerance.")
     return live_action(request, pk, lambda p, by: payout_requote(payout=p, by=by), ok)
 
 
 @require_POST
 @login_required
 def cancel_view(request: HttpRequest, pk: int) -> HttpResponse:
-    return live_action(request, pk, lambda p, by: payout_cancel(payout=p, by=by), "Cancelled.")
+    return live_action(
+        request, pk, lambda p, by: payout_cancel(payout=p, by=by), gettext("Cancelled.")
+    )
 
 
 # --- Notifications (dashboard) ------------------------------------------------------------------
@@ -175,7 +180,11 @@ def approval_inbox_view(request: HttpRequest) -> HttpResponse:
         "rows": page.object_list,
         "scope": scope,
         "can_approve": can_approve,
-        "empty_message": f"Nothing is waiting{' for you' if scope == SCOPE_MINE else ''}.",
+        "empty_message": (
+            gettext("Nothing is waiting for you.")
+            if scope == SCOPE_MINE
+            else gettext("Nothing is waiting.")
+        ),
     }
     return render(request, "payouts/approval_inbox.html", context)
 
@@ -226,7 +235,7 @@ def approval_policy_view(request: HttpRequest) -> HttpResponse:
     """The policy in force, a draft's impact preview on the payouts waiting now, publishing."""
     user = staff_of(request)
     if not user.has_perm(APPROVAL_POLICY_MANAGE):
-        raise PermissionDenied("The approval policy is managed by admins.")
+        raise PermissionDenied(gettext("The approval policy is managed by admins."))
     current = approval_policy_current()
     impact = None
     if request.method == "POST":

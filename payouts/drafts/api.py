@@ -9,6 +9,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.db.models import Model
 from django.http import FileResponse, HttpRequest
+from django.utils.translation import gettext
 from ninja import Field, File, Form, Router, Schema
 from ninja.files import UploadedFile
 from ninja.params.functions import Query as QueryParam
@@ -41,7 +42,7 @@ router = Router(tags=["payouts"])
 
 def _require_reader(request: HttpRequest) -> None:
     if not selectors.can_read_payouts(staff_of(request)):
-        raise PermissionDenied("Not allowed.")
+        raise PermissionDenied(gettext("Not allowed."))
 
 
 ERRORS: dict[int, Any] = {**ERROR_RESPONSES, 409: ErrorOut}
@@ -116,7 +117,10 @@ def _lookup[M: Model](model: type[M], environment: Environment | None, value: st
         else queryset.filter(upstream_id=value).first()
     )
     if found is None:
-        message = f"No {field.removesuffix('_id').replace('_', ' ')} {value!r} here."
+        message = gettext("No %(what)s %(value)r here.") % {
+            "what": field.removesuffix("_id").replace("_", " "),
+            "value": value,
+        }
         raise ServiceError(message, errors=[(field, message)])
     return found
 

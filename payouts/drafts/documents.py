@@ -28,6 +28,7 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 from django.http import Http404
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from payouts.drafts.services import require_own_draft
 from payouts.errors import PayoutInvalid
@@ -302,7 +303,9 @@ def document_add(
     except DocumentRejected as exc:
         raise PayoutInvalid({"file": [str(exc)]}, code="document_rejected") from exc
     if kind not in DocumentKind.values:
-        raise PayoutInvalid({"kind": [f"One of: {', '.join(DocumentKind.values)}."]})
+        raise PayoutInvalid(
+            {"kind": [gettext("One of: %(value)s.") % {"value": ", ".join(DocumentKind.values)}]}
+        )
     with transaction.atomic():
         locked = Payout.objects.select_for_update().get(pk=payout.pk)
         require_own_draft(by, locked)

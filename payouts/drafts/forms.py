@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from accounts.models import Recipient, VirtualAccount
 from console.inputs import AmountField, TextField
@@ -18,6 +19,10 @@ from payouts.models import INTERNAL_NOTES_MAX, MEMO_MAX, REFERENCE_MAX, Document
 from quotes.choices import STABLECOINS, Choices
 from quotes.forms import choice_field
 from quotes.models import Quote, QuoteStatus
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
+
 
 # A service's field names that the draft form spells otherwise.
 DRAFT_FIELDS = {"client_markup": "client_markup_fixed_fee"}
@@ -43,7 +48,7 @@ class QuoteChoiceField(forms.ModelChoiceField):
         return f"{send} → {gets} {obj.account_type} (until {obj.expires_at:%H:%M:%S} UTC)"
 
 
-def _fraction_field(label: str) -> AmountField:
+def _fraction_field(label: StrOrPromise) -> AmountField:
     """A client markup given as a fraction of the amount (0.01 is 1 %), below 1."""
     return AmountField(
         max_digits=10,
@@ -56,7 +61,9 @@ def _fraction_field(label: str) -> AmountField:
 
 
 class PayoutDraftForm(forms.Form):
-    virtual_account = AccountChoiceField(queryset=VirtualAccount.objects.none(), label="Pay from")
+    virtual_account = AccountChoiceField(
+        queryset=VirtualAccount.objects.none(), label=gettext_lazy("Pay from")
+    )
     recipient = RecipientChoiceField(queryset=Recipient.objects.none())
     amount = AmountField(
         max_digits=8,
@@ -64,13 +71,15 @@ class PayoutDraftForm(forms.Form):
         min_value=Decimal("0.01"),
         max_value=Decimal("999999.99"),
         required=False,
-        help_text="USD, up to 999,999.99. Leave blank to take the quote's amount.",
+        help_text=gettext_lazy("USD, up to 999,999.99. Leave blank to take the quote's amount."),
     )
     quote = QuoteChoiceField(
         queryset=Quote.objects.none(),
         required=False,
-        label="Active quote",
-        help_text="Optional: locks the rate and fees (USD to USD on the recipient's rail).",
+        label=gettext_lazy("Active quote"),
+        help_text=gettext_lazy(
+            "Optional: locks the rate and fees (USD to USD on the recipient's rail)."
+        ),
     )
     reference = TextField(max_length=REFERENCE_MAX, required=False)
     memo = TextField(
@@ -88,19 +97,21 @@ class PayoutDraftForm(forms.Form):
         decimal_places=2,
         min_value=Decimal(0),
         required=False,
-        label="Client markup: fixed fee (USD)",
-        help_text="Only without a quote.",
+        label=gettext_lazy("Client markup: fixed fee (USD)"),
+        help_text=gettext_lazy("Only without a quote."),
     )
     client_markup_percentage_fee = _fraction_field(
-        "Client markup: percentage (fraction, 0.01 = 1 %)"
+        gettext_lazy("Client markup: percentage (fraction, 0.01 = 1 %)")
     )
-    client_markup_fx_markup = _fraction_field("Client markup: FX markup (fraction)")
+    client_markup_fx_markup = _fraction_field(gettext_lazy("Client markup: FX markup (fraction)"))
     payment_currency = forms.ChoiceField(
         required=False,
-        label="Stablecoin (crypto accounts)",
+        label=gettext_lazy("Stablecoin (crypto accounts)"),
         choices=[("", "—"), *[(c, c) for c in STABLECOINS]],
     )
-    payment_network = forms.ChoiceField(required=False, label="Network (crypto accounts)")
+    payment_network = forms.ChoiceField(
+        required=False, label=gettext_lazy("Network (crypto accounts)")
+    )
 
     def __init__(self, *args: Any, environment: Environment | None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -133,13 +144,13 @@ class PayoutDraftForm(forms.Form):
 
 
 class DocumentForm(forms.Form):
-    file = forms.FileField(label="Supporting document", allow_empty_file=True)
+    file = forms.FileField(label=gettext_lazy("Supporting document"), allow_empty_file=True)
     kind = forms.ChoiceField(
-        choices=DocumentKind.choices, initial=DocumentKind.INVOICE, label="Type"
+        choices=DocumentKind.choices, initial=DocumentKind.INVOICE, label=gettext_lazy("Type")
     )
 
 
 class SubmitForm(forms.Form):
     confirm_duplicate = forms.BooleanField(
-        required=False, label="Submit although an identical payout is pending"
+        required=False, label=gettext_lazy("Submit although an identical payout is pending")
     )

@@ -6,6 +6,7 @@ from datetime import datetime
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from gateway.errors import BudgetExhausted, TemporaryError, UpstreamError
 from gateway.service_errors import unanswered
@@ -29,7 +30,9 @@ def payout_preview(*, by: StaffUser, payout: Payout, reserve: bool = False) -> P
     if errors:
         raise PayoutInvalid(errors)
     if reserve and payout.quote_id is not None:
-        raise PayoutInvalid({"quote": ["The payout already uses a quote: nothing to reserve."]})
+        raise PayoutInvalid(
+            {"quote": [gettext("The payout already uses a quote: nothing to reserve.")]}
+        )
     try:
         preview = preview_upstream(payout, reserve=reserve)
     except UpstreamError as exc:
@@ -43,7 +46,9 @@ def payout_preview(*, by: StaffUser, payout: Payout, reserve: bool = False) -> P
             or locked.recipient_id != payout.recipient_id
             or locked.payment_instructions != payout.payment_instructions
         ):
-            raise PayoutInvalid({"": ["The draft changed during the preview: preview again."]})
+            raise PayoutInvalid(
+                {"": [gettext("The draft changed during the preview: preview again.")]}
+            )
         locked.preview_fees = fees_json(fees)
         locked.preview_total_fees = fees.total_fees if fees else None
         locked.preview_recipient_amount = preview.recipient_amount
@@ -107,7 +112,9 @@ def upstream_refusal(exc: UpstreamError) -> PayoutInvalid:
         for message in messages:
             add_problem(errors, target, message if target else f"{name}: {message}")
     if not errors:
-        add_problem(errors, "", f"The upstream refused: {exc.message}")
+        add_problem(
+            errors, "", gettext("The upstream refused: %(message)s") % {"message": exc.message}
+        )
     return PayoutInvalid(errors, code=exc.code or "upstream_refused")
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from accounts.models import Recipient, VirtualAccount
 from accounts.recipients import recipient_not_payable_reason
@@ -68,16 +69,21 @@ class DraftValues:
 
 def require_initiator(user: StaffUser) -> None:
     if not user.has_perm(PAYOUT_INITIATE):
-        raise PermissionDenied("Only finance makers prepare payouts.")
+        raise PermissionDenied(gettext("Only finance makers prepare payouts."))
 
 
 def require_own_draft(user: StaffUser, payout: Payout) -> None:
     require_initiator(user)
     if payout.maker_id != user.pk:
-        raise PermissionDenied("Only the payout's maker may change it.")
+        raise PermissionDenied(gettext("Only the payout's maker may change it."))
     if payout.status not in EDITABLE:
         raise PayoutInvalid(
-            {"": [f"The payout is {payout.get_status_display().lower()}: only a draft changes."]},
+            {
+                "": [
+                    gettext("The payout is %(value)s: only a draft changes.")
+                    % {"value": payout.get_status_display().lower()}
+                ]
+            },
             code="not_a_draft",
         )
 
@@ -155,11 +161,11 @@ def payout_draft_create(
         raise ValueError(f"unknown channel {channel!r}")
     missing: dict[str, list[str]] = {}
     if values.virtual_account is None:
-        add_problem(missing, "virtual_account", "Choose the virtual account to pay from.")
+        add_problem(missing, "virtual_account", gettext("Choose the virtual account to pay from."))
     if values.recipient is None:
-        add_problem(missing, "recipient", "Choose the recipient.")
+        add_problem(missing, "recipient", gettext("Choose the recipient."))
     if values.amount is None and values.quote is None:
-        add_problem(missing, "amount", "Give an amount or choose an active quote.")
+        add_problem(missing, "amount", gettext("Give an amount or choose an active quote."))
     if missing:
         raise PayoutInvalid(missing)
     now = timezone.now()

@@ -10,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from console.lists import is_htmx
@@ -51,14 +52,14 @@ def _draft_form_page(
     if request.method == "POST":
         form = PayoutDraftForm(request.POST, environment=environment)
         if environment is None:
-            form.add_error(None, "Choose the environment you work in first.")
+            form.add_error(None, gettext("Choose the environment you work in first."))
         elif form.is_valid():
             try:
                 saved = save(form.values())
             except PayoutInvalid as exc:
                 exc.add_to_form(form, rename=DRAFT_FIELDS)
             else:
-                messages.success(request, f"Draft #{saved.pk} saved.")
+                messages.success(request, gettext("Draft #%(pk)s saved.") % {"pk": saved.pk})
                 return redirect("payouts:detail", pk=saved.pk)
     return render(request, "payouts/payout_form.html", {"form": form, "payout": payout})
 
@@ -108,7 +109,7 @@ def payout_delete(request: HttpRequest, pk: int) -> HttpResponse:
     except PayoutInvalid as exc:
         messages.error(request, refusal_text(exc))
         return redirect("payouts:detail", pk=pk)
-    messages.success(request, f"Draft #{pk} deleted.")
+    messages.success(request, gettext("Draft #%(pk)s deleted.") % {"pk": pk})
     return redirect("payouts:list")
 
 
@@ -178,7 +179,7 @@ def send_for_approval_view(request: HttpRequest, pk: int) -> HttpResponse:
         return panel_response(
             request, pk, "submit", submit_errors=errors, needs_confirm=needs_confirm
         )
-    messages.success(request, f"Payout #{pk} submitted for approval.")
+    messages.success(request, gettext("Payout #%(pk)s submitted for approval.") % {"pk": pk})
     if is_htmx(request):
         response = HttpResponse(status=204)
         response["HX-Redirect"] = request.build_absolute_uri(f"/payouts/{pk}/")

@@ -9,6 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import Q
+from django.utils.translation import gettext_lazy
 
 from gateway.models import UpstreamCall
 from payouts.models import Approval, Payout, PayoutDocument
@@ -18,11 +19,11 @@ from staff.models import AuditEntry, StaffUser
 SCHEMA = "payops.evidence/1"
 # Which second factor an approval or a release used, in words.
 SECOND_FACTOR_LABELS = {
-    "totp": "Authenticator app (TOTP)",
+    "totp": gettext_lazy("Authenticator app (TOTP)"),
     "passkey": "Passkey",
-    "recovery_code": "Recovery code",
-    "api_token": "API token created after a step-up",
-    "": "Not recorded (before second factors were recorded)",
+    "recovery_code": gettext_lazy("Recovery code"),
+    "api_token": gettext_lazy("API token created after a step-up"),
+    "": gettext_lazy("Not recorded (before second factors were recorded)"),
 }
 # A call the payout's audit entries name by time (sending the code, a preview) is the last call
 # of that operation in the environment at most this long before the entry.
@@ -44,7 +45,7 @@ def _email(user: StaffUser | None) -> str:
 
 
 def second_factor_label(method: str) -> str:
-    return SECOND_FACTOR_LABELS.get(method, method)
+    return str(SECOND_FACTOR_LABELS.get(method, method))
 
 
 def payout_audit_entries(payout: Payout) -> list[AuditEntry]:

@@ -15,6 +15,7 @@ from typing import IO, Any
 from xml.sax.saxutils import escape
 
 import reportlab
+from django.utils.translation import gettext
 from reportlab.lib import colors
 from reportlab.lib.enums import TA_RIGHT
 from reportlab.lib.pagesizes import A4
@@ -230,7 +231,10 @@ class _NumberedCanvas(Canvas):
         self.setFont(FONT, 7)
         self.drawString(MARGIN, MARGIN - 8 * mm, self.footer_left)
         self.drawRightString(
-            PAGE_WIDTH - MARGIN, MARGIN - 8 * mm, f"Page {self._pageNumber} of {total}"
+            PAGE_WIDTH - MARGIN,
+            MARGIN - 8 * mm,
+            gettext("Page %(pageNumber)s of %(total)s")
+            % {"pageNumber": self._pageNumber, "total": total},
         )
         self.restoreState()
 
@@ -259,12 +263,12 @@ def _summary(facts: dict[str, Any]) -> list[Flowable]:
             f"{to['name']} · {to['account_type']} account {to['account_number']}"
             f"{' · ' + to['bank_name'] if to['bank_name'] else ''} · {to['country']}",
         ),
-        ("Recipient created by", to["created_by"]),
-        ("Prepared by (maker)", payout["maker"]),
+        (gettext("Recipient created by"), to["created_by"]),
+        (gettext("Prepared by (maker)"), payout["maker"]),
         ("Created", when(payout["created_at"])),
-        ("Submitted for approval", when(payout["submitted_at"])),
+        (gettext("Submitted for approval"), when(payout["submitted_at"])),
         (
-            "Approvals required",
+            gettext("Approvals required"),
             f"{payout['approvals_required']}"
             + (
                 f" (approval policy version {payout['approval_policy_version']})"
@@ -272,11 +276,11 @@ def _summary(facts: dict[str, Any]) -> list[Flowable]:
                 else ""
             ),
         ),
-        ("Upstream payout id", payout["upstream_id"]),
+        (gettext("Upstream payout id"), payout["upstream_id"]),
         ("Memo", payout["memo"]),
     ]
     if payout["failure_reason"]:
-        pairs.append(("Failure reason", payout["failure_reason"]))
+        pairs.append((gettext("Failure reason"), payout["failure_reason"]))
     return [Paragraph("1. Payout summary", H2), _facts(pairs)]
 
 
@@ -314,61 +318,68 @@ def _pricing(facts: dict[str, Any]) -> list[Flowable]:
     quote = facts["quote"]
     if quote:
         rows = [
-            ["Quote id", quote["id"]],
+            [gettext("Quote id"), quote["id"]],
             ["Status", quote["status"]],
-            ["Requested by", quote["requested_by"]],
+            [gettext("Requested by"), quote["requested_by"]],
             ["Sends", money(quote["base_amount"], quote["base_currency"])],
-            ["Recipient gets", money(quote["quote_amount"], quote["quote_currency"])],
+            [gettext("Recipient gets"), money(quote["quote_amount"], quote["quote_currency"])],
             ["Rate", f"1 {quote['base_currency']} = {quote['rate']} {quote['quote_currency']}"],
-            ["Service rate", quote["service_rate"]],
+            [gettext("Service rate"), quote["service_rate"]],
             [
-                "Payment rail",
+                gettext("Payment rail"),
                 quote["payment_rail"] + (f" / {quote['network']}" if quote["network"] else ""),
             ],
-            ["Total fees", money(quote["total_fees"], quote["base_currency"])],
+            [gettext("Total fees"), money(quote["total_fees"], quote["base_currency"])],
             *fee_lines(quote["fees"], quote["base_currency"], prefix="Fee: "),
             ["Created", when(quote["created_at"])],
             ["Expires", when(quote["expires_at"])],
         ]
         out += [Paragraph("Quote", H3), _table(["Quote", "Value"], rows, [0.4, 0.6], right=(1,))]
     else:
-        out.append(_none("No quote: the payout was priced at execution (see the preview)."))
+        out.append(
+            _none(gettext("No quote: the payout was priced at execution (see the preview)."))
+        )
     preview = facts["preview"]
     if preview:
         out += _figures(
-            f"Preview shown to the approvers ({when(preview['previewed_at'])})",
+            gettext("Preview shown to the approvers (%(value)s)")
+            % {"value": when(preview["previewed_at"])},
             preview,
             [
                 ("Amount", money(preview["amount"], preview["currency"])),
-                ("Total fees", money(preview["total_fees"], preview["currency"])),
+                (gettext("Total fees"), money(preview["total_fees"], preview["currency"])),
                 (
-                    "Total debited (amount + fees)",
+                    gettext("Total debited (amount + fees)"),
                     money(preview["total"], preview["total_currency"]),
                 ),
                 (
-                    "Recipient gets",
+                    gettext("Recipient gets"),
                     money(preview["recipient_amount"], preview["recipient_currency"]),
                 ),
-                ("Reserved quote", preview["reserved_quote"] or "—"),
-                ("Reserved until", when(preview["reserved_until"])),
+                (gettext("Reserved quote"), preview["reserved_quote"] or "—"),
+                (gettext("Reserved until"), when(preview["reserved_until"])),
             ],
         )
     else:
-        out.append(_none("No preview was made."))
+        out.append(_none(gettext("No preview was made.")))
     charged = facts["charged"]
     if charged:
         out += _figures(
-            f"Charged by the upstream ({when(charged['recorded_at'])})",
+            gettext("Charged by the upstream (%(value)s)")
+            % {"value": when(charged["recorded_at"])},
             charged,
             [
                 ("Amount", money(charged["amount"], charged["currency"])),
-                ("Total fees", money(charged["total_fees"], charged["currency"])),
+                (gettext("Total fees"), money(charged["total_fees"], charged["currency"])),
                 ("Total", money(charged["total"], charged["total_currency"])),
                 (
-                    "Recipient gets",
+                    gettext("Recipient gets"),
                     money(charged["recipient_amount"], charged["recipient_currency"]),
                 ),
-                ("Differs from the preview", "yes" if charged["differs_from_preview"] else "no"),
+                (
+                    gettext("Differs from the preview"),
+                    "yes" if charged["differs_from_preview"] else "no",
+                ),
             ],
         )
     return out
@@ -378,7 +389,7 @@ def _documents(facts: dict[str, Any]) -> list[Flowable]:
     out: list[Flowable] = [Paragraph("3. Supporting documents", H2)]
     documents = facts["documents"]
     if not documents:
-        return [*out, _none("No supporting documents were attached.")]
+        return [*out, _none(gettext("No supporting documents were attached."))]
     rows = []
     for number, document in enumerate(documents, start=1):
         opened = (
@@ -403,7 +414,7 @@ def _documents(facts: dict[str, Any]) -> list[Flowable]:
         )
     out.append(
         _table(
-            ["#", "Document", "Size", "SHA-256", "Uploaded", "Opened by"],
+            ["#", "Document", "Size", "SHA-256", "Uploaded", gettext("Opened by")],
             rows,
             [0.04, 0.27, 0.09, 0.2, 0.18, 0.22],
             right=(2,),
@@ -416,7 +427,7 @@ def _approvals(facts: dict[str, Any]) -> list[Flowable]:
     out: list[Flowable] = [Paragraph("4. Approvals", H2)]
     approvals = facts["approvals"]
     if not approvals:
-        return [*out, _none("No approvals were given.")]
+        return [*out, _none(gettext("No approvals were given."))]
     rows = [
         [
             _p(f"{a['approver']}\n{a['approver_name']}".strip()),
@@ -433,9 +444,9 @@ def _approvals(facts: dict[str, Any]) -> list[Flowable]:
             [
                 "Approver",
                 "Round",
-                "Approved at",
-                "Second factor used",
-                "Documents opened",
+                gettext("Approved at"),
+                gettext("Second factor used"),
+                gettext("Documents opened"),
                 "Status",
             ],
             rows,
@@ -455,17 +466,17 @@ def _release(facts: dict[str, Any]) -> list[Flowable]:
             f"{when(s['at'])} by {s['by']} to {s['sent_to']}" for s in release["codes_sent"]
         )
         pairs += [
-            ("Verification codes sent", sent or "none"),
+            (gettext("Verification codes sent"), sent or "none"),
             (
-                "Code entered",
+                gettext("Code entered"),
                 f"{release['code']} (masked: the code is never kept or shown)"
                 if release["code"]
                 else "—",
             ),
-            ("Confirmed by", release["confirmed_by"]),
-            ("Confirmed at", when(release["confirmed_at"])),
+            (gettext("Confirmed by"), release["confirmed_by"]),
+            (gettext("Confirmed at"), when(release["confirmed_at"])),
             (
-                "Second factor used",
+                gettext("Second factor used"),
                 f"{release['second_factor']} · verified "
                 f"{when(release['second_factor_verified_at'])}"
                 if release["confirmed_by"]
@@ -474,16 +485,16 @@ def _release(facts: dict[str, Any]) -> list[Flowable]:
         ]
     else:
         pairs.append(
-            ("Verification code", "none: a crypto payout is released by its last approval")
+            (gettext("Verification code"), "none: a crypto payout is released by its last approval")
         )
     pairs += [
         (
-            "Sent to the upstream",
+            gettext("Sent to the upstream"),
             f"{when(release['sent_upstream_at'])}"
             + (f" by {release['sent_upstream_by']}" if release["sent_upstream_by"] else ""),
         ),
-        ("Accepted by the upstream", when(release["upstream_accepted_at"])),
-        ("Idempotency key", release["idempotency_key"]),
+        (gettext("Accepted by the upstream"), when(release["upstream_accepted_at"])),
+        (gettext("Idempotency key"), release["idempotency_key"]),
     ]
     out.append(_facts(pairs))
     return out
@@ -493,15 +504,18 @@ def _calls(facts: dict[str, Any]) -> list[Flowable]:
     out: list[Flowable] = [
         Paragraph("6. Upstream calls", H2),
         _p(
-            "As the gateway's call log recorded them: secrets, tokens, codes and document "
-            "contents were redacted when written. The call log keeps "
-            f"{facts['call_log_retention_days']} days: older calls are no longer listed.",
+            gettext(
+                "As the gateway's call log recorded them: secrets, tokens, codes and document "
+                "contents were redacted when written. The call log keeps %(value)s days: older "
+                "calls are no longer listed."
+            )
+            % {"value": facts["call_log_retention_days"]},
             NOTE_INTRO,
         ),
     ]
     calls = facts["upstream_calls"]
     if not calls:
-        return [*out, _none("No upstream call is recorded for this payout.")]
+        return [*out, _none(gettext("No upstream call is recorded for this payout."))]
     header = ["#", "At", "Operation", "Request", "Status", "Try", "Took"]
     widths = [0.04, 0.24, 0.15, 0.31, 0.1, 0.06, 0.1]
     rows: list[list[Any]] = []
@@ -547,7 +561,7 @@ def _events(facts: dict[str, Any]) -> list[Flowable]:
     out: list[Flowable] = [Paragraph("7. Events received", H2)]
     events = facts["events"]
     if not events:
-        return [*out, _none("No upstream event was received for this payout.")]
+        return [*out, _none(gettext("No upstream event was received for this payout."))]
     rows = [
         [
             when(e["received_at"]),
@@ -581,7 +595,7 @@ def _timeline(facts: dict[str, Any]) -> list[Flowable]:
         for row in facts["timeline"]
     ]
     if not rows:
-        return [*out, _none("No status change yet.")]
+        return [*out, _none(gettext("No status change yet."))]
     out.append(
         _table(["At", "Status", "Source", "By", "Note"], rows, [0.24, 0.16, 0.12, 0.2, 0.28])
     )
@@ -592,7 +606,7 @@ def _audit(facts: dict[str, Any]) -> list[Flowable]:
     out: list[Flowable] = [Paragraph("9. Audit trail of this payout", H2)]
     rows = [[when(e["at"]), e["actor"] or "system", e["action"]] for e in facts["audit_trail"]]
     if not rows:
-        return [*out, _none("No audit entry names this payout.")]
+        return [*out, _none(gettext("No audit entry names this payout."))]
     out.append(_table(["At", "Who", "Action"], rows, [0.24, 0.38, 0.38]))
     return out
 
@@ -601,11 +615,13 @@ def _integrity(facts: dict[str, Any]) -> list[Flowable]:
     return [
         Paragraph("10. Checking this pack", H2),
         _p(
-            "This report is evidence.pdf in a ZIP that also holds the supporting documents as "
-            "stored and evidence.json (the same facts, machine-readable, with the SHA-256 of "
-            "evidence.pdf and of every document). SHA256SUMS lists the SHA-256 of every file, "
-            "evidence.json included: check them with the command sha256sum -c SHA256SUMS. Each "
-            "document's SHA-256 above is the one computed when it was uploaded.",
+            gettext(
+                "This report is evidence.pdf in a ZIP that also holds the supporting documents as "
+                "stored and evidence.json (the same facts, machine-readable, with the SHA-256 of "
+                "evidence.pdf and of every document). SHA256SUMS lists the SHA-256 of every file, "
+                "evidence.json included: check them with the command sha256sum -c SHA256SUMS. Each "
+                "document's SHA-256 above is the one computed when it was uploaded."
+            ),
             BODY,
         ),
     ]
@@ -618,12 +634,11 @@ def evidence_pdf_write(facts: dict[str, Any], out: IO[bytes]) -> None:
     reference = f" · {payout['reference']}" if payout["reference"] else ""
 
     class PageCanvas(_NumberedCanvas):
-        header_left = "PayOps · Payout evidence pack"
+        header_left = gettext("PayOps · Payout evidence pack")
         header_right = f"Payout #{payout['id']}{reference}"
-        footer_left = (
-            f"Generated {when(facts['generated_at'])} by {facts['generated_by']} · "
-            "confidential: for audit and the paying bank"
-        )
+        footer_left = gettext(
+            "Generated %(value)s by %(value2)s · confidential: for audit and the paying bank"
+        ) % {"value": when(facts["generated_at"]), "value2": facts["generated_by"]}
 
     document = SimpleDocTemplate(
         out,
@@ -632,12 +647,12 @@ def evidence_pdf_write(facts: dict[str, Any], out: IO[bytes]) -> None:
         rightMargin=MARGIN,
         topMargin=MARGIN + 4 * mm,
         bottomMargin=MARGIN + 2 * mm,
-        title=f"Evidence pack: payout #{payout['id']}",
+        title=gettext("Evidence pack: payout #%(value)s") % {"value": payout["id"]},
         author="PayOps",
-        subject="Why this payout was paid",
+        subject=gettext("Why this payout was paid"),
     )
     story: list[Flowable] = [
-        Paragraph(f"Evidence pack: payout #{payout['id']}", TITLE),
+        Paragraph(gettext("Evidence pack: payout #%(value)s") % {"value": payout["id"]}, TITLE),
         Paragraph(
             escape(
                 f"{money(payout['amount'], payout['currency'])} to {payout['to']['name']}"

@@ -14,6 +14,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from payouts.evidence.facts import evidence_facts
 from payouts.evidence.pdf import evidence_pdf_write
@@ -73,7 +74,9 @@ def payout_evidence_pack(*, payout: Payout, by: StaffUser) -> EvidencePack:
     in memory. The download is audited (`payout.evidence_downloaded`, with the ZIP's SHA-256).
     """
     if not can_download_evidence(by):
-        raise PermissionDenied("Only finance approvers, admins and auditors download evidence.")
+        raise PermissionDenied(
+            gettext("Only finance approvers, admins and auditors download evidence.")
+        )
     now = timezone.now()
     facts = evidence_facts(payout, by=by, now=now)
     manifest: dict[str, str] = {}

@@ -10,6 +10,7 @@ from pathlib import PurePath
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from gateway.idempotency import IdempotentModel
 from payouts.models.approval import (
@@ -33,58 +34,58 @@ REFERENCE_MAX = 100
 class PayoutStatus(models.TextChoices):
     """Our states (draft … approved, submitting, rejected) and the upstream's, normalised."""
 
-    DRAFT = "draft", "Draft"
-    PENDING_APPROVAL = "pending_approval", "Pending approval"
-    APPROVED = "approved", "Approved"
-    SUBMITTING = "submitting", "Submitting"
-    CREATED = "created", "Created"
-    PENDING = "pending", "Pending"
-    PROCESSING = "processing", "Processing"
-    IN_REVIEW = "in_review", "In review"
-    KYT_PENDING = "kyt_pending", "KYT pending"
-    COMPLETED = "completed", "Completed"
-    FAILED = "failed", "Failed"
-    RETURNED = "returned", "Returned"
-    CANCELLED = "cancelled", "Cancelled"
-    REJECTED = "rejected", "Rejected"
+    DRAFT = "draft", gettext_lazy("Draft")
+    PENDING_APPROVAL = "pending_approval", gettext_lazy("Pending approval")
+    APPROVED = "approved", gettext_lazy("Approved")
+    SUBMITTING = "submitting", gettext_lazy("Submitting")
+    CREATED = "created", gettext_lazy("Created")
+    PENDING = "pending", gettext_lazy("Pending")
+    PROCESSING = "processing", gettext_lazy("Processing")
+    IN_REVIEW = "in_review", gettext_lazy("In review")
+    KYT_PENDING = "kyt_pending", gettext_lazy("KYT pending")
+    COMPLETED = "completed", gettext_lazy("Completed")
+    FAILED = "failed", gettext_lazy("Failed")
+    RETURNED = "returned", gettext_lazy("Returned")
+    CANCELLED = "cancelled", gettext_lazy("Cancelled")
+    REJECTED = "rejected", gettext_lazy("Rejected")
 
 
 class PayoutChannel(models.TextChoices):
-    PAGE = "page", "Page"
-    API = "api", "API"
+    PAGE = "page", gettext_lazy("Page")
+    API = "api", gettext_lazy("API")
 
 
 class PayoutMode(models.TextChoices):
     """Follows the virtual account: fiat debits its balance, crypto is funded by a deposit."""
 
-    FIAT = "fiat", "Fiat"
-    CRYPTO = "crypto", "Crypto"
+    FIAT = "fiat", gettext_lazy("Fiat")
+    CRYPTO = "crypto", gettext_lazy("Crypto")
 
 
 class ReservationStatus(models.TextChoices):
-    NONE = "", "Not reserved"
-    ACTIVE = "ACTIVE", "Reserved"
-    EXPIRED = "EXPIRED", "Expired"
-    USED = "USED", "Used"
+    NONE = "", gettext_lazy("Not reserved")
+    ACTIVE = "ACTIVE", gettext_lazy("Reserved")
+    EXPIRED = "EXPIRED", gettext_lazy("Expired")
+    USED = "USED", gettext_lazy("Used")
 
 
 class UpstreamWait(models.TextChoices):
     """Why an initiation waits to be sent again (its label completes "Waiting for …")."""
 
-    NONE = "", "nothing"
-    RATE_LIMIT = "rate_limit", "the upstream's rate limit"
-    NO_ANSWER = "no_answer", "an answer from the upstream"
-    SERVER_ERROR = "server_error", "the upstream to recover from an error"
-    BUDGET = "budget", "room in PayOps's budget of upstream calls"
+    NONE = "", gettext_lazy("nothing")
+    RATE_LIMIT = "rate_limit", gettext_lazy("the upstream's rate limit")
+    NO_ANSWER = "no_answer", gettext_lazy("an answer from the upstream")
+    SERVER_ERROR = "server_error", gettext_lazy("the upstream to recover from an error")
+    BUDGET = "budget", gettext_lazy("room in PayOps's budget of upstream calls")
 
 
 class DocumentKind(models.TextChoices):
     """The `type` of a supporting document in the payout body (what the document proves)."""
 
-    INVOICE = "invoice", "Invoice"
-    CONTRACT = "contract", "Contract"
-    RECEIPT = "receipt", "Receipt"
-    OTHER = "other", "Other"
+    INVOICE = "invoice", gettext_lazy("Invoice")
+    CONTRACT = "contract", gettext_lazy("Contract")
+    RECEIPT = "receipt", gettext_lazy("Receipt")
+    OTHER = "other", gettext_lazy("Other")
 
 
 class Payout(IdempotentModel):
@@ -341,10 +342,10 @@ class PayoutDocumentView(models.Model):
 
 
 class ChangeSource(models.TextChoices):
-    STAFF = "staff", "Staff action"
-    EVENT = "event", "Webhook event"
-    POLL = "poll", "Polling"
-    SYSTEM = "system", "System"
+    STAFF = "staff", gettext_lazy("Staff action")
+    EVENT = "event", gettext_lazy("Webhook event")
+    POLL = "poll", gettext_lazy("Polling")
+    SYSTEM = "system", gettext_lazy("System")
 
 
 class PayoutStatusChange(models.Model):

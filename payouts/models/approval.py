@@ -8,6 +8,7 @@ from django.conf import settings
 from django.core.validators import MinValueValidator
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from payouts.approval.rules import ChainStep, LimitSpec, RuleSpec
 
@@ -85,9 +86,9 @@ class ApprovalRule(models.Model):
     """A line of a policy: from `min_amount` (in `currency`), on `rail` and `mode`, N approvers."""
 
     class Mode(models.TextChoices):
-        ANY = "", "Any mode"
-        FIAT = "fiat", "Fiat"
-        CRYPTO = "crypto", "Crypto"
+        ANY = "", gettext_lazy("Any mode")
+        FIAT = "fiat", gettext_lazy("Fiat")
+        CRYPTO = "crypto", gettext_lazy("Crypto")
 
     policy = models.ForeignKey(ApprovalPolicy, on_delete=models.CASCADE, related_name="rules")
     min_amount = models.DecimalField(
@@ -165,12 +166,12 @@ class Approval(models.Model):
 
 
 class NotificationKind(models.TextChoices):
-    WAITING_FOR_APPROVAL = "waiting", "Waiting for your approval"
-    REJECTED = "rejected", "Your payout was rejected"
-    READY_FOR_OTP = "ready_for_otp", "Approved: the code can be sent"
-    FAILED = "failed", "Payout failed"
-    RETURNED = "returned", "Payout returned"
-    CHARGE_DIFFERS = "charge_differs", "Charged differs from what was shown"
+    WAITING_FOR_APPROVAL = "waiting", gettext_lazy("Waiting for your approval")
+    REJECTED = "rejected", gettext_lazy("Your payout was rejected")
+    READY_FOR_OTP = "ready_for_otp", gettext_lazy("Approved: the code can be sent")
+    FAILED = "failed", gettext_lazy("Payout failed")
+    RETURNED = "returned", gettext_lazy("Payout returned")
+    CHARGE_DIFFERS = "charge_differs", gettext_lazy("Charged differs from what was shown")
 
 
 class PayoutNotification(models.Model):

@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from django.http import HttpRequest
+from django.utils.translation import gettext
 from ninja import Field, Router, Schema
 
 from console.inputs import Text
@@ -62,8 +63,11 @@ def otp_state(
     if step is None:
         raise PayoutActionRefused(
             "no_otp_step",
-            "This payout needs no code now: only an approved fiat payout not yet sent has "
-            f"one (this one is {payout.get_status_display().lower()}, {payout.mode}).",
+            gettext(
+                "This payout needs no code now: only an approved fiat payout not yet sent has "
+                "one (this one is %(value)s, %(mode)s)."
+            )
+            % {"value": payout.get_status_display().lower(), "mode": payout.mode},
         )
     return 200, otp_step_out(step)
 

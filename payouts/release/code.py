@@ -10,6 +10,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from gateway.client import call_sync, upstream
 from gateway.errors import (
@@ -43,22 +44,27 @@ class OtpSent:
 def _may_release(payout: Payout, by: StaffUser) -> None:
     """Sending and entering the code release money: an approver, never the maker."""
     if not by.has_perm(PAYOUT_APPROVE):
-        raise PermissionDenied("Only an approver may send or enter the payout code.")
+        raise PermissionDenied(gettext("Only an approver may send or enter the payout code."))
     if by.pk == payout.maker_id:
         raise PayoutActionRefused(
-            "maker", "You prepared this payout; an approver must release it.", status=403
+            "maker", gettext("You prepared this payout; an approver must release it."), status=403
         )
     if payout.mode != "fiat":
-        raise PayoutActionRefused("not_fiat", "Only fiat payouts need a verification code.")
+        raise PayoutActionRefused(
+            "not_fiat", gettext("Only fiat payouts need a verification code.")
+        )
     if payout.submitted_upstream:
         raise PayoutActionRefused(
-            "already_sent", "This payout was already sent to the upstream: nothing to confirm."
+            "already_sent",
+            gettext("This payout was already sent to the upstream: nothing to confirm."),
         )
     if payout.status != S.APPROVED:
         raise PayoutActionRefused(
             "not_approved",
-            "The code is sent once the payout has all its approvals "
-            f"(this one is {payout.get_status_display().lower()}).",
+            gettext(
+                "The code is sent once the payout has all its approvals (this one is %(value)s)."
+            )
+            % {"value": payout.get_status_display().lower()},
         )
     recipient_payable_refuse(payout)
 
@@ -72,7 +78,9 @@ def payout_otp_send(*, payout: Payout | int, by: StaffUser) -> OtpSent:
     if not email:
         raise PayoutActionRefused(
             "no_verification_email",
-            "The environment has no verification email: an admin sets it on the environment.",
+            gettext(
+                "The environment has no verification email: an admin sets it on the environment."
+            ),
             status=400,
         )
     try:
@@ -115,13 +123,15 @@ def otp_send_refusal(exc: UpstreamError) -> PayoutActionRefused:
     if isinstance(exc, AuthenticationError):
         return PayoutActionRefused(
             "upstream_credentials",
-            "PayOps could not sign in to the upstream: an admin must check this environment's "
-            "credentials. No code was sent.",
+            gettext(
+                "PayOps could not sign in to the upstream: an admin must check this environment's "
+                "credentials. No code was sent."
+            ),
             status=502,
         )
     return PayoutActionRefused(
         "otp_send_refused",
-        f"The upstream refused to send the code: {exc.message}",
+        gettext("The upstream refused to send the code: %(message)s") % {"message": exc.message},
         status=400,
     )
 
@@ -142,12 +152,12 @@ def payout_otp_confirm(*, payout: Payout | int, by: StaffUser, code: str) -> Pay
     the environment's verification address, and the release itself is this confirm.
     """
     if not by.has_perm(PAYOUT_APPROVE):
-        raise PermissionDenied("Only an approver may send or enter the payout code.")
+        raise PermissionDenied(gettext("Only an approver may send or enter the payout code."))
     step_up_require(by, action="payout.release")
     code = (code or "").strip()
     if not OTP_RE.match(code):
         raise PayoutActionRefused(
-            "invalid_code", "The code is exactly 6 digits.", field="code", status=400
+            "invalid_code", gettext("The code is exactly 6 digits."), field="code", status=400
         )
     with transaction.atomic():
         locked = payout_locked(payout)

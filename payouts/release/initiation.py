@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from accounts.recipients import recipient_not_payable_reason
 from console import metrics
@@ -79,7 +80,7 @@ def submission_start(*, payout: Payout, by: StaffUser | None, otp: str = "") -> 
         return payout  # a double click: already on its way, nothing more to do
     if payout.status != S.APPROVED:
         raise PayoutActionRefused(
-            "not_approved", "Only an approved payout can be sent to the upstream."
+            "not_approved", gettext("Only an approved payout can be sent to the upstream.")
         )
     reason = recipient_not_payable_reason(payout.recipient)
     if reason:
@@ -248,13 +249,13 @@ def initiation_refused(*, payout_id: int, error: UpstreamError) -> Payout:
                 message = (
                     f"Wrong code: {left} {'try remains' if left == 1 else 'tries remain'}."
                     if left
-                    else "Wrong code five times: the code is blocked, send a new one."
+                    else gettext("Wrong code five times: the code is blocked, send a new one.")
                 )
             elif error.code == "OTP_EXPIRED":
-                message = "The code expired: send a new one."
+                message = gettext("The code expired: send a new one.")
             elif error.code == "OTP_BLOCKED":
                 payout.otp_failed_attempts = settings.PAYOUTS_OTP_MAX_TRIES
-                message = "Too many wrong codes: the code is blocked, send a new one."
+                message = gettext("Too many wrong codes: the code is blocked, send a new one.")
         payout.initiation_error = message[:500]
         outcome = "correctable" if kind else "refused"
         transaction.on_commit(functools.partial(metrics.release_observed, outcome=outcome))
@@ -320,12 +321,13 @@ def payout_retry(*, payout: Payout | int, by: StaffUser) -> Payout:
     if not by.has_perm(PAYOUT_APPROVE):
         from django.core.exceptions import PermissionDenied
 
-        raise PermissionDenied("Only an approver may re-send a payout.")
+        raise PermissionDenied(gettext("Only an approver may re-send a payout."))
     with transaction.atomic():
         locked = payout_locked(payout)
         if locked.status != S.SUBMITTING:
             raise PayoutActionRefused(
-                "not_submitting", "Only a payout waiting for the upstream's answer is re-sent."
+                "not_submitting",
+                gettext("Only a payout waiting for the upstream's answer is re-sent."),
             )
         audit_record(actor=by, action="payout.resend", target=locked, details={})
         _queue_submit(locked.pk)

@@ -15,6 +15,7 @@ from enum import StrEnum
 
 from django.conf import settings
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from payouts.models import Payout, PayoutStatus
 from staff.models import AuditEntry
@@ -128,19 +129,25 @@ def _message(state: OtpState, facts: OtpFacts, tries_left: int) -> tuple[str, st
     match state:
         case OtpState.NO_EMAIL:
             return "no_verification_email", (
-                "This environment has no verification email, so no code can be sent. "
-                "An admin sets it on the environment; then send the code here."
+                gettext(
+                    "This environment has no verification email, so no code can be sent. "
+                    "An admin sets it on the environment; then send the code here."
+                )
             )
         case OtpState.NOT_SENT:
             return "otp_not_sent", (
-                f"Send the code to {to}: it is valid {minutes} minutes and allows "
-                f"{_tries(facts.max_tries)}."
+                gettext(
+                    "Send the code to %(to)s: it is valid %(minutes)s minutes and allows "
+                    "%(max_tries)s."
+                )
+                % {"to": to, "minutes": minutes, "max_tries": _tries(facts.max_tries)}
             )
         case OtpState.SENT:
-            return "", f"Enter the 6-digit code sent to {to}."
+            return "", gettext("Enter the 6-digit code sent to %(to)s.") % {"to": to}
         case OtpState.WRONG_CODE:
             return "otp_wrong", (
-                f"Wrong code: {_tries(tries_left)} left. Enter the code from the newest email."
+                gettext("Wrong code: %(tries_left)s left. Enter the code from the newest email.")
+                % {"tries_left": _tries(tries_left)}
             )
         case OtpState.BLOCKED:
             return "otp_blocked", (
@@ -150,7 +157,8 @@ def _message(state: OtpState, facts: OtpFacts, tries_left: int) -> tuple[str, st
             )
         case OtpState.EXPIRED:
             return "otp_expired", (
-                f"The code expired (a code lasts {minutes} minutes). Send a new one."
+                gettext("The code expired (a code lasts %(minutes)s minutes). Send a new one.")
+                % {"minutes": minutes}
             )
         case OtpState.REPLACED:
             why = (
@@ -159,13 +167,19 @@ def _message(state: OtpState, facts: OtpFacts, tries_left: int) -> tuple[str, st
                 else "the upstream holds no pending code (it was used or replaced)"
             )
             return "otp_replaced", (
-                f"This code no longer works: {why}; the upstream keeps one code at a time. "
-                "Send a new code."
+                gettext(
+                    "This code no longer works: %(why)s; the upstream keeps one code at a time. "
+                    "Send a new code."
+                )
+                % {"why": why}
             )
         case OtpState.CHECKING:
             return "", (
-                "Code entered: the payout is on its way, and the upstream checks the code as it "
-                "receives it."
+                gettext(
+                    "Code entered: the payout is on its way, and the upstream checks the code as "
+                    "it "
+                    "receives it."
+                )
             )
 
 

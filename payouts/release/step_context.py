@@ -8,6 +8,7 @@ from django import forms
 from django.conf import settings
 from django.http import HttpRequest
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 
 from payouts.models import Payout
 from payouts.release.code_hints import code_hint_for
@@ -20,8 +21,8 @@ class OtpForm(forms.Form):
     code = forms.CharField(
         min_length=6,
         max_length=6,
-        label="Verification code",
-        help_text="The 6 digits from the newest email.",
+        label=gettext_lazy("Verification code"),
+        help_text=gettext_lazy("The 6 digits from the newest email."),
         widget=forms.TextInput(
             attrs={"inputmode": "numeric", "autocomplete": "one-time-code", "pattern": r"\d{6}"}
         ),

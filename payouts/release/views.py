@@ -15,6 +15,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from console.lists import is_htmx
@@ -65,9 +66,9 @@ def otp_send_view(request: HttpRequest, pk: int) -> HttpResponse:
     except REFUSALS as exc:
         return _step(request, pk, step_error=refusal_text(exc))
     step = otp_step(Payout.objects.select_related("environment").get(pk=pk))
-    ok = "Code sent."
+    ok = gettext("Code sent.")
     if step is not None and step.codes_sent > 1:
-        ok = "New code sent: it replaces the previous code, which no longer works."
+        ok = gettext("New code sent: it replaces the previous code, which no longer works.")
     return _step(request, pk, step_ok=ok, focus=True)
 
 
@@ -89,7 +90,7 @@ def otp_confirm_view(request: HttpRequest, pk: int) -> HttpResponse:
             else:
                 error = refusal_text(exc)
         else:
-            ok = "Code entered: sending the payout."
+            ok = gettext("Code entered: sending the payout.")
             return _step(request, pk, step_ok=ok, focus=True, reread_region=True)
     return _step(request, pk, otp_form=form, step_error=error, focus=True)
 
@@ -97,5 +98,5 @@ def otp_confirm_view(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 @login_required
 def resend_view(request: HttpRequest, pk: int) -> HttpResponse:
-    ok = "Re-sending with the same idempotency key."
+    ok = gettext("Re-sending with the same idempotency key.")
     return live_action(request, pk, lambda p, by: payout_retry(payout=p, by=by), ok)

@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from console.templatetags.ui import when
 from gateway.errors import BudgetExhausted, RateLimited, ServerError, UpstreamError
@@ -84,5 +85,10 @@ def wait_text(payout: Payout) -> str:
     label = UpstreamWait(payout.upstream_wait).label
     at = when(payout.upstream_wait_until, "seconds")
     if payout.upstream_wait_attempt:
-        return f"Waiting for {label}: attempt {payout.upstream_wait_attempt}, next try at {at}."
-    return f"Waiting for {label}: the next try (same key) comes by about {at}."
+        return gettext(
+            "Waiting for %(label)s: attempt %(upstream_wait_attempt)s, next try at %(at)s."
+        ) % {"label": label, "upstream_wait_attempt": payout.upstream_wait_attempt, "at": at}
+    return gettext("Waiting for %(label)s: the next try (same key) comes by about %(at)s.") % {
+        "label": label,
+        "at": at,
+    }

@@ -13,6 +13,7 @@ from datetime import datetime
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from accounts.models import Recipient, VirtualAccount
 from gateway.models import Environment
@@ -56,7 +57,9 @@ def payout_adopt(
 ) -> Payout:
     """Create the read-only payout (the caller checked its permission; one transaction)."""
     if Payout.objects.filter(environment=environment, upstream_id=record.payout_id).exists():
-        raise ServiceError("PayOps already holds this payout.", code="already_known", status=409)
+        raise ServiceError(
+            gettext("PayOps already holds this payout."), code="already_known", status=409
+        )
     moves = _timeline(record)
     created_at = record.created_at or timezone.now()
     with transaction.atomic():

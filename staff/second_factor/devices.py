@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from django.conf import settings
+from django.utils.translation import gettext_lazy
 from django_otp.models import Device
 from django_otp_webauthn.models import WebAuthnCredential
 
@@ -14,8 +15,15 @@ from staff.models import StaffUser
 from staff.roles import user_roles
 from staff.second_factor.models import AuthenticatorDevice, RecoveryCodeDevice
 
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
+
+
 Kind = Literal["totp", "passkey"]
-KIND_LABELS: dict[str, str] = {"totp": "Authenticator app", "passkey": "Passkey"}
+KIND_LABELS: dict[str, StrOrPromise] = {
+    "totp": gettext_lazy("Authenticator app"),
+    "passkey": "Passkey",
+}
 
 
 def enrolment_required(user: StaffUser) -> bool:
@@ -68,8 +76,8 @@ def device_rows(user: StaffUser) -> list[DeviceRow]:
             DeviceRow(
                 pk=device.pk,
                 kind=kind,
-                kind_label=KIND_LABELS[kind],
-                name=device.name or KIND_LABELS[kind],
+                kind_label=str(KIND_LABELS[kind]),
+                name=device.name or str(KIND_LABELS[kind]),
                 created_at=getattr(device, "created_at", None),
                 last_used_at=getattr(device, "last_used_at", None),
             )

@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.urls import Resolver404, ResolverMatch, resolve, reverse
+from django.utils.translation import gettext
 from django_otp import DEVICE_ID_SESSION_KEY
 from django_otp.models import Device
 
@@ -107,7 +108,8 @@ def second_factor_gate(
         what = "verify your second factor" if state == "verify" else "set up a second factor"
         if api:
             error = ServiceError(
-                f"Sign-in is not complete: {what} first (on the sign-in pages).",
+                gettext("Sign-in is not complete: %(what)s first (on the sign-in pages).")
+                % {"what": what},
                 code="second_factor_required",
                 status=401,
             )

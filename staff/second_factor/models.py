@@ -12,6 +12,7 @@ from urllib.parse import quote, urlencode
 from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 from django_otp.models import Device, ThrottlingMixin, TimestampMixin
 from django_otp.oath import TOTP
 
@@ -185,9 +186,9 @@ class SecondFactorReset(models.Model):
     """An admin's request to clear a person's second factor; a second admin confirms it."""
 
     class Status(models.TextChoices):
-        PENDING = "pending", "Waiting for a second admin"
-        APPLIED = "applied", "Applied"
-        CANCELLED = "cancelled", "Cancelled"
+        PENDING = "pending", gettext_lazy("Waiting for a second admin")
+        APPLIED = "applied", gettext_lazy("Applied")
+        CANCELLED = "cancelled", gettext_lazy("Cancelled")
 
     target = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="second_factor_resets"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext
 from django_otp_webauthn.models import WebAuthnCredential
 
 from staff.changes import admins, change_approve, change_propose
@@ -71,13 +72,17 @@ def second_factor_reset_request(
     """Propose clearing `target`'s second factor: an admin change (staff.changes), so another
     admin approves it, or, where `by` is the only admin, it applies after the wait."""
     if not is_admin(by):
-        raise ResetRefused("Only an admin may reset a second factor.", code="permission_denied")
+        raise ResetRefused(
+            gettext("Only an admin may reset a second factor."), code="permission_denied"
+        )
     step_up_require(by, action="second_factor.reset")
     others = [admin for admin in admins() if admin.pk != by.pk]
     if target.pk == by.pk and not others:
         raise ResetRefused(
-            "You cannot reset your own second factor alone: ask another admin, or use the "
-            "break-glass command on the server (manage.py second_factor_reset)."
+            gettext(
+                "You cannot reset your own second factor alone: ask another admin, or use the "
+                "break-glass command on the server (manage.py second_factor_reset)."
+            )
         )
     return change_propose(
         kind=RESET_KIND,
@@ -117,9 +122,9 @@ def reset_apply(proposal: ChangeProposal, *, by: StaffUser | None) -> None:
 def second_factor_reset_confirm(*, proposal: ChangeProposal, by: StaffUser) -> ChangeProposal:
     """A second admin (not the requester, not the person reset) confirms; it applies now."""
     if not is_admin(by):
-        raise ResetRefused("Only an admin may confirm a reset.", code="permission_denied")
+        raise ResetRefused(gettext("Only an admin may confirm a reset."), code="permission_denied")
     if proposal.kind != RESET_KIND:
-        raise ResetRefused("This is not a second-factor reset.", code="not_found")
+        raise ResetRefused(gettext("This is not a second-factor reset."), code="not_found")
     return change_approve(proposal=proposal, by=by)
 
 

@@ -13,6 +13,7 @@ from typing import Literal
 from django.db import transaction
 from django.http import HttpRequest
 from django.utils import timezone
+from django.utils.translation import gettext
 from django_otp import login as otp_login
 from django_otp.models import Device
 
@@ -92,7 +93,9 @@ def second_factor_verify(request: HttpRequest, *, code: str, purpose: Purpose) -
     user = _user(request)
     typed = "".join(str(code or "").split())
     if not typed:
-        raise SecondFactorRefused("Enter the code from your authenticator app, or a recovery code.")
+        raise SecondFactorRefused(
+            gettext("Enter the code from your authenticator app, or a recovery code.")
+        )
     totp_devices = list(AuthenticatorDevice.objects.filter(user=user, confirmed=True))
     recovery = recovery_device(user)
     throttled = any(not d.verify_is_allowed()[0] for d in totp_devices) or bool(
@@ -111,10 +114,12 @@ def second_factor_verify(request: HttpRequest, *, code: str, purpose: Purpose) -
         purpose=purpose,
         throttled=throttled,
         message=(
-            "Too many wrong codes: wait a minute, then enter a new code."
+            gettext("Too many wrong codes: wait a minute, then enter a new code.")
             if throttled
-            else "That code is not right (or was already used). Enter the current code from "
-            "your authenticator app, or an unused recovery code."
+            else gettext(
+                "That code is not right (or was already used). Enter the current code from "
+                "your authenticator app, or an unused recovery code."
+            )
         ),
     )
     raise AssertionError("unreachable")  # _refuse raises
@@ -148,7 +153,7 @@ def totp_confirm(request: HttpRequest, *, device: AuthenticatorDevice, code: str
     """Confirm a pending authenticator app with its first code."""
     user = _user(request)
     if device.user_id != user.pk or device.confirmed:
-        raise SecondFactorNotAllowed("This authenticator app is not being set up.")
+        raise SecondFactorNotAllowed(gettext("This authenticator app is not being set up."))
     _may_add(request)
     typed = "".join(str(code or "").split())
     if not typed.isdigit() or not device.verify_token(typed):
@@ -156,7 +161,7 @@ def totp_confirm(request: HttpRequest, *, device: AuthenticatorDevice, code: str
             user,
             purpose="enrolment",
             throttled=not device.verify_is_allowed()[0],
-            message="That code is not right. Enter the 6-digit code your app shows now.",
+            message=gettext("That code is not right. Enter the 6-digit code your app shows now."),
         )
     with transaction.atomic():
         device.confirmed = True
@@ -170,10 +175,12 @@ def second_factor_remove(request: HttpRequest, *, device: Device) -> None:
     step_up_require(user, action="second_factor.remove")
     devices = second_factor_devices(user)
     if device.user_id != user.pk or device not in devices:
-        raise SecondFactorNotAllowed("That device is not one of yours.")
+        raise SecondFactorNotAllowed(gettext("That device is not one of yours."))
     if len(devices) == 1 and enrolment_required(user):
         raise SecondFactorNotAllowed(
-            "Your role needs a second factor: add another device before removing this one.",
+            gettext(
+                "Your role needs a second factor: add another device before removing this one."
+            ),
             code="second_factor_last_device",
         )
     with transaction.atomic():
@@ -192,5 +199,5 @@ def recovery_codes_regenerate(request: HttpRequest) -> list[str]:
     user = _user(request)
     step_up_require(user, action="second_factor.recovery_codes")
     if not has_second_factor(user):
-        raise SecondFactorNotAllowed("Add an authenticator app or a passkey first.")
+        raise SecondFactorNotAllowed(gettext("Add an authenticator app or a passkey first."))
     return recovery_codes_issue(user=user, by=user)

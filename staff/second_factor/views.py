@@ -12,6 +12,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
 from staff.changes import proposal_message
@@ -73,8 +74,14 @@ def _after_code(request: HttpRequest, result: Verified) -> None:
     if result.recovery_codes_left is not None:
         left = result.recovery_codes_left
         level = messages.WARNING if left <= 2 else messages.INFO
-        advice = " Make new ones on your profile page." if left <= 2 else ""
-        messages.add_message(request, level, f"Recovery code used; {left} left.{advice}")
+        text = gettext("Recovery code used; %(left)s left.") % {"left": left}
+        if left <= 2:
+            text += " " + gettext("Make new ones on your profile page.")
+        messages.add_message(
+            request,
+            level,
+            text,
+        )
 
 
 def _code_page(request: HttpRequest, *, purpose: Purpose, template: str) -> HttpResponse:
@@ -157,7 +164,7 @@ def enrol_totp(request: HttpRequest) -> HttpResponse:
         except ServiceError as exc:
             exc.add_to_form(form)
         else:
-            messages.success(request, "Your authenticator app is set up.")
+            messages.success(request, gettext("Your authenticator app is set up."))
             return _after_enrolment(request)
     return render(
         request,
@@ -186,7 +193,7 @@ def enrol_passkey_done(request: HttpRequest) -> HttpResponse:
     """Where the page goes once the browser registered a passkey (static/js/passkeys.js)."""
     if not has_second_factor(_user(request)):
         return redirect("staff:enrol")
-    messages.success(request, "Your passkey is set up.")
+    messages.success(request, gettext("Your passkey is set up."))
     return _after_enrolment(request)
 
 
@@ -272,7 +279,8 @@ def reset_confirm(request: HttpRequest, pk: int) -> HttpResponse:
         if proposal.state == ChangeProposal.State.APPLIED:
             messages.success(
                 request,
-                f"Second factor of {proposal.target_label} reset; their sessions ended.",
+                gettext("Second factor of %(target_label)s reset; their sessions ended.")
+                % {"target_label": proposal.target_label},
             )
         else:
             messages.error(request, proposal_message(proposal))

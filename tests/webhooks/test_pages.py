@@ -204,3 +204,21 @@ def test_register_without_a_reachable_url_explains_on_the_page(
     )
 
     assert "The public base URL must be an http(s) URL." in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("language", "words"),
+    [
+        ("es", ("Endpoints de webhook", "Registrar", "Secreto actual", "Acciones")),
+        ("pt-BR", ("Endpoints de webhook", "Registrar", "Segredo atual", "Ações")),
+        ("en", ("Webhook endpoints", "Register", "Current secret", "Actions")),
+    ],
+)
+def test_the_endpoints_page_speaks_the_browsers_language(
+    client_for, endpoint, language: str, words: tuple[str, ...]
+) -> None:
+    client = client_for("admin")
+    html = client.get("/webhooks/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    assert [word for word in words if word not in html] == []
+    if language != "en":
+        assert "Current secret" not in html and ">Actions<" not in html

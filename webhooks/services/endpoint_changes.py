@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from django.utils.translation import gettext, gettext_lazy
+
 from gateway.models import Environment
 from staff.changes import change_propose, register_change_kind
 from staff.errors import ServiceError
@@ -43,8 +45,8 @@ def webhook_endpoint_change_propose(
     _require_manage(by)
     if not environment.has_credentials:
         raise ServiceError(
-            "This environment has no upstream credentials.",
-            errors=[("environment", "has no upstream credentials")],
+            gettext("This environment has no upstream credentials."),
+            errors=[("environment", gettext("has no upstream credentials"))],
         )
     endpoint = webhook_endpoint_get_or_create(environment=environment)
     current = endpoint.registered_url
@@ -71,5 +73,9 @@ def _apply(proposal: ChangeProposal, *, by: Any) -> None:
 
 def register_webhook_change_kinds() -> None:
     register_change_kind(
-        KIND, apply=_apply, version=_version, label="Webhook receiver", in_transaction=False
+        KIND,
+        apply=_apply,
+        version=_version,
+        label=gettext_lazy("Webhook receiver"),
+        in_transaction=False,
     )

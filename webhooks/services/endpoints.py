@@ -13,6 +13,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from gateway.client import call_sync, upstream
 from gateway.errors import UpstreamError
@@ -42,7 +43,7 @@ def secret_fingerprint(secret: str) -> str:
 def _require_manage(by: Any) -> None:
     # by=None is the operator at the shell (manage.py webhooks): they already hold the keys.
     if by is not None and not by.has_perm(WEBHOOKS_MANAGE):
-        raise PermissionDenied("You may not manage webhooks.")
+        raise PermissionDenied(gettext("You may not manage webhooks."))
 
 
 def receiver_url(endpoint: WebhookEndpoint, *, base_url: str = "") -> str:
@@ -51,13 +52,14 @@ def receiver_url(endpoint: WebhookEndpoint, *, base_url: str = "") -> str:
     path = reverse("webhooks:receive", kwargs={"receiver_id": endpoint.receiver_id})
     if not base:
         raise ServiceError(
-            "Set WEBHOOKS_PUBLIC_BASE_URL: how the upstream reaches PayOps.",
+            gettext("Set WEBHOOKS_PUBLIC_BASE_URL: how the upstream reaches PayOps."),
             code="webhook_base_url_missing",
-            errors=[("base_url", "is required")],
+            errors=[("base_url", gettext("is required"))],
         )
     if not base.startswith(("https://", "http://")):
         raise ServiceError(
-            "The public base URL must be an http(s) URL.", errors=[("base_url", "not http(s)")]
+            gettext("The public base URL must be an http(s) URL."),
+            errors=[("base_url", gettext("not http(s)"))],
         )
     return base + path
 
@@ -176,8 +178,8 @@ def _register(
         step_up_require(by, action="webhook.secret" if rotate else "webhook.register")
     if not environment.has_credentials:
         raise ServiceError(
-            "This environment has no upstream credentials.",
-            errors=[("environment", "has no upstream credentials")],
+            gettext("This environment has no upstream credentials."),
+            errors=[("environment", gettext("has no upstream credentials"))],
         )
     endpoint, url, new_secret = _pending_secret_prepare(
         environment=environment, base_url=base_url, rotate=rotate

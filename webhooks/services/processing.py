@@ -13,6 +13,7 @@ from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from console import metrics
 from staff.services import audit_record
@@ -196,7 +197,7 @@ def webhook_events_retry_due(*, now: Any = None, limit: int = 200) -> int:
 
 def _require_manage(by: Any) -> None:
     if by is not None and not by.has_perm(WEBHOOKS_MANAGE):
-        raise PermissionDenied("You may not reprocess webhook events.")
+        raise PermissionDenied(gettext("You may not reprocess webhook events."))
 
 
 def webhook_reprocess_start(
