@@ -176,14 +176,18 @@ NAV_SECTIONS: tuple[NavSection, ...] = (
                 gettext_lazy("Alert history"),
                 "alerts:history",
                 roles.ALERTS_VIEW,
-                description=gettext_lazy("Every alert the rules opened, open or resolved; acknowledge them."),
+                description=gettext_lazy(
+                    "Every alert the rules opened, open or resolved; acknowledge them."
+                ),
             ),
             NavItem(
                 "alert-subscriptions",
                 gettext_lazy("My subscriptions"),
                 "alerts:subscriptions",
                 roles.ALERTS_VIEW,
-                description=gettext_lazy("Which alert rules reach you by email, at once or in a daily digest."),
+                description=gettext_lazy(
+                    "Which alert rules reach you by email, at once or in a daily digest."
+                ),
             ),
             NavItem(
                 "alert-rules",

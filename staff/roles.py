@@ -111,7 +111,8 @@ TOKEN_SCOPE_LABELS: dict[str, StrOrPromise] = {
         )
     ),
     SCOPE_ADMIN: gettext_lazy(
-        "Admin: environments, webhooks, approval policy, alert rules (needs step-up, at most 90 days)"
+        "Admin: environments, webhooks, approval policy, alert rules "
+        "(needs step-up, at most 90 days)"
     ),
 }
 # Scopes that move money or change who may: created only after step-up, for 90 days at most.
