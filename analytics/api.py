@@ -16,7 +16,7 @@ from ninja import Field, Query, Router, Schema
 from analytics.figures import FIGURES, figure_build
 from analytics.selectors import Period
 from books.statements.api import CSV_RESPONSES, End, Start
-from books.statements.forms import MAX_DAYS, month_to_date
+from books.statements.forms import period_checked
 from console.api_schemas import ERROR_RESPONSES
 from console.exports import csv_response
 from gateway.api_support import EnvironmentName, acting_staff, api_environment
@@ -50,21 +50,6 @@ class FigureOut(Schema):
     chart: ChartOut
 
 
-def _period(start: date | None, end: date | None) -> tuple[date, date]:
-    first, last = month_to_date()
-    start, end = start or first, end or last
-    if end < start:
-        raise ServiceError(
-            gettext("The period ends before it starts."), errors=[("end", gettext("before start"))]
-        )
-    if (end - start).days >= MAX_DAYS:
-        raise ServiceError(
-            gettext("A period covers at most %(MAX_DAYS)s days.") % {"MAX_DAYS": MAX_DAYS},
-            errors=[("end", gettext("period too long"))],
-        )
-    return start, end
-
-
 @router.get(
     "/{figure}",
     response={200: FigureOut, **ERROR_RESPONSES},
@@ -87,7 +72,7 @@ def get_figure(
             errors=[("figure", gettext("unknown"))],
             status=404,
         )
-    first, last = _period(start, end)
+    first, last = period_checked(start, end)
     env = api_environment(request, environment)
     built: dict[str, Any] = figure_build(
         figure, period=Period(first, last, env), by=acting_staff(request)

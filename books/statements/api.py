@@ -11,19 +11,17 @@ from typing import Literal
 from django.http import HttpRequest
 from django.http.response import HttpResponseBase
 from django.utils import timezone
-from django.utils.translation import gettext
 from ninja import Field, Query, Router, Schema
 
 from accounts.models import VirtualAccount
 from accounts.selectors import virtual_account_get
 from books.statements import fees, receipts, statement
-from books.statements.forms import MAX_DAYS, month_to_date
+from books.statements.forms import period_checked
 from books.statements.views import pdf_response, receipt_pdf, statement_csv, statement_pdf
 from console.api_schemas import ERROR_RESPONSES, ErrorOut
 from console.exports import CSV_MEDIA_TYPE, csv_response
 from gateway.api_support import EnvironmentName, acting_staff, api_environment
 from payouts.api_support import payout_found
-from staff.errors import ServiceError
 
 router = Router(tags=["books"])
 
@@ -50,21 +48,6 @@ CSV_RESPONSES = {
         "content": {"application/json": {}, CSV_MEDIA_TYPE: {}},
     }
 }
-
-
-def _period(start: date | None, end: date | None) -> tuple[date, date]:
-    first, last = month_to_date()
-    start, end = start or first, end or last
-    if end < start:
-        raise ServiceError(
-            gettext("The period ends before it starts."), errors=[("end", gettext("before start"))]
-        )
-    if (end - start).days >= MAX_DAYS:
-        raise ServiceError(
-            gettext("A period covers at most %(MAX_DAYS)s days.") % {"MAX_DAYS": MAX_DAYS},
-            errors=[("end", gettext("period too long"))],
-        )
-    return start, end
 
 
 def _account(request: HttpRequest, account_id: int, environment: str | None) -> VirtualAccount:
@@ -171,7 +154,7 @@ def get_statement(
     """The account's statement for the days start..end, checked against the upstream's balance
     (a period that has not ended is checked against a fresh reading)."""
     va = _account(request, account_id, environment)
-    first, last = _period(start, end)
+    first, last = period_checked(start, end)
     built = statement.statement_build(
         virtual_account=va, start=first, end=last, by=acting_staff(request), refresh=True
     )
@@ -234,7 +217,7 @@ def get_balance_history(
     """The balance at each day's end, with the upstream's readings of that day beside the
     ledger's balance at each reading."""
     va = _account(request, account_id, environment)
-    first, last = _period(start, end)
+    first, last = period_checked(start, end)
     days = statement.balance_history(
         virtual_account=va, start=first, end=last, by=acting_staff(request)
     )
@@ -324,7 +307,7 @@ def get_fees_report(
     environment: str | None = EnvironmentName,
 ) -> FeesReportOut | HttpResponseBase:
     """Fees and FX spread per corridor (docs/books.md "Fees and FX" says how each is derived)."""
-    first, last = _period(start, end)
+    first, last = period_checked(start, end)
     env = api_environment(request, environment)
     report = fees.fees_report(
         environment=env, start=first, end=last, corridor=corridor, by=acting_staff(request)

@@ -11,6 +11,7 @@ from django.utils.translation import gettext, gettext_lazy
 
 from accounts.models import VirtualAccount
 from console.forms import IsoDateField
+from staff.errors import ServiceError
 
 # The longest period a page or an export covers (a year and a day: a leap year's statement).
 MAX_DAYS = 366
@@ -19,6 +20,23 @@ MAX_DAYS = 366
 def month_to_date() -> tuple[date, date]:
     today = timezone.now().date()
     return today.replace(day=1), today
+
+
+def period_checked(start: date | None, end: date | None) -> tuple[date, date]:
+    """The period an API call covers: month to date where not given; refused on `end` when it
+    ends before it starts or covers more than MAX_DAYS (the pages' PeriodForm says the same)."""
+    first, last = month_to_date()
+    start, end = start or first, end or last
+    if end < start:
+        raise ServiceError(
+            gettext("The period ends before it starts."), errors=[("end", gettext("before start"))]
+        )
+    if (end - start).days >= MAX_DAYS:
+        raise ServiceError(
+            gettext("A period covers at most %(MAX_DAYS)s days.") % {"MAX_DAYS": MAX_DAYS},
+            errors=[("end", gettext("period too long"))],
+        )
+    return start, end
 
 
 class PeriodForm(forms.Form):
@@ -31,9 +49,11 @@ class PeriodForm(forms.Form):
         start = cleaned.get("start") or first
         end = cleaned.get("end") or last
         if end < start:
-            self.add_error("end", "must be on or after the From day")
+            self.add_error("end", gettext("must be on or after the From day"))
         elif (end - start).days >= MAX_DAYS:
-            self.add_error("end", f"a period covers at most {MAX_DAYS} days")
+            self.add_error(
+                "end", gettext("a period covers at most %(days)s days") % {"days": MAX_DAYS}
+            )
         cleaned["start"], cleaned["end"] = start, end
         return cleaned
 
