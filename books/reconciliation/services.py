@@ -14,7 +14,8 @@ mismatch updates it, one that finds the two sides agree resolves it itself.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -683,6 +684,43 @@ def _refuse_resolved(item: ReconciliationException) -> None:
         )
 
 
+@contextmanager
+def _item_changed(
+    item_id: int,
+    *,
+    by: StaffUser,
+    action: str,
+    details: dict[str, Any] | None = None,
+    unresolved: bool = True,
+) -> Iterator[ReconciliationException]:
+    """One change to an item: locked (and refused if already resolved), changed by the caller
+    with `updated_at` already set, saved with its audit entry (before and after) in one
+    transaction. `details` may be filled in by the caller inside the block."""
+    with transaction.atomic():
+        item = _locked_item(item_id)
+        if unresolved:
+            _refuse_resolved(item)
+        before = _item_snapshot(item)
+        item.updated_at = timezone.now()
+        yield item
+        item.save()
+        audit_record(
+            actor=by,
+            action=action,
+            target=item,
+            before=before,
+            after=_item_snapshot(item),
+            details=details,
+        )
+
+
+def _resolve(item: ReconciliationException, *, by: StaffUser, reason: str) -> None:
+    item.state = RESOLVED
+    item.resolution_reason = reason
+    item.resolved_by = by
+    item.resolved_at = item.updated_at
+
+
 def exception_assign(
     *, item: ReconciliationException, owner: StaffUser | None, by: StaffUser
 ) -> ReconciliationException:
@@ -694,20 +732,8 @@ def exception_assign(
             code="invalid_owner",
             errors=[("owner_id", gettext("cannot work reconciliation exceptions"))],
         )
-    with transaction.atomic():
-        item = _locked_item(item.pk)
-        _refuse_resolved(item)
-        before = _item_snapshot(item)
+    with _item_changed(item.pk, by=by, action="books.exception_assigned") as item:
         item.owner = owner
-        item.updated_at = timezone.now()
-        item.save()
-        audit_record(
-            actor=by,
-            action="books.exception_assigned",
-            target=item,
-            before=before,
-            after=_item_snapshot(item),
-        )
     return item
 
 
@@ -759,24 +785,11 @@ def exception_set_state(
             gettext("The reason is too long."),
             errors=[("reason", gettext("at most 500 characters"))],
         )
-    with transaction.atomic():
-        item = _locked_item(item.pk)
-        _refuse_resolved(item)
-        before = _item_snapshot(item)
-        item.state = state
-        item.updated_at = timezone.now()
+    with _item_changed(item.pk, by=by, action="books.exception_state_set") as item:
         if state == RESOLVED:
-            item.resolution_reason = reason
-            item.resolved_by = by
-            item.resolved_at = item.updated_at
-        item.save()
-        audit_record(
-            actor=by,
-            action="books.exception_state_set",
-            target=item,
-            before=before,
-            after=_item_snapshot(item),
-        )
+            _resolve(item, by=by, reason=reason)
+        else:
+            item.state = state
     return item
 
 
@@ -795,14 +808,12 @@ def exception_explain(
         )
     if item.kind != ExceptionKind.BALANCE_DIFFERS:
         return exception_set_state(item=item, state=RESOLVED, by=by, reason=reason)
-    with transaction.atomic():
-        item = _locked_item(item.pk)
-        _refuse_resolved(item)
+    details: dict[str, Any] = {}
+    with _item_changed(item.pk, by=by, action="books.exception_explained", details=details) as item:
         if item.virtual_account is None or item.difference is None:
             raise ServiceError(
                 gettext("This item names no account or amount."), code="not_explainable"
             )
-        before = _item_snapshot(item)
         amount = matching.cents(Decimal(item.difference))
         adjustment = BalanceAdjustment.objects.create(
             virtual_account=item.virtual_account,
@@ -820,19 +831,8 @@ def exception_explain(
             before={},
             after={"amount": amount, "reason": reason, "virtual_account": item.virtual_account.pk},
         )
-        item.state = RESOLVED
-        item.resolution_reason = reason
-        item.resolved_by = by
-        item.resolved_at = item.updated_at = timezone.now()
-        item.save()
-        audit_record(
-            actor=by,
-            action="books.exception_explained",
-            target=item,
-            before=before,
-            after=_item_snapshot(item),
-            details={"adjustment": adjustment.pk},
-        )
+        details["adjustment"] = adjustment.pk
+        _resolve(item, by=by, reason=reason)
     return item
 
 
@@ -861,21 +861,13 @@ def exception_refetch(*, item: ReconciliationException, by: StaffUser) -> Reconc
         event_type="reconciliation_refetch",
         data=raw,
     )
-    with transaction.atomic():
-        item = _locked_item(item.pk)
-        before = _item_snapshot(item)
+    # Not refused if resolved meanwhile: what was fetched is recorded either way.
+    with _item_changed(
+        item.pk, by=by, action="books.exception_refetched", unresolved=False
+    ) as item:
         item.theirs = their_side(record).as_json()
-        item.updated_at = timezone.now()
         if item.state == ExceptionState.OPEN:
             item.state = ExceptionState.INVESTIGATING
-        item.save()
-        audit_record(
-            actor=by,
-            action="books.exception_refetched",
-            target=item,
-            before=before,
-            after=_item_snapshot(item),
-        )
     return item
 
 
@@ -900,9 +892,8 @@ def exception_adopt(*, item: ReconciliationException, by: StaffUser) -> Reconcil
             code="recipient_unknown",
             status=409,
         )
-    with transaction.atomic():
-        item = _locked_item(item.pk)
-        _refuse_resolved(item)
+    details: dict[str, Any] = {}
+    with _item_changed(item.pk, by=by, action="books.exception_adopted", details=details) as item:
         payout = payout_adopt(
             environment=item.environment,
             record=record,
@@ -910,22 +901,10 @@ def exception_adopt(*, item: ReconciliationException, by: StaffUser) -> Reconcil
             recipient=recipient,
             by=by,
         )
-        before = _item_snapshot(item)
+        details["payout"] = payout.pk
         item.payout = payout
         item.virtual_account = account
-        item.state = RESOLVED
-        item.resolution_reason = f"adopted as payout {payout.pk}"
-        item.resolved_by = by
-        item.resolved_at = item.updated_at = timezone.now()
-        item.save()
-        audit_record(
-            actor=by,
-            action="books.exception_adopted",
-            target=item,
-            before=before,
-            after=_item_snapshot(item),
-            details={"payout": payout.pk},
-        )
+        _resolve(item, by=by, reason=f"adopted as payout {payout.pk}")
     return item
 
 
