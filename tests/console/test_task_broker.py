@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -20,7 +16,7 @@ from django_q.conf import Conf
 from django_q.tasks import async_task, result
 
 from console.task_broker import Listener, WakingOrmBroker, wake, wake_directory
-from tests.console.test_worker import ROOT, _env_for_the_test_database
+from tests.workers import qcluster
 
 # Far longer than any test waits: a task found within a test's bounds was found by a wake-up.
 NEVER = 600.0
@@ -117,16 +113,7 @@ def test_a_real_qcluster_runs_a_task_at_once_though_its_poll_is_ten_minutes(
     # Its own cluster, so no other test's worker takes the task; tasks are signed with the name.
     monkeypatch.setattr(Conf, "PREFIX", cluster)
     monkeypatch.setattr(Conf, "CLUSTER_NAME", cluster)
-    env = _env_for_the_test_database(cluster) | {"PAYOPS_Q_POLL": str(NEVER)}
-    worker = subprocess.Popen(
-        [sys.executable, "manage.py", "qcluster"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
+    with qcluster(cluster, env={"PAYOPS_Q_POLL": str(NEVER)}) as worker:
         deadline = time.monotonic() + 60
         # (With Redis the broker blocks on its list and never polls: nothing to wait for.)
         while not settings.REDIS_URL and wake(cluster) == 0:
@@ -135,10 +122,3 @@ def test_a_real_qcluster_runs_a_task_at_once_though_its_poll_is_ten_minutes(
             time.sleep(0.1)
         task_id = async_task("math.floor", 2.5)
         assert result(task_id, wait=60_000) == 2
-    finally:
-        worker.terminate()
-        try:
-            worker.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
-            worker.wait()

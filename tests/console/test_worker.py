@@ -3,66 +3,17 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
-import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from io import StringIO
-from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
 from django_q.models import Schedule, Task
 from django_q.signals import post_spawn
 
 from console.models import WorkerHeartbeat
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _env_for_the_test_database(cluster: str) -> dict[str, str]:
-    """The environment that points a child process at the database this test is using."""
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "PAYOPS_Q_NAME": cluster,
-        "PAYOPS_Q_WORKERS": "1",
-    }
-    name = str(connection.settings_dict["NAME"])
-    if connection.vendor == "sqlite":
-        env["DATABASE_URL"] = ""
-        env["PAYOPS_SQLITE_PATH"] = name
-    else:
-        env["DATABASE_URL"] = (
-            urlsplit(os.environ["DATABASE_URL"])._replace(path=f"/{name}").geturl()
-        )
-    return env
-
-
-@contextmanager
-def _qcluster(cluster: str) -> Iterator[subprocess.Popen[bytes]]:
-    """`manage.py qcluster` against this test's database; stopped (and reaped) when done."""
-    worker = subprocess.Popen(
-        [sys.executable, "manage.py", "qcluster"],
-        cwd=ROOT,
-        env=_env_for_the_test_database(cluster),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    try:
-        yield worker
-    finally:
-        worker.terminate()
-        try:
-            worker.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
-            worker.communicate()
+from tests.workers import qcluster
 
 
 def _wait_for_heartbeat(worker: subprocess.Popen[bytes], cluster: str, within: float) -> None:
@@ -84,7 +35,7 @@ def test_a_worker_process_beats_when_it_is_spawned(db: None, settings) -> None: 
 def test_a_starting_qcluster_beats_before_any_schedule_runs() -> None:
     cluster = f"start-test-{os.getpid()}"
     Schedule.objects.all().delete()  # no heartbeat schedule: only the start-up beat can write it
-    with _qcluster(cluster) as worker:
+    with qcluster(cluster, capture=True) as worker:
         # Generous for a loaded machine; the beat comes as soon as a worker process is up.
         _wait_for_heartbeat(worker, cluster, within=90)
     assert not Schedule.objects.exists()
@@ -95,7 +46,7 @@ def test_a_running_qcluster_runs_the_heartbeat_schedule() -> None:
     cluster = f"ops-test-{os.getpid()}"
     call_command("sync_schedules", stdout=StringIO())
     assert Schedule.objects.filter(name="payops:console.heartbeat").exists()
-    with _qcluster(cluster) as worker:
+    with qcluster(cluster, capture=True) as worker:
         # The scheduler looks for due schedules about every 30 s; allow a few rounds.
         deadline = time.monotonic() + 150
         while not Task.objects.filter(func="console.tasks.heartbeat").exists():

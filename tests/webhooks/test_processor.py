@@ -15,9 +15,9 @@ from django.utils import timezone
 from django_q.models import OrmQ
 
 from staff import crypto
-from tests.console.test_worker import ROOT, _env_for_the_test_database
 from tests.webhooks import handlers
 from tests.webhooks.conftest import CURRENT, compact, hmac_hex, new_event
+from tests.workers import ROOT, env_for_the_test_database, qcluster
 from webhooks.contract import USER
 from webhooks.models import EventStatus, ProcessingAttempt, WebhookEndpoint, WebhookEvent
 from webhooks.services.processor import webhook_events_drain, webhook_processor_run
@@ -173,7 +173,7 @@ def test_a_processor_dying_mid_claim_loses_nothing(endpoint, recording_handler) 
     crashed = subprocess.run(
         [sys.executable, "-c", _CRASH],
         cwd=ROOT,
-        env=_env_for_the_test_database("crash"),
+        env=env_for_the_test_database("crash"),
         capture_output=True,
         timeout=60,
     )
@@ -230,8 +230,6 @@ def test_a_real_worker_takes_a_delivered_event_at_once(endpoint, monkeypatch) ->
     """The embedded default's path end to end: `manage.py qcluster` (as `make run` starts it)
     runs a processor thread that a delivery's commit wakes; its poll is ten minutes, so only the
     wake-up can explain an event taken within the minute (Redis list or the broker's sockets)."""
-    import os
-    import signal
     import uuid
 
     from django_q.conf import Conf
@@ -239,20 +237,12 @@ def test_a_real_worker_takes_a_delivered_event_at_once(endpoint, monkeypatch) ->
     cluster = f"wh-{uuid.uuid4().hex[:8]}"
     monkeypatch.setattr(Conf, "PREFIX", cluster)
     monkeypatch.setattr(Conf, "CLUSTER_NAME", cluster)
-    env = _env_for_the_test_database(cluster) | {
+    env = {
         "WEBHOOKS_PROCESSOR_IN_WORKERS": "1",
         "WEBHOOKS_PROCESSOR_POLL_SECONDS": "600",
         "PAYOPS_Q_POLL": "600",
     }
-    worker = subprocess.Popen(
-        [sys.executable, "manage.py", "qcluster"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
+    with qcluster(cluster, env=env) as worker:
         from django.conf import settings
 
         from console.task_broker import wake
@@ -277,10 +267,3 @@ def test_a_real_worker_takes_a_delivered_event_at_once(endpoint, monkeypatch) ->
             event.refresh_from_db()
         assert event.status == EventStatus.PROCESSED
         assert ProcessingAttempt.objects.filter(event=event).count() == 1
-    finally:
-        worker.terminate()
-        try:
-            worker.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
-            worker.wait()
