@@ -37,6 +37,7 @@ class VirtualAccountForm(forms.Form):
         help_text=gettext_lazy("Only verified end users can have a virtual account."),
     )
     mode = forms.ChoiceField(
+        label=gettext_lazy("Mode"),
         choices=VirtualAccountMode.choices,
         initial=VirtualAccountMode.FIAT,
         widget=forms.RadioSelect,
@@ -54,10 +55,14 @@ class VirtualAccountFilterForm(forms.Form):
         help_text=gettext_lazy("End user, account ending, id."),
     )
     status = forms.ChoiceField(
-        required=False, choices=[("", gettext_lazy("Any status")), *VirtualAccountStatus.choices]
+        label=gettext_lazy("Status"),
+        required=False,
+        choices=[("", gettext_lazy("Any status")), *VirtualAccountStatus.choices],
     )
     mode = forms.ChoiceField(
-        required=False, choices=[("", gettext_lazy("Any mode")), *VirtualAccountMode.choices]
+        label=gettext_lazy("Mode"),
+        required=False,
+        choices=[("", gettext_lazy("Any mode")), *VirtualAccountMode.choices],
     )
 
 
@@ -70,16 +75,25 @@ class RecipientForm(forms.Form):
         initial=RecipientKind.INDIVIDUAL,
         widget=forms.RadioSelect,
     )
-    first_name = TextField(required=False, help_text=gettext_lazy("For a person."))
-    last_name = TextField(required=False, help_text=gettext_lazy("For a person."))
-    company_name = TextField(required=False, help_text=gettext_lazy("For a company."))
-    email = forms.EmailField(required=False)
+    first_name = TextField(
+        label=gettext_lazy("First name"), required=False, help_text=gettext_lazy("For a person.")
+    )
+    last_name = TextField(
+        label=gettext_lazy("Last name"), required=False, help_text=gettext_lazy("For a person.")
+    )
+    company_name = TextField(
+        label=gettext_lazy("Company name"),
+        required=False,
+        help_text=gettext_lazy("For a company."),
+    )
+    email = forms.EmailField(label=gettext_lazy("Email"), required=False)
     street_name = TextField(label=gettext_lazy("Street and number"))
-    city = TextField()
+    city = TextField(label=gettext_lazy("City"))
     state = TextField(required=False, label=gettext_lazy("State or region"))
-    postal_code = TextField(required=False)
+    postal_code = TextField(label=gettext_lazy("Postal code"), required=False)
     country = forms.ChoiceField(
-        choices=[("", gettext_lazy("Choose a country…")), *country_choices()]
+        label=gettext_lazy("Country"),
+        choices=[("", gettext_lazy("Choose a country…")), *country_choices()],
     )
     account_type = forms.ChoiceField(
         label=gettext_lazy("Bank transfer"), choices=AccountType.choices, initial=AccountType.WIRE
@@ -100,7 +114,7 @@ class RecipientForm(forms.Form):
         label=gettext_lazy("SWIFT/BIC"),
         help_text=gettext_lazy("SWIFT only: 8 or 11 characters."),
     )
-    bank_name = TextField(required=False)
+    bank_name = TextField(label=gettext_lazy("Bank name"), required=False)
 
     def __init__(self, *args: object, end_users: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
@@ -141,7 +155,9 @@ class RecipientFilterForm(forms.Form):
         help_text=gettext_lazy("Name, company, email, id."),
     )
     account_type = forms.ChoiceField(
-        label=gettext_lazy("Transfer"), required=False, choices=[("", "Any"), *AccountType.choices]
+        label=gettext_lazy("Transfer"),
+        required=False,
+        choices=[("", gettext_lazy("Any")), *AccountType.choices],
     )
     status = forms.ChoiceField(
         label=gettext_lazy("Status"),

@@ -259,17 +259,17 @@ FIELD_LABELS = {
     "first_name": gettext_lazy("First name"),
     "last_name": gettext_lazy("Last name"),
     "company_name": gettext_lazy("Company name"),
-    "email": "Email",
+    "email": gettext_lazy("Email"),
     "street_name": gettext_lazy("Street and number"),
-    "city": "City",
+    "city": gettext_lazy("City"),
     "state": gettext_lazy("State or region"),
     "postal_code": gettext_lazy("Postal code"),
-    "country": "Country",
+    "country": gettext_lazy("Country"),
     "account_type": gettext_lazy("Bank transfer"),
     "account_number": gettext_lazy("Account number"),
     "routing_number": gettext_lazy("ABA routing number"),
     "swift_code": "SWIFT/BIC",
-    "bank_name": "Bank",
+    "bank_name": gettext_lazy("Bank"),
 }
 
 

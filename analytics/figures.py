@@ -32,7 +32,13 @@ def _volume(period: selectors.Period, user: Any) -> Figure:
     by_key = {(r.day, r.corridor): r for r in volume}
     return {
         "title": gettext("Volume by corridor and day"),
-        "header": ["Day", "Corridor", "Currency", "Payouts", gettext("Amount sent")],
+        "header": [
+            gettext("Day"),
+            gettext("Corridor"),
+            gettext("Currency"),
+            gettext("Payouts"),
+            gettext("Amount sent"),
+        ],
         "rows": [[r.day.isoformat(), r.corridor, r.currency, r.payouts, r.amount] for r in volume],
         "chart": {
             "type": "bar",
@@ -56,12 +62,13 @@ def _outcomes(period: selectors.Period, user: Any) -> Figure:
     outcomes = selectors.outcomes(period=period, by=user)
     return {
         "title": gettext("Success and return rates"),
-        "header": ["Outcome", "Payouts", "Share (%)"],
-        "rows": [[r.outcome, r.payouts, r.share] for r in outcomes],
+        "header": [gettext("Outcome"), gettext("Payouts"), gettext("Share (%)")],
+        # The selector's outcomes are English words marked with gettext_noop: said here.
+        "rows": [[gettext(r.outcome), r.payouts, r.share] for r in outcomes],
         "chart": {
             "type": "bar",
-            "labels": [r.outcome for r in outcomes],
-            "series": [{"label": "Share (%)", "data": [str(r.share) for r in outcomes]}],
+            "labels": [gettext(r.outcome) for r in outcomes],
+            "series": [{"label": gettext("Share (%)"), "data": [str(r.share) for r in outcomes]}],
         },
     }
 
@@ -87,8 +94,8 @@ def _completion(period: selectors.Period, user: Any) -> Figure:
         "header": [
             gettext("Day charged"),
             gettext("Payouts completed"),
-            "p50 (minutes)",
-            "p95 (minutes)",
+            gettext("p50 (minutes)"),
+            gettext("p95 (minutes)"),
         ],
         "rows": rows,
         "chart": {
@@ -109,7 +116,13 @@ def _fees(period: selectors.Period, user: Any) -> Figure:
     report = selectors.fees(period=period, by=user)
     return {
         "title": gettext("Fees and FX spread paid"),
-        "header": ["Corridor", "Payouts", "Currency", gettext("Total fees"), gettext("FX spread")],
+        "header": [
+            gettext("Corridor"),
+            gettext("Payouts"),
+            gettext("Currency"),
+            gettext("Total fees"),
+            gettext("FX spread"),
+        ],
         "rows": [
             [r.corridor, r.payouts, r.currency, r.total_fees, r.spread_usd] for r in report.rows
         ],
@@ -118,7 +131,7 @@ def _fees(period: selectors.Period, user: Any) -> Figure:
             "stacked": True,
             "labels": [r.corridor for r in report.rows],
             "series": [
-                {"label": "Fees", "data": [str(r.total_fees) for r in report.rows]},
+                {"label": gettext("Fees"), "data": [str(r.total_fees) for r in report.rows]},
                 {"label": gettext("FX spread"), "data": [str(r.spread_usd) for r in report.rows]},
             ],
         },
@@ -130,7 +143,7 @@ def _balances(period: selectors.Period, user: Any) -> Figure:
     series = selectors.balances(period=period, by=user)
     return {
         "title": gettext("Balances over time (end of day, ledger)"),
-        "header": ["Day", "Account", "Currency", "Balance"],
+        "header": [gettext("Day"), gettext("Account"), gettext("Currency"), gettext("Balance")],
         "rows": [
             [d.isoformat(), f"{s.account.end_user} · {s.account}", s.account.currency, b]
             for s in series
@@ -154,12 +167,19 @@ def _budget(period: selectors.Period, user: Any) -> Figure:
     gauges = selectors.budget_use(period=period, now=timezone.now(), by=user)
     return {
         "title": gettext("Upstream budget use this ISO week"),
-        "header": ["Environment", gettext("Calls used"), gettext("Weekly budget"), "Used (%)"],
+        "header": [
+            gettext("Environment"),
+            gettext("Calls used"),
+            gettext("Weekly budget"),
+            gettext("Used (%)"),
+        ],
         "rows": [[g.environment.name, g.used, g.budget, round(g.used_percent, 1)] for g in gauges],
         "chart": {
             "type": "bar",
             "labels": [g.environment.name for g in gauges],
-            "series": [{"label": "Used (%)", "data": [round(g.used_percent, 1) for g in gauges]}],
+            "series": [
+                {"label": gettext("Used (%)"), "data": [round(g.used_percent, 1) for g in gauges]}
+            ],
         },
     }
 

@@ -15,6 +15,7 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from django.db.models import Count, DecimalField, QuerySet, Sum, Value
 from django.db.models.functions import Coalesce, TruncDate
+from django.utils.translation import gettext_noop
 
 from accounts.models import VirtualAccount, VirtualAccountMode
 from books.statements.fees import FeesReport, fees_report
@@ -114,16 +115,16 @@ def volume(*, period: Period, by: StaffUser | None) -> list[VolumeRow]:
 # --- Success and return rates -----------------------------------------------------------------
 
 OUTCOMES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("Completed", (PayoutStatus.COMPLETED,)),
-    ("Returned", (PayoutStatus.RETURNED,)),
-    ("Failed", (PayoutStatus.FAILED,)),
-    ("Cancelled", (PayoutStatus.CANCELLED,)),
+    (gettext_noop("Completed"), (PayoutStatus.COMPLETED,)),
+    (gettext_noop("Returned"), (PayoutStatus.RETURNED,)),
+    (gettext_noop("Failed"), (PayoutStatus.FAILED,)),
+    (gettext_noop("Cancelled"), (PayoutStatus.CANCELLED,)),
 )
 
 
 @dataclass(frozen=True)
 class OutcomeRow:
-    outcome: str
+    outcome: str  # English, marked with gettext_noop: analytics.figures translates it
     payouts: int
     share: Decimal  # percent of the period's charged payouts, to 0.1
 
@@ -142,7 +143,7 @@ def outcomes(*, period: Period, by: StaffUser | None) -> list[OutcomeRow]:
     for label, statuses in OUTCOMES:
         rows.append((label, sum(counts.get(s, 0) for s in statuses)))
         named.update(statuses)
-    rows.append(("In flight", sum(n for s, n in counts.items() if s not in named)))
+    rows.append((gettext_noop("In flight"), sum(n for s, n in counts.items() if s not in named)))
     return [OutcomeRow(label, n, _percent(n, total)) for label, n in rows]
 
 

@@ -6,14 +6,13 @@ from typing import Any
 
 from django import forms
 from django.core.validators import MaxValueValidator, MinValueValidator
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy
 
 from console.forms import IsoDateField
 from gateway.models import Environment
 from gateway.models.environment import CREDENTIALS
 from gateway.services.environments import SETTABLE_FIELDS
 
-KEEP_HELP = "Leave blank to keep the current value ({current})."
 UNREADABLE_HELP = gettext_lazy(
     "Unreadable: the key it was encrypted with was removed. Enter it again."
 )
@@ -40,13 +39,15 @@ class EnvironmentForm(forms.ModelForm):
         model = Environment
         fields = SETTABLE_FIELDS
         labels = {
-            "base_url": "Base URL",
-            "rate_per_second": "Requests per second",
-            "max_concurrent": "Concurrent requests",
-            "weekly_budget": "Weekly budget (requests per ISO week)",
-            "background_share": "Background share (0 to 1)",
-            "is_active": "Active",
-            "verification_email": "Verification email (payout OTP)",
+            "name": gettext_lazy("Name"),
+            "kind": gettext_lazy("Kind"),
+            "base_url": gettext_lazy("Base URL"),
+            "rate_per_second": gettext_lazy("Requests per second"),
+            "max_concurrent": gettext_lazy("Concurrent requests"),
+            "weekly_budget": gettext_lazy("Weekly budget (requests per ISO week)"),
+            "background_share": gettext_lazy("Background share (0 to 1)"),
+            "is_active": gettext_lazy("Active"),
+            "verification_email": gettext_lazy("Verification email (payout OTP)"),
         }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -67,7 +68,9 @@ class EnvironmentForm(forms.ModelForm):
                 field.error_messages["required"] = UNREADABLE_REQUIRED
             else:
                 current = self.instance.credential_masked(name)
-                field.help_text = KEEP_HELP.format(current=current)
+                field.help_text = gettext(
+                    "Leave blank to keep the current value (%(current)s)."
+                ) % {"current": current}
 
     def credentials(self) -> dict[str, str]:
         """The credentials typed in; blank ones are left out (on edit: keep the stored value)."""
@@ -81,15 +84,16 @@ class EnvironmentForm(forms.ModelForm):
 
 STATUS_CLASSES = (
     ("", gettext_lazy("Any status")),
-    ("2xx", "2xx success"),
-    ("4xx", "4xx refused"),
-    ("5xx", "5xx server error"),
+    ("2xx", gettext_lazy("2xx success")),
+    ("4xx", gettext_lazy("4xx refused")),
+    ("5xx", gettext_lazy("5xx server error")),
     ("none", gettext_lazy("No response")),
 )
 
 
 class CallLogFilterForm(forms.Form):
     environment = forms.ModelChoiceField(
+        label=gettext_lazy("Environment"),
         queryset=Environment.objects.order_by("name"),
         required=False,
         empty_label=gettext_lazy("Any environment"),

@@ -23,10 +23,12 @@ class PayoutFilterForm(forms.Form):
         widget=forms.TextInput(attrs={"type": "search"}),
     )
     status = forms.ChoiceField(
-        choices=[("", gettext_lazy("Any status")), *PayoutStatus.choices], required=False
+        label=gettext_lazy("Status"),
+        choices=[("", gettext_lazy("Any status")), *PayoutStatus.choices],
+        required=False,
     )
-    maker = forms.ChoiceField(required=False)
-    corridor = forms.ChoiceField(required=False)
+    maker = forms.ChoiceField(label=gettext_lazy("Maker"), required=False)
+    corridor = forms.ChoiceField(label=gettext_lazy("Corridor"), required=False)
     amount_min = AmountField(required=False, min_value=0, label=gettext_lazy("Amount from"))
     amount_max = AmountField(required=False, min_value=0, label=gettext_lazy("Amount to"))
     date_from = IsoDateField(required=False, label=gettext_lazy("From"))
@@ -34,7 +36,7 @@ class PayoutFilterForm(forms.Form):
 
     def __init__(self, *args: Any, makers: list[tuple[str, str]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        choice_field(self, "maker").choices = [("", "Anyone"), *makers]
+        choice_field(self, "maker").choices = [("", gettext("Anyone")), *makers]
         choice_field(self, "corridor").choices = [
             ("", gettext("Any corridor")),
             *selectors.corridors(),

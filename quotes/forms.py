@@ -115,9 +115,11 @@ class QuoteAmountForm(forms.Form):
 
 class QuoteFilterForm(forms.Form):
     status = forms.ChoiceField(
-        choices=[("", gettext_lazy("Any status")), *QuoteStatus.choices], required=False
+        label=gettext_lazy("Status"),
+        choices=[("", gettext_lazy("Any status")), *QuoteStatus.choices],
+        required=False,
     )
-    corridor = forms.ChoiceField(required=False)
+    corridor = forms.ChoiceField(label=gettext_lazy("Corridor"), required=False)
     maker = forms.ChoiceField(required=False, label=gettext_lazy("Requested by"))
     date_from = IsoDateField(required=False, label=gettext_lazy("From"))
     date_to = IsoDateField(required=False, label=gettext_lazy("To"))
@@ -131,4 +133,4 @@ class QuoteFilterForm(forms.Form):
     ) -> None:
         super().__init__(*args, **kwargs)
         choice_field(self, "corridor").choices = [("", gettext("Any corridor")), *corridors]
-        choice_field(self, "maker").choices = [("", "Anyone"), *makers]
+        choice_field(self, "maker").choices = [("", gettext("Anyone")), *makers]

@@ -11,7 +11,7 @@ from django.contrib.auth.management import create_permissions
 from django.contrib.auth.models import Group, Permission
 from django.core.exceptions import ImproperlyConfigured, PermissionDenied
 from django.db import DEFAULT_DB_ALIAS, transaction
-from django.utils.translation import gettext, gettext_lazy
+from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 
 from staff.errors import ServiceError
 from staff.models import StaffUser
@@ -184,7 +184,7 @@ FINANCE_APPROVER = Role(
 )
 COMPLIANCE = Role(
     key="compliance",
-    display_name="Compliance",
+    display_name=gettext_lazy("Compliance"),
     description=gettext_lazy(
         "Onboards end users and their accounts, and follows their verification."
     ),
@@ -208,7 +208,7 @@ COMPLIANCE = Role(
 )
 ADMIN = Role(
     key="admin",
-    display_name="Admin",
+    display_name=pgettext_lazy("role", "Admin"),
     description=gettext_lazy(
         "Runs the back office: upstream environments, credentials and system health."
     ),
@@ -242,7 +242,7 @@ ADMIN = Role(
 
 AUDITOR = Role(
     key="auditor",
-    display_name="Auditor",
+    display_name=gettext_lazy("Auditor"),
     description=gettext_lazy(
         "Reads everything, changes nothing: the trail, the money, the directory, the logs."
     ),

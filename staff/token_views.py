@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils import translation
 from django.utils.http import urlencode
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, ngettext
 from django.views.decorators.http import require_POST
 
 from staff.api_tokens import (
@@ -36,10 +36,12 @@ from staff.step_up import StepUpRequired
 
 class ApiTokenForm(forms.Form):
     name = forms.CharField(
+        label=gettext_lazy("Name"),
         max_length=100,
         help_text=gettext_lazy("What uses it, e.g. “finance ERP” (so you know what to revoke)."),
     )
     scopes = forms.MultipleChoiceField(
+        label=gettext_lazy("Scopes"),
         choices=list(TOKEN_SCOPE_LABELS.items()),
         initial=list(DEFAULT_SCOPES),
         widget=forms.CheckboxSelectMultiple,
@@ -59,6 +61,11 @@ class ApiTokenForm(forms.Form):
         # Only the scopes that give this person something: a token never exceeds its owner.
         field = self.fields["scopes"]
         assert isinstance(field, forms.MultipleChoiceField)
+        days = self.fields["days"]
+        assert isinstance(days, forms.TypedChoiceField)
+        days.choices = [
+            (n, ngettext("%(days)s day", "%(days)s days", n) % {"days": n}) for n in DAYS_CHOICES
+        ]
         field.choices = [
             (scope, label)
             for scope, label in TOKEN_SCOPE_LABELS.items()

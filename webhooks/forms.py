@@ -11,21 +11,21 @@ from webhooks.contract import EVENT_KINDS
 
 STATUS_CHOICES = [
     ("", gettext_lazy("Any status")),
-    ("processed", "Processed"),
-    ("failed", "Failed"),
-    ("unhandled", "Unhandled"),
+    ("processed", gettext_lazy("Processed")),
+    ("failed", gettext_lazy("Failed")),
+    ("unhandled", gettext_lazy("Unhandled")),
     ("no_handler", gettext_lazy("No handler yet")),
-    ("pending", "Pending"),
+    ("pending", gettext_lazy("Pending")),
     ("invalid", gettext_lazy("Invalid signature / refused")),
     ("drift", gettext_lazy("Contract drift")),
 ]
 OBJECT_CHOICES = [
     ("", gettext_lazy("Any object")),
-    ("user", "User"),
+    ("user", gettext_lazy("User")),
     ("virtual_account", gettext_lazy("Virtual account")),
-    ("payout", "Payout"),
-    ("recipient", "Recipient"),
-    ("quote", "Quote"),
+    ("payout", gettext_lazy("Payout")),
+    ("recipient", gettext_lazy("Recipient")),
+    ("quote", gettext_lazy("Quote")),
     ("payment_link", gettext_lazy("Payment link")),
 ]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy
 
 from books.reconciliation.models import ExceptionKind, ExceptionState
 from console.inputs import TextField
@@ -19,7 +19,7 @@ SORT_CHOICES = [
     ("-created", gettext_lazy("Newest first")),
     ("created", gettext_lazy("Oldest first")),
     ("-updated", gettext_lazy("Recently updated")),
-    ("kind", "Kind"),
+    ("kind", gettext_lazy("Kind")),
     ("-difference", gettext_lazy("Largest difference")),
     ("difference", gettext_lazy("Smallest difference")),
 ]
@@ -44,8 +44,12 @@ class ExceptionFilterForm(forms.Form):
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["owner"].choices = [("", "Anyone"), ("none", "Nobody"), *owners]  # type: ignore[attr-defined]
-        self.fields["environment"].choices = [("", "Current"), *environments]  # type: ignore[attr-defined]
+        self.fields["owner"].choices = [  # type: ignore[attr-defined]
+            ("", gettext("Anyone")),
+            ("none", gettext("Nobody")),
+            *owners,
+        ]
+        self.fields["environment"].choices = [("", gettext("Current")), *environments]  # type: ignore[attr-defined]
 
     def filters(self) -> dict[str, Any]:
         data = self.cleaned_data if self.is_bound and hasattr(self, "cleaned_data") else {}
@@ -65,7 +69,7 @@ class AssignForm(forms.Form):
 
     def __init__(self, *args: Any, owners: list[tuple[str, str]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["owner"].choices = [("", "Nobody"), *owners]  # type: ignore[attr-defined]
+        self.fields["owner"].choices = [("", gettext("Nobody")), *owners]  # type: ignore[attr-defined]
 
 
 class CommentForm(forms.Form):

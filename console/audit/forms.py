@@ -36,7 +36,11 @@ class AuditFilterForm(forms.Form):
 
     def __init__(self, *args: Any, people: list[tuple[str, str]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["person"].choices = [("", "Anyone"), (SYSTEM, gettext("The system")), *people]  # type: ignore[attr-defined]
+        self.fields["person"].choices = [  # type: ignore[attr-defined]
+            ("", gettext("Anyone")),
+            (SYSTEM, gettext("The system")),
+            *people,
+        ]
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}

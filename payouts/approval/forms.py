@@ -42,8 +42,8 @@ class InboxFilterForm(forms.Form):
         help_text=gettext_lazy("Reference, recipient, upstream id or amount (539 or 539.00)."),
         widget=forms.TextInput(attrs={"type": "search"}),
     )
-    maker = forms.ChoiceField(required=False)
-    corridor = forms.ChoiceField(required=False)
+    maker = forms.ChoiceField(label=gettext_lazy("Maker"), required=False)
+    corridor = forms.ChoiceField(label=gettext_lazy("Corridor"), required=False)
     amount_min = AmountField(required=False, min_value=0, label=gettext_lazy("Amount from"))
     amount_max = AmountField(required=False, min_value=0, label=gettext_lazy("Amount to"))
     sort = forms.ChoiceField(
@@ -54,7 +54,7 @@ class InboxFilterForm(forms.Form):
 
     def __init__(self, *args: Any, makers: list[tuple[str, str]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        choice_field(self, "maker").choices = [("", "Anyone"), *makers]
+        choice_field(self, "maker").choices = [("", gettext("Anyone")), *makers]
         choice_field(self, "corridor").choices = [("", gettext("Any corridor")), *corridors()]
 
 
@@ -195,8 +195,11 @@ class WithdrawForm(forms.Form):
 class PolicyForm(forms.Form):
     """The whole policy as lines: rules, limits and who approves recipients."""
 
-    default_required = forms.IntegerField(min_value=1, max_value=10, initial=1)
+    default_required = forms.IntegerField(
+        label=gettext_lazy("Default required"), min_value=1, max_value=10, initial=1
+    )
     rules = TextField(
+        label=gettext_lazy("Rules"),
         required=False,
         widget=forms.Textarea(attrs={"rows": 5}),
         help_text=gettext_lazy(
@@ -209,6 +212,7 @@ class PolicyForm(forms.Form):
         multiline=True,
     )
     limits = TextField(
+        label=gettext_lazy("Limits"),
         required=False,
         widget=forms.Textarea(attrs={"rows": 3}),
         help_text=gettext_lazy(
@@ -218,6 +222,7 @@ class PolicyForm(forms.Form):
         multiline=True,
     )
     recipient_approver_roles = forms.MultipleChoiceField(
+        label=gettext_lazy("Recipient approver roles"),
         required=False,
         choices=[(role.key, role.display_name) for role in ROLES],
         widget=forms.CheckboxSelectMultiple,
@@ -225,7 +230,7 @@ class PolicyForm(forms.Form):
             "Who may approve a new recipient (none ticked: the default setting)."
         ),
     )
-    note = TextField(required=False, max_length=255)
+    note = TextField(label=gettext_lazy("Note"), required=False, max_length=255)
 
     def clean_rules(self) -> list[RuleSpec]:
         lines = self.cleaned_data["rules"].splitlines()

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from django import forms
 from django.utils import timezone
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext, gettext_lazy
 
 from accounts.models import Recipient, VirtualAccount
 from console.inputs import AmountField, TextField
@@ -30,7 +30,7 @@ DRAFT_FIELDS = {"client_markup": "client_markup_fixed_fee"}
 
 class AccountChoiceField(forms.ModelChoiceField):
     def label_from_instance(self, obj: VirtualAccount) -> str:
-        balance = "balance unknown"
+        balance = gettext("balance unknown")
         if obj.available_balance is not None:
             balance = money(obj.available_balance, obj.currency)
         return f"{obj.end_user.display_name} · {obj.get_mode_display()} · {balance}"
@@ -45,7 +45,12 @@ class QuoteChoiceField(forms.ModelChoiceField):
     def label_from_instance(self, obj: Quote) -> str:
         send = money(obj.base_amount, obj.base_currency)
         gets = money(obj.quote_amount, obj.quote_currency)
-        return f"{send} → {gets} {obj.account_type} (until {obj.expires_at:%H:%M:%S} UTC)"
+        return gettext("%(send)s → %(gets)s %(account_type)s (until %(time)s UTC)") % {
+            "send": send,
+            "gets": gets,
+            "account_type": obj.account_type,
+            "time": f"{obj.expires_at:%H:%M:%S}",
+        }
 
 
 def _fraction_field(label: StrOrPromise) -> AmountField:
@@ -64,8 +69,11 @@ class PayoutDraftForm(forms.Form):
     virtual_account = AccountChoiceField(
         queryset=VirtualAccount.objects.none(), label=gettext_lazy("Pay from")
     )
-    recipient = RecipientChoiceField(queryset=Recipient.objects.none())
+    recipient = RecipientChoiceField(
+        queryset=Recipient.objects.none(), label=gettext_lazy("Recipient")
+    )
     amount = AmountField(
+        label=gettext_lazy("Amount"),
         max_digits=8,
         decimal_places=2,
         min_value=Decimal("0.01"),
@@ -81,15 +89,13 @@ class PayoutDraftForm(forms.Form):
             "Optional: locks the rate and fees (USD to USD on the recipient's rail)."
         ),
     )
-    reference = TextField(max_length=REFERENCE_MAX, required=False)
-    memo = TextField(
-        max_length=MEMO_MAX, required=False, help_text=f"Sent to the upstream; at most {MEMO_MAX}."
-    )
+    reference = TextField(label=gettext_lazy("Reference"), max_length=REFERENCE_MAX, required=False)
+    memo = TextField(label=gettext_lazy("Memo"), max_length=MEMO_MAX, required=False)
     internal_notes = TextField(
+        label=gettext_lazy("Internal notes"),
         max_length=INTERNAL_NOTES_MAX,
         required=False,
         widget=forms.Textarea(attrs={"rows": 3}),
-        help_text=f"Sent as extra_info; at most {INTERNAL_NOTES_MAX} characters.",
         multiline=True,
     )
     client_markup_fixed_fee = AmountField(
@@ -115,6 +121,13 @@ class PayoutDraftForm(forms.Form):
 
     def __init__(self, *args: Any, environment: Environment | None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        # Help texts with a number: made here, in the request's language.
+        self.fields["memo"].help_text = gettext("Sent to the upstream; at most %(max)s.") % {
+            "max": MEMO_MAX
+        }
+        self.fields["internal_notes"].help_text = gettext(
+            "Sent as extra_info; at most %(max)s characters."
+        ) % {"max": INTERNAL_NOTES_MAX}
         self.fields["virtual_account"].queryset = selectors.active_virtual_accounts(environment)  # type: ignore[attr-defined]
         self.fields["recipient"].queryset = selectors.payout_recipients(environment)  # type: ignore[attr-defined]
         self.fields["quote"].queryset = Quote.objects.filter(  # type: ignore[attr-defined]
