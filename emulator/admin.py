@@ -80,6 +80,7 @@ class FaultSettingsAdmin(admin.ModelAdmin):
         "rate_429",
         "drop_webhooks",
         "drop_response_next",
+        "error_next",
     )
 
 

@@ -100,7 +100,9 @@ def decide(*, api_key: str | None, peer: str, method: str, path: str) -> Verdict
                 "concurrency": "too many concurrent requests",
             }.get(decision.reason, "rate limit exceeded")
             verdict.status, verdict.body = 429, {"code": "rate_limited", "message": message}
-        elif current.error_rate and _random.random() < current.error_rate:
+        elif (current.error_next and faults.take_error()) or (
+            current.error_rate and _random.random() < current.error_rate
+        ):
             verdict.status = 500
             verdict.body = {"code": "internal_error", "message": "internal server error"}
         elif current.rate_429 and _random.random() < current.rate_429:

@@ -20,6 +20,7 @@ class Faults:
     drop_webhooks: float = 0.0
     drop_response_next: int = 0
     drop_events_next: int = 0
+    error_next: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -32,6 +33,7 @@ FIELDS = (
     "drop_webhooks",
     "drop_response_next",
     "drop_events_next",
+    "error_next",
 )
 
 
@@ -64,6 +66,14 @@ def take_dropped_response() -> bool:
         FaultSettings.objects.filter(pk=1, drop_response_next__gt=0).update(
             drop_response_next=F("drop_response_next") - 1
         )
+        == 1
+    )
+
+
+def take_error() -> bool:
+    """Takes one `error_next` credit atomically; True: answer this request with a 500."""
+    return (
+        FaultSettings.objects.filter(pk=1, error_next__gt=0).update(error_next=F("error_next") - 1)
         == 1
     )
 

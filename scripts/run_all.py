@@ -45,7 +45,7 @@ except OperationalError as exc:
 logins, password = [], None
 try:
     from staff.bootstrap import DEMO_PASSWORD, demo_logins
-    logins = [[role.display_name, email] for role, email in demo_logins()]
+    logins = [[str(role.display_name), email] for role, email in demo_logins()]
     password = DEMO_PASSWORD
 except ImportError:
     pass

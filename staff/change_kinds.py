@@ -3,6 +3,7 @@ and second-factor resets. Registered from StaffConfig.ready()."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -61,8 +62,14 @@ def role_change_propose(*, user: StaffUser, role: Role | str, by: StaffUser, gra
     )
 
 
+def _digest(value: object) -> str:
+    """A change's version of its target: a digest of the target's JSON, which can outgrow the
+    200 characters of `ChangeProposal.target_version` (a role group's permissions do)."""
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
+
+
 def _groups_version(proposal: ChangeProposal) -> str:
-    return json.dumps(access_of(_user(proposal)), sort_keys=True)
+    return _digest(access_of(_user(proposal)))
 
 
 def _role_apply(proposal: ChangeProposal, *, by: StaffUser | None) -> None:
@@ -165,7 +172,7 @@ def group_change_propose(*, group: Group, by: StaffUser, after: dict[str, Any]) 
 
 def _group_version(proposal: ChangeProposal) -> str:
     group = Group.objects.filter(pk=proposal.payload["group"]).first()
-    return json.dumps(group_access_of(group), sort_keys=True) if group else "gone"
+    return _digest(group_access_of(group)) if group else "gone"
 
 
 def _group_apply(proposal: ChangeProposal, *, by: StaffUser | None) -> None:

@@ -77,6 +77,8 @@ class FaultSettings(models.Model):
     rate_429 = models.FloatField(default=0.0)
     drop_webhooks = models.FloatField(default=0.0)
     drop_response_next = models.PositiveIntegerField(default=0)
+    # The next N API requests (past the limiter) answer 500, whatever error_rate says.
+    error_next = models.PositiveIntegerField(default=0)
     # The next N webhook events are stored but never delivered (a dropped event).
     drop_events_next = models.PositiveIntegerField(default=0)
     updated_at = models.DateTimeField(auto_now=True)

@@ -45,6 +45,7 @@ class FaultsIn(Schema):
     drop_webhooks: float | None = Field(default=None, ge=0, le=1)
     drop_response_next: int | None = Field(default=None, ge=0)
     drop_events_next: int | None = Field(default=None, ge=0)
+    error_next: int | None = Field(default=None, ge=0)
 
 
 def _clock_json() -> dict[str, Any]:

@@ -28,6 +28,18 @@ def test_error_rate_one_answers_500_to_api_calls_only(http, control, authed):
     assert http.post("/sandbox/v1/quotations", json=QUOTE, headers=headers).status_code == 201
 
 
+def test_error_next_fails_exactly_the_next_requests(http, control, authed):
+    headers = authed("sandbox")
+    control.post("/_control/faults", json={"error_next": 2})
+    statuses = [
+        http.post("/sandbox/v1/quotations", json=QUOTE, headers=headers).status_code
+        for _ in range(3)
+    ]
+    assert statuses == [500, 500, 201]
+    assert faults.current().error_next == 0
+    assert Quote.objects.count() == 1
+
+
 def test_rate_429_one(http, control, authed):
     headers = authed("sandbox")
     control.post("/_control/faults", json={"rate_429": 1.0})
