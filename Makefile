@@ -10,6 +10,8 @@ PY := $(VENV)/bin/python
 # (its module fixtures, a browser or an emulator, start once); most of a live test's time is waiting
 # on PostgreSQL, a subprocess or a browser, so two workers fit two cores. PYTEST_WORKERS=0: one process.
 PYTEST_WORKERS ?= 2
+# The installer of the locked dependencies (see $(STAMP)).
+UV_PIN := uv==0.13.9
 STAMP := $(VENV)/.installed-$(shell cat requirements/dev.lock pyproject.toml | sha1sum | cut -c1-12)
 
 .PHONY: help install run test check bench emulator migrate seed fmt clean messages
@@ -20,8 +22,9 @@ help:  ## List the targets
 $(STAMP): requirements/dev.lock pyproject.toml
 	@test -n "$(PYTHON_BOOT)" || { echo "PayOps needs Python >= 3.12 (set PYTHON=/path/to/python3.12)"; exit 1; }
 	@test -x $(PY) || $(PYTHON_BOOT) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements/dev.lock
+	@# uv installs the lock with parallel downloads: about 5 s instead of pip's 2 minutes.
+	$(PY) -m pip install --quiet $(UV_PIN)
+	$(VENV)/bin/uv pip install --quiet --python $(PY) -r requirements/dev.lock
 	@rm -f $(VENV)/.installed-*; touch $@
 
 # The browser tests' axe-core (package.json, package-lock.json): installed when missing or when the
