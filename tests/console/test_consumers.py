@@ -5,10 +5,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from asgiref.sync import sync_to_async
+from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 from django.db import transaction
@@ -21,6 +23,17 @@ from tests.servers import CONNECT_WAIT
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _fresh_channel_layer() -> Iterator[None]:
+    """Each test its own channel layer: channels-redis keeps its receiving state per layer and
+    event loop, and every test here runs in a new loop. (The cross-process test once waited in
+    vain for its message in a full run; a layer shared with earlier tests' loops is the suspect,
+    not proven.)"""
+    channel_layers.backends.pop("default", None)
+    yield
+    channel_layers.backends.pop("default", None)
 
 
 def _session_cookie(user, idle_seconds: float = 0) -> bytes:  # type: ignore[no-untyped-def]
