@@ -154,6 +154,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis, cache, channels ---------------------------------------------------------------------
 REDIS_URL = env("REDIS_URL", default="")
+# The socket timeout of a Redis connection that blocks waiting (the channel layer's pop, the
+# webhook processor's wake-up list): longer than any such wait, so an empty answer is not an error.
+REDIS_BLOCKING_READ_SECONDS = env.float("PAYOPS_REDIS_BLOCKING_READ_SECONDS", default=30.0)
 
 if REDIS_URL:
     CACHES = {
@@ -167,7 +170,12 @@ if REDIS_URL:
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {
-                "hosts": [REDIS_URL],
+                # channels-redis waits for a page's next message in a blocking pop of up to 5 s
+                # (RedisChannelLayer.brpop_timeout). redis-py 8 gives every read a 5 s socket
+                # timeout by default, so an idle page's read timed out just as Redis answered
+                # "nothing yet" and the page's consumer died. Reads wait longer than the pop;
+                # a dead connection is still noticed.
+                "hosts": [{"address": REDIS_URL, "socket_timeout": REDIS_BLOCKING_READ_SECONDS}],
                 "prefix": env("PAYOPS_CHANNELS_PREFIX", default="payops"),
             },
         }

@@ -43,7 +43,11 @@ def _redis() -> Any:
     if _redis_client is None:
         import redis
 
-        _redis_client = redis.Redis.from_url(settings.REDIS_URL)
+        # Its reads include the processor's blocking wait (up to the poll interval), which must
+        # not hit redis-py's default 5 s socket timeout.
+        poll = settings.WEBHOOKS_PROCESSOR_POLL_SECONDS
+        read_seconds = settings.REDIS_BLOCKING_READ_SECONDS + poll
+        _redis_client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=read_seconds)
     return _redis_client
 
 
