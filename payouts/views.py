@@ -13,6 +13,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from accounts.models import RecipientKind
 from console.exports import Cell, csv_response
@@ -21,8 +22,8 @@ from gateway.models import Environment
 from gateway.selectors import environment_current
 from payouts import selectors
 from payouts.approval.forms import RejectForm, WithdrawForm
-from payouts.approval.rules import approval_decide, chain_label
-from payouts.approval.selectors import approvals_history, valid_approvals
+from payouts.approval.rules import approval_decide
+from payouts.approval.selectors import approvals_history, chain_display, valid_approvals
 from payouts.approval.services import (
     CANCELLABLE,
     approval_facts,
@@ -225,13 +226,14 @@ def live_context(request: HttpRequest, payout: Payout, **extra: Any) -> dict[str
         "documents_opened_by_me": opened.get(user.pk, set()),
         "documents_not_opened": [d for d in documents if d.pk not in opened.get(user.pk, ())],
         "approvals": approvals,
-        "approval_count_label": f"{len(approvals)} of {payout.approvals_required}",
+        "approval_count_label": gettext("%(given)d of %(required)d")
+        % {"given": len(approvals), "required": payout.approvals_required},
         "approvals_history": history,
         "can_approve": decision.allowed,
         "approve_refusal": decision.message
         if fills_a_step and payout.status == S.PENDING_APPROVAL
         else "",
-        "approval_chain_label": chain_label(facts.steps()),
+        "approval_chain_label": chain_display(facts.steps()),
         "can_withdraw": any(a.approver_id == user.pk for a in approvals)
         and payout.status in (S.PENDING_APPROVAL, S.APPROVED)
         and not approval_released(payout),

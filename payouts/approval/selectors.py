@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from django.core.paginator import Page, Paginator
 from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 from django.utils import timezone
-from django.utils.translation import gettext, gettext_lazy
+from django.utils.translation import gettext, gettext_lazy, ngettext
 
 from gateway.models import Environment
 from payouts.approval.policy import APPROVING_ROLES, NOT_COUNTED, approver_roles, payout_facts
@@ -26,14 +26,13 @@ from payouts.approval.rules import (
     RuleSpec,
     approval_chain,
     approval_decide,
-    chain_label,
     chain_total,
     limit_breach,
 )
 from payouts.models import Approval, Payout, PayoutStatus, chain_from_json
 from payouts.selectors import payout_filter
 from staff.models import StaffUser
-from staff.roles import PAYOUT_APPROVE
+from staff.roles import PAYOUT_APPROVE, ROLES_BY_KEY
 
 if TYPE_CHECKING:
     from django_stubs_ext import StrOrPromise
@@ -61,6 +60,25 @@ INBOX_SORTS: dict[str, tuple[StrOrPromise, tuple[str, ...]]] = {
     "amount": (gettext_lazy("Smallest amount first"), ("amount", "pk")),
 }
 INBOX_SORT_DEFAULT = "submitted"
+
+
+def chain_display(chain: Sequence[ChainStep]) -> str:
+    """An approval chain as people read it, in their language: "1 approver" or "1 holder of the
+    Finance approver role, then 1 holder of the Admin role" (`chain_label` is the stored form)."""
+    parts = []
+    for step in chain:
+        role = ROLES_BY_KEY.get(step.role)
+        if role is None:
+            text = ngettext("%(count)d approver", "%(count)d approvers", step.count)
+            parts.append(text % {"count": step.count})
+        else:
+            text = ngettext(
+                "%(count)d holder of the %(role)s role",
+                "%(count)d holders of the %(role)s role",
+                step.count,
+            )
+            parts.append(text % {"count": step.count, "role": role.display_name})
+    return gettext(", then ").join(parts)
 
 
 @dataclass(frozen=True)
@@ -322,11 +340,11 @@ class PolicyImpact:
 
     @property
     def chain_now_label(self) -> str:
-        return chain_label(self.chain_now)
+        return chain_display(self.chain_now)
 
     @property
     def chain_new_label(self) -> str:
-        return chain_label(self.chain_new)
+        return chain_display(self.chain_new)
 
     @property
     def changed(self) -> bool:

@@ -263,7 +263,9 @@ def test_the_impact_preview_shows_chains_and_limits_and_writes_nothing(
     before = list(Payout.objects.values_list("pk", "approvals_required", "approval_chain"))
     rows = {row.payout.pk: row for row in policy_impact(rules=rules, default=1, limits=limits)}
     assert (rows[big.pk].required_now, rows[big.pk].required_under_new) == (1, 2)
-    assert rows[big.pk].chain_new_label == "1 finance_approver then 1 admin"
+    assert rows[big.pk].chain_new_label == (
+        "1 holder of the Finance approver role, then 1 holder of the Admin role"
+    )
     # Each is counted as if submitted now, the other one included.
     assert rows[big.pk].breach is not None and rows[big.pk].breach.left == D("15010.00") - D("20")
     assert rows[small.pk].breach is not None and rows[small.pk].breach.left == D("10.00")
@@ -347,3 +349,36 @@ def test_each_step_is_announced_to_the_people_who_may_fill_it(
     with django_capture_on_commit_callbacks(execute=True):
         payout_approve(payout=payout, by=staff["approver"])
     assert told() == {staff["admin"].email}
+
+
+@pytest.mark.parametrize(
+    ("language", "count", "chain"),
+    [
+        ("en", "0 of 2", "1 holder of the Finance approver role, then 1 holder of the Admin role"),
+        (
+            "es",
+            "0 de 2",
+            "1 titular del rol Aprobador de finanzas, luego 1 titular del rol Administrador",
+        ),
+        (
+            "pt-br",
+            "0 de 2",
+            "1 titular da função Aprovador de finanças, depois 1 titular da função Administrador",
+        ),
+    ],
+)
+def test_the_payout_page_states_its_chain_and_count_in_the_readers_language(
+    staff: dict[str, StaffUser], language: str, count: str, chain: str
+) -> None:
+    from tests.identity import client_signed_in
+
+    publish(staff, RuleSpec(required_approvals=2, min_amount=D("10000"), chain=APPROVER_THEN_ADMIN))
+    payout = submit(draft(staff, "15000.00"))
+    approver = staff["approver"]
+    approver.language = language
+    approver.save(update_fields=["language"])
+
+    page = client_signed_in(approver).get(f"/payouts/{payout.pk}/").content.decode()
+
+    assert f'data-testid="approval-chain">{chain}</span>' in page
+    assert f">{count}<" in page
