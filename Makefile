@@ -63,7 +63,8 @@ messages: install  ## Regenerate and compile every catalog (root templates, then
 	@command -v msgfmt >/dev/null || { echo "make messages needs GNU gettext (apt-get install gettext)"; exit 1; }
 	@# The root templates only, into locale/; each app with a locale/ folder, into its own.
 	cd templates && ../$(PY) ../manage.py makemessages $(LOCALES) --no-obsolete --add-location file
-	@for dir in */locale; do test -d "$$dir" || continue; app=$${dir%/locale}; test -f "$$app/apps.py" || continue; \
+	@# config is no app but has its own catalog (settings.LOCALE_PATHS): the API's generic errors.
+	@for dir in */locale; do test -d "$$dir" || continue; app=$${dir%/locale}; test -f "$$app/apps.py" -o "$$app" = config || continue; \
 	  (cd $$app && ../$(PY) ../manage.py makemessages $(LOCALES) --no-obsolete --add-location file) || exit 1; done
 	$(PY) manage.py compilemessages $(LOCALES) --ignore '.venv' --ignore 'var'
 

@@ -35,6 +35,7 @@ from django.core.exceptions import (
 )
 from django.http import Http404, HttpRequest, HttpResponse
 from django.http.multipartparser import MultiPartParserError
+from django.utils.translation import gettext
 from ninja import Field, NinjaAPI, Router, Schema
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.security import HttpBearer, SessionAuth
@@ -192,7 +193,10 @@ OPERATION_PERMISSIONS: dict[str, Need] = {
 def require_any(user: Any, need: Need) -> None:
     """403 unless `user` holds one of `need` (token scopes included: StaffUser.has_perm)."""
     if need and not any(user.has_perm(permission) for permission in need):
-        raise PermissionDenied(f"You do not have the permission {' or '.join(need)}.")
+        raise PermissionDenied(
+            gettext("You do not have the permission %(permissions)s.")
+            % {"permissions": " or ".join(need)}
+        )
 
 
 def _token_user(raw: str) -> StaffUser | None:
@@ -211,8 +215,8 @@ def refuse_nul_in_query(request: HttpRequest) -> None:
         if "\x00" in name or any("\x00" in value for value in values):
             field = name.replace("\x00", "") or "query"
             raise ServiceError(
-                "Query parameters cannot contain NUL characters.",
-                errors=[(field, "must not contain NUL characters")],
+                gettext("Query parameters cannot contain NUL characters."),
+                errors=[(field, gettext("must not contain NUL characters"))],
             )
 
 
@@ -236,7 +240,9 @@ class StaffTokenAuth(HttpBearer):
         proof = proof_of(user)
         scopes = proof.scopes if proof is not None else None
         if scopes is not None and read_only(scopes) and request.method not in SAFE_METHODS:
-            raise PermissionDenied("This token may only read (GET): its only scope is read.")
+            raise PermissionDenied(
+                gettext("This token may only read (GET): its only scope is read.")
+            )
         require_any(user, self.need)
         return user
 
@@ -336,7 +342,8 @@ def on_validation_error(request: HttpRequest, exc: ValidationError) -> HttpRespo
         {"field": _field_of(item.get("loc", ())), "message": str(item.get("msg", "is invalid"))}
         for item in exc.errors
     ]
-    return _error(request, 400, "validation_error", "The request has invalid fields.", errors)
+    message = gettext("The request has invalid fields.")
+    return _error(request, 400, "validation_error", message, errors)
 
 
 @api.exception_handler(ServiceError)
@@ -346,13 +353,13 @@ def on_service_error(request: HttpRequest, exc: ServiceError) -> HttpResponse:
 
 @api.exception_handler(PermissionDenied)
 def on_permission_denied(request: HttpRequest, exc: PermissionDenied) -> HttpResponse:
-    message = str(exc) or "You do not have permission to do this."
+    message = str(exc) or gettext("You do not have permission to do this.")
     return _error(request, 403, "permission_denied", message)
 
 
 @api.exception_handler(Http404)
 def on_not_found(request: HttpRequest, exc: Http404) -> HttpResponse:
-    return _error(request, 404, "not_found", str(exc) or "Not found.")
+    return _error(request, 404, "not_found", str(exc) or gettext("Not found."))
 
 
 def _unauthorized(request: HttpRequest) -> HttpResponse:
@@ -360,7 +367,9 @@ def _unauthorized(request: HttpRequest) -> HttpResponse:
         request,
         401,
         "unauthorized",
-        "Send a valid personal API token (not expired, not revoked): Authorization: Bearer …",
+        gettext(
+            "Send a valid personal API token (not expired, not revoked): Authorization: Bearer …"
+        ),
     )
 
 
@@ -376,8 +385,8 @@ def on_too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
         request,
         413,
         "payload_too_large",
-        "The request body is too large.",
-        [{"field": "body", "message": "too large"}],
+        gettext("The request body is too large."),
+        [{"field": "body", "message": gettext("too large")}],
     )
 
 
@@ -388,22 +397,23 @@ def on_bad_multipart(request: HttpRequest, exc: MultiPartParserError) -> HttpRes
         request,
         400,
         "validation_error",
-        "The multipart body cannot be read.",
-        [{"field": "body", "message": "is not valid multipart/form-data (boundary?)"}],
+        gettext("The multipart body cannot be read."),
+        [{"field": "body", "message": gettext("is not valid multipart/form-data (boundary?)")}],
     )
 
 
 @api.exception_handler(SuspiciousOperation)
 def on_suspicious(request: HttpRequest, exc: SuspiciousOperation) -> HttpResponse:
     """Too many fields or files, and the like: the request, not us."""
-    return _error(request, 400, "bad_request", "The request cannot be accepted as sent.")
+    return _error(request, 400, "bad_request", gettext("The request cannot be accepted as sent."))
 
 
 @api.exception_handler(HttpError)
 def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
     if exc.status_code == 400:  # ninja's "Cannot parse request body": bad input like any other
         errors = [{"field": "body", "message": str(exc)}]
-        return _error(request, 400, "validation_error", "The request body cannot be read.", errors)
+        message = gettext("The request body cannot be read.")
+        return _error(request, 400, "validation_error", message, errors)
     return _error(request, exc.status_code, f"http_{exc.status_code}", str(exc))
 
 
@@ -411,7 +421,7 @@ def on_http_error(request: HttpRequest, exc: HttpError) -> HttpResponse:
 def on_unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
     """Still the one shape; the traceback goes to the log, never to the caller."""
     logger.exception("unhandled API error on %s %s", request.method, request.path)
-    return _error(request, 500, "server_error", "Something went wrong on our side.")
+    return _error(request, 500, "server_error", gettext("Something went wrong on our side."))
 
 
 class MeOut(Schema):

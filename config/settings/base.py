@@ -364,7 +364,8 @@ LANGUAGE_CODE = "en-us"
 # The back office speaks English, Spanish and Brazilian Portuguese (docs/ui.md, "Languages"): a
 # person's own choice (StaffUser.language) wins, then the browser's Accept-Language.
 LANGUAGES = [("en", "English"), ("es", "Español"), ("pt-br", "Português (Brasil)")]
-LOCALE_PATHS = [BASE_DIR / "locale"]
+# The root templates' catalog, and config's own (the API's generic errors): config is no app.
+LOCALE_PATHS = [BASE_DIR / "locale", BASE_DIR / "config" / "locale"]
 TIME_ZONE = "UTC"
 # Datetimes Django formats (the admin's lists and detail pages) name their zone: config/formats.
 FORMAT_MODULE_PATH = ["config.formats"]

@@ -48,3 +48,28 @@ def test_docs_and_schema_are_served_to_staff(client, maker) -> None:
     assert client.get("/api/v1/docs").status_code == 200
     schema = client.get("/api/v1/openapi.json").json()
     assert "/api/v1/me" in schema["paths"]
+
+
+@pytest.mark.parametrize(
+    ("language", "invalid", "unauthorized"),
+    [
+        ("en", "The request has invalid fields.", "Send a valid personal API token"),
+        ("es", "La solicitud tiene campos no válidos.", "Envíe un token de API personal válido"),
+        ("pt-br", "A solicitação tem campos inválidos.", "Envie um token de API pessoal válido"),
+    ],
+)
+def test_the_apis_own_errors_speak_the_callers_language_and_keep_their_codes(
+    client, maker, language: str, invalid: str, unauthorized: str
+) -> None:
+    client.defaults["HTTP_ACCEPT_LANGUAGE"] = language
+    anonymous = client.get("/api/v1/me")
+    assert anonymous.status_code == 401
+    assert anonymous.json()["code"] == "unauthorized"
+    assert anonymous.json()["message"].startswith(unauthorized)
+
+    client.force_login(maker)
+    bad = client.put("/api/v1/me/language", data="[1]", content_type="application/json")
+
+    assert bad.status_code == 400
+    assert bad.json()["code"] == "validation_error"
+    assert bad.json()["message"] == invalid
