@@ -1,6 +1,17 @@
-"""App configuration for alerts: its conditions and its schedules."""
+"""App configuration for alerts: its conditions, its schedules and its dashboard panel."""
+
+from typing import Any
 
 from django.apps import AppConfig
+from django.http import HttpRequest
+
+
+def dashboard_context(request: HttpRequest) -> dict[str, Any]:
+    from alerts.selectors import open_alerts
+    from staff.models import StaffUser
+
+    assert isinstance(request.user, StaffUser)
+    return {"open": open_alerts(user=request.user)}
 
 
 class AlertsConfig(AppConfig):
@@ -21,7 +32,9 @@ class AlertsConfig(AppConfig):
             webhook_receiver,
             webhook_silence,
         )
+        from console.dashboard import DashboardPanel, register_panel
         from console.schedules import register_schedule
+        from staff.roles import ALERTS_VIEW
 
         for module in (
             payout_submitting,
@@ -39,3 +52,11 @@ class AlertsConfig(AppConfig):
         register_schedule("alerts.evaluate", tasks.alerts_evaluate_all, minutes=1)
         register_schedule("alerts.deliveries_retry", tasks.alert_deliveries_retry, minutes=1)
         register_schedule("alerts.digest", tasks.alert_digest_daily, every="daily")
+        register_panel(
+            DashboardPanel(
+                "alerts.open",
+                "alerts/includes/dashboard_panel.html",
+                permission=ALERTS_VIEW,
+                context=dashboard_context,
+            )
+        )

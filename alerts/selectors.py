@@ -10,7 +10,7 @@ from django.db.models import Count, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from alerts.conditions import CONDITIONS, Condition
-from alerts.models import Alert, AlertRule, AlertSubscription
+from alerts.models import Alert, AlertRule, AlertState, AlertSubscription
 from gateway.models import Environment
 from staff import roles
 from staff.models import StaffUser
@@ -62,6 +62,21 @@ def alert_get(*, user: StaffUser, pk: int) -> Alert:
     return get_object_or_404(
         Alert.objects.select_related("rule__environment", "acknowledged_by"), pk=pk
     )
+
+
+@dataclass(frozen=True)
+class OpenAlerts:
+    count: int
+    newest: list[Alert]
+
+
+def open_alerts(*, user: StaffUser, limit: int = 5) -> OpenAlerts:
+    """The dashboard's view of what is wrong now: how many alerts are open, and the newest few
+    (two queries, however many are open)."""
+    _require_reader(user)
+    alerts = Alert.objects.filter(state=AlertState.OPEN)
+    newest = alerts.select_related("rule__environment").order_by("-opened_at", "-pk")[:limit]
+    return OpenAlerts(count=alerts.count(), newest=list(newest))
 
 
 @dataclass(frozen=True)
