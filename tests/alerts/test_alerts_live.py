@@ -27,7 +27,7 @@ from staff.models import AuditEntry, StaffUser
 from tests.alerts.receiver import Receiver
 from tests.gateway import conftest as gateway_fixtures
 from tests.payouts import conftest as payout_fixtures
-from tests.payouts.live import World, submitted_payout
+from tests.payouts.live import World, initiated, submitted_payout
 from webhooks.services import webhook_endpoint_register
 
 _fresh_shared_state = gateway_fixtures._fresh_shared_state
@@ -73,15 +73,6 @@ def one_alert(rule: AlertRule, state: str) -> Alert:
     (alert,) = Alert.objects.filter(rule=rule)
     assert alert.state == state, (rule.kind, alert.state, alert.summary)
     return alert
-
-
-def initiated(world: World, staff: dict[str, StaffUser], amount: str) -> Payout:
-    payout = submitted_payout(world, maker=staff["maker"], amount=amount)
-    payout_approve(payout=payout, by=staff["approver"])
-    payout_otp_send(payout=payout, by=staff["approver"])
-    payout = payout_otp_confirm(payout=payout, by=staff["approver"], code=world.otp_code())
-    assert payout.status == S.CREATED
-    return payout
 
 
 def test_each_rule_fires_once_reaches_email_and_webhook_and_resolves(

@@ -13,7 +13,9 @@ from django.db import transaction
 from accounts.models import Recipient, VirtualAccount
 from gateway.client import call_sync, upstream
 from gateway.models import Environment
+from payouts.approval.services import payout_approve
 from payouts.models import ChangeSource, Payout, PayoutStatus
+from payouts.release.code import payout_otp_confirm, payout_otp_send
 from payouts.states import payout_transition
 from staff.models import StaffUser
 from tests.gateway.conftest import LiveEmulator
@@ -188,3 +190,14 @@ def crypto_payout(world: World, *, maker: StaffUser, amount: str = "100.00") -> 
             payout, PayoutStatus.PENDING_APPROVAL, source=ChangeSource.STAFF, by=maker
         )
     return Payout.objects.get(pk=payout.pk)
+
+
+def initiated(world: World, staff: dict[str, StaffUser], amount: str) -> Payout:
+    """A payout submitted by staff["maker"], approved and released by staff["approver"] with the
+    emulator's code: the upstream has created it."""
+    payout = submitted_payout(world, maker=staff["maker"], amount=amount)
+    payout_approve(payout=payout, by=staff["approver"])
+    payout_otp_send(payout=payout, by=staff["approver"])
+    payout = payout_otp_confirm(payout=payout, by=staff["approver"], code=world.otp_code())
+    assert payout.status == PayoutStatus.CREATED
+    return payout

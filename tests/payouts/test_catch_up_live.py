@@ -9,11 +9,9 @@ import pytest
 
 from accounts.models import VirtualAccount
 from gateway.client import call_sync, upstream
-from payouts.approval.services import payout_approve
 from payouts.models import ChangeSource, Payout, PayoutStatus
-from payouts.release.code import payout_otp_confirm, payout_otp_send
 from staff.models import AuditEntry, StaffUser
-from tests.payouts.live import World, submitted_payout
+from tests.payouts.live import World, initiated
 from users.models import EndUser
 from webhooks.mirrors import BUDGET_SPENT
 from webhooks.models import MissedEvent, WebhookEndpoint
@@ -26,15 +24,6 @@ S = PayoutStatus
 def _nobody_listens(settings: Any) -> None:
     # The emulator keeps deliveries queued until flushed: nothing is delivered in these tests.
     settings.WEBHOOKS_PUBLIC_BASE_URL = "http://127.0.0.1:9"
-
-
-def initiated(world: World, staff: dict[str, StaffUser], amount: str) -> Payout:
-    payout = submitted_payout(world, maker=staff["maker"], amount=amount)
-    payout_approve(payout=payout, by=staff["approver"])
-    payout_otp_send(payout=payout, by=staff["approver"])
-    payout = payout_otp_confirm(payout=payout, by=staff["approver"], code=world.otp_code())
-    assert payout.status == S.CREATED
-    return payout
 
 
 def _rejected_upstream_user(world: World) -> EndUser:

@@ -14,8 +14,7 @@ from gateway.models import UpstreamCall
 from payouts.models import ChangeSource, Payout, PayoutEvent, PayoutStatus
 from payouts.tracking.polling.run import payouts_poll
 from staff.models import StaffUser
-from tests.payouts.live import World
-from tests.payouts.test_tracking_live import initiated
+from tests.payouts.live import World, initiated
 
 S = PayoutStatus
 

@@ -9,13 +9,11 @@ from typing import Any
 import pytest
 
 from gateway.client import call_sync, upstream
-from payouts.approval.services import payout_approve
 from payouts.models import ChangeSource, Payout, PayoutEvent, PayoutStatus
-from payouts.release.code import payout_otp_confirm, payout_otp_send
 from payouts.tracking.events import payout_apply_event
 from payouts.tracking.polling.run import payouts_poll
 from staff.models import AuditEntry, StaffUser
-from tests.payouts.live import World, submitted_payout
+from tests.payouts.live import World, initiated
 from tests.servers import serve_in_thread
 
 S = PayoutStatus
@@ -52,15 +50,6 @@ def hooks(world: World) -> Iterator[Collector]:
             client_uuid=world.environment.client_id,
         )
         yield collector
-
-
-def initiated(world: World, staff: dict[str, StaffUser], amount: str) -> Payout:
-    payout = submitted_payout(world, maker=staff["maker"], amount=amount)
-    payout_approve(payout=payout, by=staff["approver"])
-    payout_otp_send(payout=payout, by=staff["approver"])
-    payout = payout_otp_confirm(payout=payout, by=staff["approver"], code=world.otp_code())
-    assert payout.status == S.CREATED
-    return payout
 
 
 def payout_events(world: World, hooks: Collector, payout: Payout) -> list[dict[str, Any]]:
