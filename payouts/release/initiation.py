@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, ngettext
 
 from accounts.recipients import recipient_not_payable_reason
 from console import metrics
@@ -247,7 +247,12 @@ def initiation_refused(*, payout_id: int, error: UpstreamError) -> Payout:
                 payout.otp_failed_attempts += 1
                 left = max(0, settings.PAYOUTS_OTP_MAX_TRIES - payout.otp_failed_attempts)
                 message = (
-                    f"Wrong code: {left} {'try remains' if left == 1 else 'tries remain'}."
+                    ngettext(
+                        "Wrong code: %(left)d try remains.",
+                        "Wrong code: %(left)d tries remain.",
+                        left,
+                    )
+                    % {"left": left}
                     if left
                     else gettext("Wrong code five times: the code is blocked, send a new one.")
                 )

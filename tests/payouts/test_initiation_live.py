@@ -261,5 +261,21 @@ def test_a_release_is_counted_once_in_the_metrics_by_outcome(
     payout_otp_confirm(payout=payout, by=staff["approver"], code=code)
     with pytest.raises(PayoutActionRefused):
         payout_otp_confirm(payout=payout, by=staff["approver"], code=code)
+    # Undecided: every attempt answers 500, so nobody knows whether it was made; it waits in
+    # submitting for the recovery schedule, which sends it again once the upstream is back.
+    unknown = approved(world, staff, amount="101.00")
+    payout_otp_send(payout=unknown, by=staff["approver"])
+    world.emulator.faults(error_rate=1.0)
+    unknown = payout_otp_confirm(payout=unknown, by=staff["approver"], code=world.otp_code())
+    world.emulator.faults(error_rate=0)
+    assert unknown.status == S.SUBMITTING
+    # Refused for good: the virtual account it pays from is frozen upstream.
+    frozen = approved(world, staff, amount="102.00")
+    payout_otp_send(payout=frozen, by=staff["approver"])
+    world.emulator.control(
+        "POST", f"virtual-accounts/{world.account.upstream_id}/status", json={"status": "frozen"}
+    )
+    frozen = payout_otp_confirm(payout=frozen, by=staff["approver"], code=world.otp_code())
+    assert frozen.status == S.FAILED and frozen.initiation_error
     grew = {o: releases(o) - n for o, n in before.items()}
-    assert grew == {"accepted": 1, "correctable": 1, "refused": 0, "undecided": 0}
+    assert grew == {"accepted": 1, "correctable": 1, "refused": 1, "undecided": 1}
