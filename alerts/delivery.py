@@ -203,7 +203,11 @@ def _send_webhook(delivery: AlertDelivery) -> None:
     url = decrypt(rule.webhook_url_encrypted)
     with translation.override(settings.LANGUAGE_CODE):
         payload = slack_payload(delivery.alert, delivery.event)
-    response = httpx.post(url, json=payload, timeout=settings.ALERTS_WEBHOOK_TIMEOUT_SECONDS)
+    try:
+        response = httpx.post(url, json=payload, timeout=settings.ALERTS_WEBHOOK_TIMEOUT_SECONDS)
+    except httpx.HTTPError as exc:
+        # Some of httpx's messages quote the URL, a secret: keep the kind of failure only.
+        raise RuntimeError(f"{rule.webhook_url_hint}: {type(exc).__name__}") from None
     if response.status_code >= 300:
         # The URL is a secret: the error names the host only.
         raise RuntimeError(f"{rule.webhook_url_hint} answered HTTP {response.status_code}")
