@@ -1,5 +1,8 @@
-"""/api/v1/alerts: rules (list, read, create, change, enable, disable), the kinds and their
-thresholds, the alert history with acknowledgement, and the caller's own subscriptions.
+"""/api/v1/alerts: rules (list, read; propose creating, changing, enabling, disabling), the kinds
+and their thresholds, the alert history with acknowledgement, and the caller's own subscriptions.
+
+A rule's creation, change, enabling or disabling is an admin change (alerts.rule_changes): the
+endpoint answers 202 with the proposal (`/changes/{id}`), applied once another admin approves it.
 
 Every operation's permission is in config/api.py's OPERATION_PERMISSIONS (alerts block): readers
 need alerts.view_alerts, acknowledging alerts.acknowledge_alerts, rules alerts.manage_alerts; the
@@ -15,12 +18,12 @@ from django.http import HttpRequest
 from django.utils.translation import gettext as _
 from ninja import Field, Router, Schema, Status
 
-from alerts import selectors, services
+from alerts import rule_changes, selectors, services
 from alerts.conditions import condition_get
 from alerts.models import Alert, AlertRule
 from console.api_schemas import ERROR_RESPONSES, ErrorOut, PageNumber, PageOut, PageSize, paginate
 from console.inputs import Text
-from gateway.api_support import acting_staff
+from gateway.api_support import ChangeOut, acting_staff
 from gateway.models import Environment
 from staff.errors import ServiceError
 
@@ -190,9 +193,13 @@ def list_rules(request: HttpRequest) -> list[AlertRule]:
     return list(selectors.rule_list(user=acting_staff(request)))
 
 
-@router.post("/rules", response={201: RuleOut, **ERROR_RESPONSES}, summary="Create a rule")
-def create_rule(request: HttpRequest, payload: RuleIn) -> Status[AlertRule]:
-    rule = services.rule_create(
+PROPOSED = {202: ChangeOut, 409: ErrorOut, **ERROR_RESPONSES}
+
+
+@router.post("/rules", response=PROPOSED, summary="Propose a rule")
+def create_rule(request: HttpRequest, payload: RuleIn) -> Status[ChangeOut]:
+    """202 with the admin change; the rule is created once another admin approves it."""
+    proposal = rule_changes.rule_create_propose(
         by=acting_staff(request),
         name=payload.name,
         kind=payload.kind,
@@ -202,7 +209,7 @@ def create_rule(request: HttpRequest, payload: RuleIn) -> Status[AlertRule]:
         enabled=payload.enabled,
         webhook_url=payload.webhook_url,
     )
-    return Status(201, rule)
+    return Status(202, ChangeOut.of(proposal))
 
 
 @router.get("/rules/{rule_id}", response={200: RuleOut, **ERROR_RESPONSES}, summary="Read a rule")
@@ -210,11 +217,10 @@ def get_rule(request: HttpRequest, rule_id: int) -> AlertRule:
     return selectors.rule_get(user=acting_staff(request), pk=rule_id)
 
 
-@router.patch(
-    "/rules/{rule_id}", response={200: RuleOut, **ERROR_RESPONSES}, summary="Change a rule"
-)
-def change_rule(request: HttpRequest, rule_id: int, payload: RuleChangeIn) -> AlertRule:
-    """Fields left out keep their value; its kind never changes (create another rule)."""
+@router.patch("/rules/{rule_id}", response=PROPOSED, summary="Propose a rule change")
+def change_rule(request: HttpRequest, rule_id: int, payload: RuleChangeIn) -> Status[ChangeOut]:
+    """Fields left out keep their value; its kind never changes (create another rule). 202 with
+    the admin change, applied once another admin approves it."""
     by = acting_staff(request)
     rule = selectors.rule_get(user=by, pk=rule_id)
     condition_get(rule.kind)
@@ -225,7 +231,7 @@ def change_rule(request: HttpRequest, rule_id: int, payload: RuleChangeIn) -> Al
         )
     else:
         environment = rule.environment
-    return services.rule_update(
+    proposal = rule_changes.rule_change_propose(
         rule=rule,
         by=by,
         name=payload.name if payload.name is not None else rule.name,
@@ -235,28 +241,25 @@ def change_rule(request: HttpRequest, rule_id: int, payload: RuleChangeIn) -> Al
         webhook_url=payload.webhook_url or None,
         webhook_remove=payload.webhook_url == "",
     )
+    return Status(202, ChangeOut.of(proposal))
 
 
-@router.post(
-    "/rules/{rule_id}/enable", response={200: RuleOut, **ERROR_RESPONSES}, summary="Enable a rule"
-)
-def enable_rule(request: HttpRequest, rule_id: int) -> AlertRule:
-    by = acting_staff(request)
-    return services.rule_set_enabled(
-        rule=selectors.rule_get(user=by, pk=rule_id), enabled=True, by=by
-    )
-
-
-@router.post(
-    "/rules/{rule_id}/disable",
-    response={200: RuleOut, **ERROR_RESPONSES},
-    summary="Disable a rule",
-)
-def disable_rule(request: HttpRequest, rule_id: int) -> AlertRule:
-    """Its open alerts resolve (nobody watches them any more)."""
+@router.post("/rules/{rule_id}/enable", response=PROPOSED, summary="Propose enabling a rule")
+def enable_rule(request: HttpRequest, rule_id: int) -> Status[ChangeOut]:
+    """202 with the admin change, applied once another admin approves it."""
     by = acting_staff(request)
     rule = selectors.rule_get(user=by, pk=rule_id)
-    return services.rule_set_enabled(rule=rule, enabled=False, by=by)
+    proposal = rule_changes.rule_enabled_propose(rule=rule, enabled=True, by=by)
+    return Status(202, ChangeOut.of(proposal))
+
+
+@router.post("/rules/{rule_id}/disable", response=PROPOSED, summary="Propose disabling a rule")
+def disable_rule(request: HttpRequest, rule_id: int) -> Status[ChangeOut]:
+    """202 with the admin change; once approved, its open alerts resolve (nobody watches them)."""
+    by = acting_staff(request)
+    rule = selectors.rule_get(user=by, pk=rule_id)
+    proposal = rule_changes.rule_enabled_propose(rule=rule, enabled=False, by=by)
+    return Status(202, ChangeOut.of(proposal))
 
 
 @router.get(

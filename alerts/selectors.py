@@ -11,9 +11,10 @@ from django.shortcuts import get_object_or_404
 
 from alerts.conditions import CONDITIONS, Condition
 from alerts.models import Alert, AlertRule, AlertState, AlertSubscription
+from alerts.rule_changes import KINDS
 from gateway.models import Environment
 from staff import roles
-from staff.models import StaffUser
+from staff.models import ChangeProposal, StaffUser
 
 
 def _require_reader(user: StaffUser) -> None:
@@ -27,6 +28,20 @@ def rule_list(*, user: StaffUser) -> QuerySet[AlertRule]:
     return AlertRule.objects.select_related("environment", "created_by").annotate(
         open_alerts=Count("alerts", filter=Q(alerts__state="open"))
     )
+
+
+def rule_changes_pending(*, user: StaffUser) -> dict[int | None, list[ChangeProposal]]:
+    """The rule changes waiting for another admin (staff.changes), by rule id; None: new rules
+    (one query)."""
+    _require_reader(user)
+    waiting: dict[int | None, list[ChangeProposal]] = {}
+    proposals = ChangeProposal.objects.filter(
+        kind__in=KINDS, state=ChangeProposal.State.PENDING
+    ).select_related("proposed_by")
+    for proposal in proposals.order_by("proposed_at", "pk"):
+        key = int(proposal.target_id) if proposal.target_id else None
+        waiting.setdefault(key, []).append(proposal)
+    return waiting
 
 
 def rule_get(*, user: StaffUser, pk: int) -> AlertRule:
