@@ -26,6 +26,7 @@ from console.inputs import Text
 from gateway.api_support import ChangeOut, acting_staff
 from gateway.models import Environment
 from staff.errors import ServiceError
+from staff.models import ChangeProposal
 
 router = Router(tags=["alerts"])
 
@@ -51,6 +52,20 @@ class KindOut(Schema):
     per_environment: bool
 
 
+class RuleChangeWaitingOut(Schema):
+    """An admin change of the rule waiting for another admin (`/changes/{id}`)."""
+
+    id: int
+    kind: str
+    summary: str
+    proposed_by: str
+    proposed_at: datetime
+
+    @staticmethod
+    def resolve_proposed_by(obj: ChangeProposal) -> str:
+        return obj.proposed_by.email
+
+
 class RuleOut(Schema):
     id: int
     name: str
@@ -63,6 +78,13 @@ class RuleOut(Schema):
     created_by: str
     created_at: datetime
     updated_at: datetime
+    changes_waiting: list[RuleChangeWaitingOut] = Field(
+        description="Its admin changes waiting for another admin's approval."
+    )
+
+    @staticmethod
+    def resolve_changes_waiting(obj: AlertRule) -> list[ChangeProposal]:
+        return list(getattr(obj, "waiting_changes", []))
 
     @staticmethod
     def resolve_environment(obj: AlertRule) -> str | None:
@@ -190,7 +212,8 @@ def list_kinds(request: HttpRequest) -> list[KindOut]:
 
 @router.get("/rules", response={200: list[RuleOut], **ERROR_RESPONSES}, summary="List rules")
 def list_rules(request: HttpRequest) -> list[AlertRule]:
-    return list(selectors.rule_list(user=acting_staff(request)))
+    rules, _new = selectors.rules_with_changes_waiting(user=acting_staff(request))
+    return rules
 
 
 PROPOSED = {202: ChangeOut, 409: ErrorOut, **ERROR_RESPONSES}
@@ -214,7 +237,7 @@ def create_rule(request: HttpRequest, payload: RuleIn) -> Status[ChangeOut]:
 
 @router.get("/rules/{rule_id}", response={200: RuleOut, **ERROR_RESPONSES}, summary="Read a rule")
 def get_rule(request: HttpRequest, rule_id: int) -> AlertRule:
-    return selectors.rule_get(user=acting_staff(request), pk=rule_id)
+    return selectors.rule_with_changes_waiting(user=acting_staff(request), pk=rule_id)
 
 
 @router.patch("/rules/{rule_id}", response=PROPOSED, summary="Propose a rule change")

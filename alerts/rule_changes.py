@@ -86,7 +86,16 @@ def _encrypted(url: str) -> str:
 
 
 def _environment(pk: int | None) -> Environment | None:
-    return Environment.objects.get(pk=pk) if pk is not None else None
+    """The proposal's environment; gone since, the proposal fails (a refusal, not a crash)."""
+    if pk is None:
+        return None
+    environment = Environment.objects.filter(pk=pk).first()
+    if environment is None:
+        raise ServiceError(
+            gettext("The rule's environment no longer exists."),
+            errors=[("environment", gettext("no longer exists"))],
+        )
+    return environment
 
 
 # --- Proposing ----------------------------------------------------------------------------------

@@ -90,14 +90,10 @@ def acknowledge(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @permission_required(roles.ALERTS_VIEW, raise_exception=True)
 def rule_list(request: HttpRequest) -> HttpResponse:
-    user = staff_of(request)
-    rules = list(selectors.rule_list(user=user))
-    waiting = selectors.rule_changes_pending(user=user)
-    for rule in rules:
-        rule.waiting_changes = waiting.get(rule.pk, [])  # type: ignore[attr-defined]
+    rules, new_rules_waiting = selectors.rules_with_changes_waiting(user=staff_of(request))
     context = {
         "rules": rules,
-        "new_rules_waiting": waiting.get(None, []),
+        "new_rules_waiting": new_rules_waiting,
         "can_manage": request.user.has_perm(roles.ALERTS_MANAGE),
         "conditions": selectors.conditions(),
     }

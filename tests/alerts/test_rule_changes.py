@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from django.contrib.messages import get_messages
 from django.core.exceptions import PermissionDenied
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
@@ -347,3 +349,58 @@ def test_maker_checker_off_applies_at_once(
     assert rule.severity == "critical"
     entry = AuditEntry.objects.get(action="alerts.rule_changed")
     assert entry.actor == admin and "maker-checker is off" in entry.details["change"]["how"]
+
+
+def test_the_api_shows_each_rule_s_changes_waiting(
+    admin: StaffUser, second_admin: StaffUser, rule: AlertRule, demo_staff: dict[str, StaffUser]
+) -> None:
+    proposal = rule_enabled_propose(rule=rule, enabled=False, by=stepped_up(admin))
+    reader = client_signed_in(demo_staff["auditor"])
+    one = reader.get(f"{API}/rules/{rule.pk}").json()
+    (listed,) = reader.get(f"{API}/rules").json()
+    for found in (one, listed):
+        assert [(c["id"], c["kind"], c["proposed_by"]) for c in found["changes_waiting"]] == [
+            (proposal.pk, ENABLED_KIND, admin.email)
+        ]
+    change_approve(proposal=proposal, by=stepped_up(second_admin))
+    assert reader.get(f"{API}/rules/{rule.pk}").json()["changes_waiting"] == []
+
+
+def test_the_rule_list_costs_the_same_queries_whatever_waits(
+    admin: StaffUser, second_admin: StaffUser
+) -> None:
+    client = client_signed_in(admin)
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(reverse("alerts:rules")).status_code == 200
+        return len(captured)
+
+    def add_rule_with_a_waiting_change(name: str) -> None:
+        made = rule_create(by=admin, name=name, kind="budget_low", thresholds={}, environment=None)
+        rule_enabled_propose(rule=made, enabled=False, by=stepped_up(admin))
+
+    add_rule_with_a_waiting_change("R0")
+    few = queries()
+    for n in range(1, 6):
+        add_rule_with_a_waiting_change(f"R{n}")
+    assert queries() == few
+
+
+def test_a_new_rule_whose_environment_is_gone_fails_instead_of_crashing(
+    admin: StaffUser, second_admin: StaffUser
+) -> None:
+    environment = make_environment()
+    proposal = rule_create_propose(
+        by=stepped_up(admin),
+        name="Stuck",
+        kind="payout_submitting",
+        thresholds={"minutes": 7},
+        environment=environment,
+    )
+    environment.delete()
+
+    proposal = change_approve(proposal=proposal, by=stepped_up(second_admin))
+
+    assert proposal.state == ChangeProposal.State.FAILED
+    assert "environment" in proposal.reason and not AlertRule.objects.exists()
