@@ -1,5 +1,8 @@
-"""/api/v1/alerts: rules (list, read, create, change, enable, disable), the kinds and their
-thresholds, the alert history with acknowledgement, and the caller's own subscriptions.
+"""/api/v1/alerts: rules (list, read; propose creating, changing, enabling, disabling), the kinds
+and their thresholds, the alert history with acknowledgement, and the caller's own subscriptions.
+
+A rule's creation, change, enabling or disabling is an admin change (alerts.rule_changes): the
+endpoint answers 202 with the proposal (`/changes/{id}`), applied once another admin approves it.
 
 Every operation's permission is in config/api.py's OPERATION_PERMISSIONS (alerts block): readers
 need alerts.view_alerts, acknowledging alerts.acknowledge_alerts, rules alerts.manage_alerts; the
@@ -15,14 +18,15 @@ from django.http import HttpRequest
 from django.utils.translation import gettext as _
 from ninja import Field, Router, Schema, Status
 
-from alerts import selectors, services
+from alerts import rule_changes, selectors, services
 from alerts.conditions import condition_get
 from alerts.models import Alert, AlertRule
 from console.api_schemas import ERROR_RESPONSES, ErrorOut, PageNumber, PageOut, PageSize, paginate
 from console.inputs import Text
-from gateway.api_support import acting_staff
+from gateway.api_support import ChangeOut, acting_staff
 from gateway.models import Environment
 from staff.errors import ServiceError
+from staff.models import ChangeProposal
 
 router = Router(tags=["alerts"])
 
@@ -48,6 +52,20 @@ class KindOut(Schema):
     per_environment: bool
 
 
+class RuleChangeWaitingOut(Schema):
+    """An admin change of the rule waiting for another admin (`/changes/{id}`)."""
+
+    id: int
+    kind: str
+    summary: str
+    proposed_by: str
+    proposed_at: datetime
+
+    @staticmethod
+    def resolve_proposed_by(obj: ChangeProposal) -> str:
+        return obj.proposed_by.email
+
+
 class RuleOut(Schema):
     id: int
     name: str
@@ -60,6 +78,13 @@ class RuleOut(Schema):
     created_by: str
     created_at: datetime
     updated_at: datetime
+    changes_waiting: list[RuleChangeWaitingOut] = Field(
+        description="Its admin changes waiting for another admin's approval."
+    )
+
+    @staticmethod
+    def resolve_changes_waiting(obj: AlertRule) -> list[ChangeProposal]:
+        return list(getattr(obj, "waiting_changes", []))
 
     @staticmethod
     def resolve_environment(obj: AlertRule) -> str | None:
@@ -187,12 +212,17 @@ def list_kinds(request: HttpRequest) -> list[KindOut]:
 
 @router.get("/rules", response={200: list[RuleOut], **ERROR_RESPONSES}, summary="List rules")
 def list_rules(request: HttpRequest) -> list[AlertRule]:
-    return list(selectors.rule_list(user=acting_staff(request)))
+    rules, _new = selectors.rules_with_changes_waiting(user=acting_staff(request))
+    return rules
 
 
-@router.post("/rules", response={201: RuleOut, **ERROR_RESPONSES}, summary="Create a rule")
-def create_rule(request: HttpRequest, payload: RuleIn) -> Status[AlertRule]:
-    rule = services.rule_create(
+PROPOSED = {202: ChangeOut, 409: ErrorOut, **ERROR_RESPONSES}
+
+
+@router.post("/rules", response=PROPOSED, summary="Propose a rule")
+def create_rule(request: HttpRequest, payload: RuleIn) -> Status[ChangeOut]:
+    """202 with the admin change; the rule is created once another admin approves it."""
+    proposal = rule_changes.rule_create_propose(
         by=acting_staff(request),
         name=payload.name,
         kind=payload.kind,
@@ -202,19 +232,18 @@ def create_rule(request: HttpRequest, payload: RuleIn) -> Status[AlertRule]:
         enabled=payload.enabled,
         webhook_url=payload.webhook_url,
     )
-    return Status(201, rule)
+    return Status(202, ChangeOut.of(proposal))
 
 
 @router.get("/rules/{rule_id}", response={200: RuleOut, **ERROR_RESPONSES}, summary="Read a rule")
 def get_rule(request: HttpRequest, rule_id: int) -> AlertRule:
-    return selectors.rule_get(user=acting_staff(request), pk=rule_id)
+    return selectors.rule_with_changes_waiting(user=acting_staff(request), pk=rule_id)
 
 
-@router.patch(
-    "/rules/{rule_id}", response={200: RuleOut, **ERROR_RESPONSES}, summary="Change a rule"
-)
-def change_rule(request: HttpRequest, rule_id: int, payload: RuleChangeIn) -> AlertRule:
-    """Fields left out keep their value; its kind never changes (create another rule)."""
+@router.patch("/rules/{rule_id}", response=PROPOSED, summary="Propose a rule change")
+def change_rule(request: HttpRequest, rule_id: int, payload: RuleChangeIn) -> Status[ChangeOut]:
+    """Fields left out keep their value; its kind never changes (create another rule). 202 with
+    the admin change, applied once another admin approves it."""
     by = acting_staff(request)
     rule = selectors.rule_get(user=by, pk=rule_id)
     condition_get(rule.kind)
@@ -225,7 +254,7 @@ def change_rule(request: HttpRequest, rule_id: int, payload: RuleChangeIn) -> Al
         )
     else:
         environment = rule.environment
-    return services.rule_update(
+    proposal = rule_changes.rule_change_propose(
         rule=rule,
         by=by,
         name=payload.name if payload.name is not None else rule.name,
@@ -235,28 +264,25 @@ def change_rule(request: HttpRequest, rule_id: int, payload: RuleChangeIn) -> Al
         webhook_url=payload.webhook_url or None,
         webhook_remove=payload.webhook_url == "",
     )
+    return Status(202, ChangeOut.of(proposal))
 
 
-@router.post(
-    "/rules/{rule_id}/enable", response={200: RuleOut, **ERROR_RESPONSES}, summary="Enable a rule"
-)
-def enable_rule(request: HttpRequest, rule_id: int) -> AlertRule:
-    by = acting_staff(request)
-    return services.rule_set_enabled(
-        rule=selectors.rule_get(user=by, pk=rule_id), enabled=True, by=by
-    )
-
-
-@router.post(
-    "/rules/{rule_id}/disable",
-    response={200: RuleOut, **ERROR_RESPONSES},
-    summary="Disable a rule",
-)
-def disable_rule(request: HttpRequest, rule_id: int) -> AlertRule:
-    """Its open alerts resolve (nobody watches them any more)."""
+@router.post("/rules/{rule_id}/enable", response=PROPOSED, summary="Propose enabling a rule")
+def enable_rule(request: HttpRequest, rule_id: int) -> Status[ChangeOut]:
+    """202 with the admin change, applied once another admin approves it."""
     by = acting_staff(request)
     rule = selectors.rule_get(user=by, pk=rule_id)
-    return services.rule_set_enabled(rule=rule, enabled=False, by=by)
+    proposal = rule_changes.rule_enabled_propose(rule=rule, enabled=True, by=by)
+    return Status(202, ChangeOut.of(proposal))
+
+
+@router.post("/rules/{rule_id}/disable", response=PROPOSED, summary="Propose disabling a rule")
+def disable_rule(request: HttpRequest, rule_id: int) -> Status[ChangeOut]:
+    """202 with the admin change; once approved, its open alerts resolve (nobody watches them)."""
+    by = acting_staff(request)
+    rule = selectors.rule_get(user=by, pk=rule_id)
+    proposal = rule_changes.rule_enabled_propose(rule=rule, enabled=False, by=by)
+    return Status(202, ChangeOut.of(proposal))
 
 
 @router.get(

@@ -1,4 +1,5 @@
-"""App configuration for alerts: its conditions, its schedules and its dashboard panel."""
+"""App configuration for alerts: its conditions, its rule changes (admin changes), its schedules
+and its dashboard panel."""
 
 from typing import Any
 
@@ -32,6 +33,7 @@ class AlertsConfig(AppConfig):
             webhook_receiver,
             webhook_silence,
         )
+        from alerts.rule_changes import register_alert_change_kinds
         from console.dashboard import DashboardPanel, register_panel
         from console.schedules import register_schedule
         from staff.roles import ALERTS_VIEW
@@ -49,6 +51,8 @@ class AlertsConfig(AppConfig):
             sign_in_failures,
         ):
             module.register()
+        # Rule changes are admin changes (staff.changes): another admin approves them.
+        register_alert_change_kinds()
         register_schedule("alerts.evaluate", tasks.alerts_evaluate_all, minutes=1)
         register_schedule("alerts.deliveries_retry", tasks.alert_deliveries_retry, minutes=1)
         register_schedule("alerts.digest", tasks.alert_digest_daily, every="daily")

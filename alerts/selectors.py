@@ -11,9 +11,10 @@ from django.shortcuts import get_object_or_404
 
 from alerts.conditions import CONDITIONS, Condition
 from alerts.models import Alert, AlertRule, AlertState, AlertSubscription
+from alerts.rule_changes import KINDS
 from gateway.models import Environment
 from staff import roles
-from staff.models import StaffUser
+from staff.models import ChangeProposal, StaffUser
 
 
 def _require_reader(user: StaffUser) -> None:
@@ -29,9 +30,49 @@ def rule_list(*, user: StaffUser) -> QuerySet[AlertRule]:
     )
 
 
+def rule_changes_pending(*, user: StaffUser) -> dict[int | None, list[ChangeProposal]]:
+    """The rule changes waiting for another admin (staff.changes), by rule id; None: new rules
+    (one query)."""
+    _require_reader(user)
+    waiting: dict[int | None, list[ChangeProposal]] = {}
+    proposals = ChangeProposal.objects.filter(
+        kind__in=KINDS, state=ChangeProposal.State.PENDING
+    ).select_related("proposed_by")
+    for proposal in proposals.order_by("proposed_at", "pk"):
+        key = int(proposal.target_id) if proposal.target_id else None
+        waiting.setdefault(key, []).append(proposal)
+    return waiting
+
+
+def rules_with_changes_waiting(*, user: StaffUser) -> tuple[list[AlertRule], list[ChangeProposal]]:
+    """Every rule (as `rule_list`), each with `waiting_changes` (its proposals waiting), and the
+    new rules waiting (two queries)."""
+    rules = list(rule_list(user=user))
+    waiting = rule_changes_pending(user=user)
+    for rule in rules:
+        rule.waiting_changes = waiting.get(rule.pk, [])  # type: ignore[attr-defined]
+    return rules, waiting.get(None, [])
+
+
 def rule_get(*, user: StaffUser, pk: int) -> AlertRule:
     _require_reader(user)
     return get_object_or_404(AlertRule.objects.select_related("environment"), pk=pk)
+
+
+def rule_with_changes_waiting(*, user: StaffUser, pk: int) -> AlertRule:
+    """One rule, with `waiting_changes` (its proposals waiting for another admin)."""
+    rule = rule_get(user=user, pk=pk)
+    rule.waiting_changes = list(  # type: ignore[attr-defined]
+        ChangeProposal.objects.filter(
+            kind__in=KINDS,
+            state=ChangeProposal.State.PENDING,
+            target_type=AlertRule._meta.label_lower,
+            target_id=str(rule.pk),
+        )
+        .select_related("proposed_by")
+        .order_by("proposed_at", "pk")
+    )
+    return rule
 
 
 def alert_list(

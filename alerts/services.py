@@ -79,9 +79,37 @@ def _checked_severity(severity: str) -> str:
     return severity
 
 
+def rule_check(
+    *,
+    kind: str,
+    name: str,
+    thresholds: dict[str, Any],
+    environment: Environment | None,
+    severity: str,
+    webhook_url: str = "",
+) -> dict[str, Any]:
+    """A rule's fields checked and cleaned, as `rule_create` and `rule_update` store them (a
+    proposal checks them up front with this: a bad threshold is refused when proposed)."""
+    condition = condition_get(kind)
+    return {
+        "name": _checked_name(name),
+        "thresholds": condition.validate(thresholds),
+        "environment": environment if condition.per_environment else None,
+        "severity": _checked_severity(severity),
+        "webhook_url": _checked_webhook_url(webhook_url) if webhook_url else "",
+    }
+
+
+def _require_manager(by: StaffUser | None) -> None:
+    # by=None is the system applying an admin change after the single-admin wait
+    # (alerts.rule_changes): the proposer's permission was checked when it was proposed.
+    if by is not None:
+        require(by, roles.ALERTS_MANAGE)
+
+
 def rule_create(
     *,
-    by: StaffUser,
+    by: StaffUser | None,
     name: str,
     kind: str,
     thresholds: dict[str, Any],
@@ -89,20 +117,25 @@ def rule_create(
     severity: str = Severity.WARNING,
     enabled: bool = True,
     webhook_url: str = "",
+    created_by: StaffUser | None = None,
 ) -> AlertRule:
-    require(by, roles.ALERTS_MANAGE)
-    condition = condition_get(kind)
-    rule = AlertRule(
-        name=_checked_name(name),
+    """Create a rule, audited as `by` (None: the system). Pages and the API propose it instead
+    (alerts.rule_changes): this is what an approved proposal applies, `created_by` its proposer."""
+    _require_manager(by)
+    creator = created_by or by
+    if creator is None:
+        raise ValueError("rule_create() needs by or created_by.")
+    fields = rule_check(
         kind=kind,
-        thresholds=condition.validate(thresholds),
-        environment=environment if condition.per_environment else None,
-        severity=_checked_severity(severity),
-        enabled=enabled,
-        created_by=by,
+        name=name,
+        thresholds=thresholds,
+        environment=environment,
+        severity=severity,
+        webhook_url=webhook_url,
     )
-    if webhook_url:
-        url = _checked_webhook_url(webhook_url)
+    url = fields.pop("webhook_url")
+    rule = AlertRule(kind=kind, enabled=enabled, created_by=creator, **fields)
+    if url:
         rule.webhook_url_encrypted, rule.webhook_url_hint = encrypt(url), webhook_url_hint(url)
     with transaction.atomic():
         rule.save()
@@ -115,7 +148,7 @@ def rule_create(
 def rule_update(
     *,
     rule: AlertRule,
-    by: StaffUser,
+    by: StaffUser | None,
     name: str,
     thresholds: dict[str, Any],
     environment: Environment | None,
@@ -123,20 +156,28 @@ def rule_update(
     webhook_url: str | None = None,
     webhook_remove: bool = False,
 ) -> AlertRule:
-    """Change a rule (its kind stays); `webhook_url` None keeps the webhook as it is."""
-    require(by, roles.ALERTS_MANAGE)
-    condition = condition_get(rule.kind)
+    """Change a rule (its kind stays); `webhook_url` None keeps the webhook as it is. Audited
+    as `by` (None: the system); pages and the API propose it instead (alerts.rule_changes)."""
+    _require_manager(by)
+    fields = rule_check(
+        kind=rule.kind,
+        name=name,
+        thresholds=thresholds,
+        environment=environment,
+        severity=severity,
+        webhook_url="" if webhook_remove else webhook_url or "",
+    )
     with transaction.atomic():
         locked = AlertRule.objects.select_for_update().get(pk=rule.pk)
         before = locked.snapshot()
-        locked.name = _checked_name(name)
-        locked.thresholds = condition.validate(thresholds)
-        locked.environment = environment if condition.per_environment else None
-        locked.severity = _checked_severity(severity)
+        locked.name = fields["name"]
+        locked.thresholds = fields["thresholds"]
+        locked.environment = fields["environment"]
+        locked.severity = fields["severity"]
         if webhook_remove:
             locked.webhook_url_encrypted = locked.webhook_url_hint = ""
-        elif webhook_url:
-            url = _checked_webhook_url(webhook_url)
+        elif fields["webhook_url"]:
+            url = fields["webhook_url"]
             locked.webhook_url_encrypted = encrypt(url)
             locked.webhook_url_hint = webhook_url_hint(url)
         locked.updated_at = timezone.now()
@@ -151,9 +192,10 @@ def rule_update(
     return locked
 
 
-def rule_set_enabled(*, rule: AlertRule, enabled: bool, by: StaffUser) -> AlertRule:
-    """Turn a rule on or off; turning it off resolves its open alerts (nobody watches them)."""
-    require(by, roles.ALERTS_MANAGE)
+def rule_set_enabled(*, rule: AlertRule, enabled: bool, by: StaffUser | None) -> AlertRule:
+    """Turn a rule on or off; turning it off resolves its open alerts (nobody watches them).
+    Audited as `by` (None: the system); pages and the API propose it (alerts.rule_changes)."""
+    _require_manager(by)
     with transaction.atomic():
         locked = AlertRule.objects.select_for_update().get(pk=rule.pk)
         if locked.enabled == enabled:

@@ -1,5 +1,6 @@
-"""Pages of alerts: the history (filters, acknowledge), the rules (admins create, edit, enable
-and disable them), and the person's own subscriptions."""
+"""Pages of alerts: the history (filters, acknowledge), the rules (admins propose creating,
+editing, enabling and disabling them: admin changes another admin approves, alerts.rule_changes),
+and the person's own subscriptions."""
 
 from __future__ import annotations
 
@@ -13,15 +14,18 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from alerts import selectors, services
+from alerts import rule_changes, selectors, services
 from alerts.conditions import CONDITIONS, Condition, condition_get
 from alerts.forms import AlertFilterForm, RuleForm, SubscriptionForm
 from alerts.models import AlertRule
 from console.lists import list_template, page_of
 from gateway.models import Environment
 from staff import roles
+from staff.changes import proposal_message
 from staff.errors import ServiceError
+from staff.models import ChangeProposal
 from staff.requests import staff_of
+from staff.step_up import StepUpRequired
 
 
 def _environments() -> list[tuple[str, str]]:
@@ -30,6 +34,14 @@ def _environments() -> list[tuple[str, str]]:
 
 def _environment_named(name: str) -> Environment | None:
     return Environment.objects.filter(name=name, is_active=True).first() if name else None
+
+
+def _proposed(request: HttpRequest, proposal: ChangeProposal) -> None:
+    """Say where the proposed change stands (waiting for another admin, or applied at once)."""
+    if proposal.state == ChangeProposal.State.FAILED:
+        messages.error(request, proposal_message(proposal))
+    else:
+        messages.success(request, proposal_message(proposal))
 
 
 def _threshold_fields(condition: Condition) -> dict[str, str]:
@@ -78,9 +90,10 @@ def acknowledge(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @permission_required(roles.ALERTS_VIEW, raise_exception=True)
 def rule_list(request: HttpRequest) -> HttpResponse:
-    rules = list(selectors.rule_list(user=staff_of(request)))
+    rules, new_rules_waiting = selectors.rules_with_changes_waiting(user=staff_of(request))
     context = {
         "rules": rules,
+        "new_rules_waiting": new_rules_waiting,
         "can_manage": request.user.has_perm(roles.ALERTS_MANAGE),
         "conditions": selectors.conditions(),
     }
@@ -106,7 +119,7 @@ def rule_new(request: HttpRequest) -> HttpResponse:
     if form.is_valid():
         data = form.cleaned_data
         try:
-            rule = services.rule_create(
+            proposal = rule_changes.rule_create_propose(
                 by=staff_of(request),
                 name=data["name"],
                 kind=kind,
@@ -115,10 +128,12 @@ def rule_new(request: HttpRequest) -> HttpResponse:
                 severity=data["severity"],
                 webhook_url=data.get("webhook_url") or "",
             )
+        except StepUpRequired:
+            raise  # staff.middleware.StepUpMiddleware sends the person to the step-up prompt
         except ServiceError as exc:
             exc.add_to_form(form, rename=_threshold_fields(condition))
         else:
-            messages.success(request, _("Rule “%(name)s” created.") % {"name": rule.name})
+            _proposed(request, proposal)
             return redirect("alerts:rules")
     return _rule_form_page(request, form, None)
 
@@ -144,7 +159,7 @@ def rule_edit(request: HttpRequest, pk: int) -> HttpResponse:
     if form.is_valid():
         data = form.cleaned_data
         try:
-            services.rule_update(
+            proposal = rule_changes.rule_change_propose(
                 rule=rule,
                 by=by,
                 name=data["name"],
@@ -154,10 +169,12 @@ def rule_edit(request: HttpRequest, pk: int) -> HttpResponse:
                 webhook_url=data.get("webhook_url") or None,
                 webhook_remove=bool(data.get("webhook_remove")),
             )
+        except StepUpRequired:
+            raise
         except ServiceError as exc:
             exc.add_to_form(form, rename=_threshold_fields(condition))
         else:
-            messages.success(request, _("Rule saved."))
+            _proposed(request, proposal)
             return redirect("alerts:rules")
     return _rule_form_page(request, form, rule)
 
@@ -169,8 +186,14 @@ def rule_toggle(request: HttpRequest, pk: int) -> HttpResponse:
     by = staff_of(request)
     rule = selectors.rule_get(user=by, pk=pk)
     enabled = request.POST.get("enabled") == "1"
-    services.rule_set_enabled(rule=rule, enabled=enabled, by=by)
-    messages.success(request, _("Rule enabled.") if enabled else _("Rule disabled."))
+    try:
+        proposal = rule_changes.rule_enabled_propose(rule=rule, enabled=enabled, by=by)
+    except StepUpRequired:
+        raise
+    except ServiceError as exc:
+        messages.error(request, exc.as_message())
+    else:
+        _proposed(request, proposal)
     return redirect("alerts:rules")
 
 

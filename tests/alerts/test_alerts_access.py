@@ -14,9 +14,12 @@ from django.urls import reverse
 from django.utils import timezone
 
 from alerts.models import Alert, AlertRule, AlertState, AlertSubscription
+from alerts.rule_changes import rule_create_propose
 from alerts.services import alert_acknowledge, alert_fire, rule_create
-from staff.models import AuditEntry, StaffUser
-from tests.finance import make_environment
+from staff.changes import change_approve
+from staff.models import AuditEntry, ChangeProposal, StaffUser
+from tests.finance import make_environment, make_staff
+from tests.identity import stepped_up
 
 pytestmark = pytest.mark.django_db
 
@@ -73,22 +76,27 @@ def test_each_role_reads_and_acts_as_its_permissions_allow(
     other.refresh_from_db()
     assert (other.acknowledged_at is not None) == (role in ACKNOWLEDGES)
 
-    # Rules: create, change, disable: admins only, page and API.
+    # Rules: propose creating, changing, disabling (admin changes another admin approves):
+    # admins only, page and API; nothing applies before the approval.
     body = {"name": "Budget", "kind": "budget_low", "thresholds": {"percent_left": 15}}
     created = client.post(f"{API}/rules", body, content_type="application/json")
-    assert created.status_code == (201 if role in MANAGES else 403)
+    assert created.status_code == (202 if role in MANAGES else 403)
     changed = client.patch(
         f"{API}/rules/{rule.pk}", {"severity": "critical"}, content_type="application/json"
     )
-    assert changed.status_code == (200 if role in MANAGES else 403)
+    assert changed.status_code == (202 if role in MANAGES else 403)
     assert client.post(f"{API}/rules/{rule.pk}/disable").status_code == (
-        200 if role in MANAGES else 403
+        202 if role in MANAGES else 403
     )
     assert client.get(reverse("alerts:rule_new")).status_code == (200 if role in MANAGES else 403)
-    toggle = client.post(reverse("alerts:rule_toggle", args=[rule.pk]), {"enabled": "1"})
+    toggle = client.post(reverse("alerts:rule_toggle", args=[rule.pk]), {"enabled": "0"})
     assert toggle.status_code == (302 if role in MANAGES else 403)
+    waiting = ChangeProposal.objects.filter(state="pending").values_list("kind", flat=True)
+    expected = ["alerts.rule_change", "alerts.rule_create", "alerts.rule_enabled"]
+    assert sorted(waiting) == (expected if role in MANAGES else [])
     rule.refresh_from_db()
-    assert rule.enabled is True  # disabled then enabled again by the admin; untouched otherwise
+    assert (rule.enabled, rule.severity) == (True, "warning")  # waits for another admin
+    assert not AlertRule.objects.filter(name="Budget").exists()
 
 
 @pytest.mark.parametrize("role", sorted(set(ROLES) - ACKNOWLEDGES))
@@ -100,6 +108,10 @@ def test_the_services_refuse_too(
         alert_acknowledge(alert=open_alert(rule), by=person)
     with pytest.raises(PermissionDenied):
         rule_create(by=person, name="x", kind="budget_low", thresholds={}, environment=None)
+    with pytest.raises(PermissionDenied):
+        rule_create_propose(
+            by=stepped_up(person), name="x", kind="budget_low", thresholds={}, environment=None
+        )
 
 
 def test_the_webhook_url_is_never_shown_back(client_for: Any, rule: AlertRule) -> None:
@@ -116,10 +128,17 @@ def test_the_webhook_url_is_never_shown_back(client_for: Any, rule: AlertRule) -
         assert (found[0] if isinstance(found, list) else found)["webhook"] == hint
 
 
+def _approve_waiting(by: StaffUser) -> None:
+    """Another admin approves every alert rule change waiting (staff.changes)."""
+    for proposal in ChangeProposal.objects.filter(state="pending", kind__startswith="alerts."):
+        assert change_approve(proposal=proposal, by=stepped_up(by)).state == "applied"
+
+
 def test_an_admin_creates_edits_and_disables_a_rule_on_the_pages(
     client_for: Any, demo_staff: dict[str, StaffUser]
 ) -> None:
     environment = make_environment()
+    checker = make_staff("admin")
     client = client_for("admin")
     kinds = client.get(reverse("alerts:rule_new")).content.decode()
     assert "Payout stuck in submitting" in kinds and "?kind=payout_submitting" in kinds
@@ -146,6 +165,8 @@ def test_an_admin_creates_edits_and_disables_a_rule_on_the_pages(
         },
     )
     assert response.status_code == 302
+    assert not AlertRule.objects.filter(name="Stuck").exists()  # proposed, not applied
+    _approve_waiting(checker)
     rule = AlertRule.objects.get(name="Stuck")
     assert rule.thresholds == {"minutes": 7} and rule.environment == environment
     response = client.post(
@@ -153,17 +174,26 @@ def test_an_admin_creates_edits_and_disables_a_rule_on_the_pages(
         {"name": "Stuck long", "severity": "warning", "environment": "", "threshold_minutes": "30"},
     )
     assert response.status_code == 302
+    _approve_waiting(checker)
     rule.refresh_from_db()
     assert (rule.name, rule.thresholds, rule.environment) == ("Stuck long", {"minutes": 30}, None)
     client.post(reverse("alerts:rule_toggle", args=[rule.pk]), {"enabled": "0"})
     rule.refresh_from_db()
+    assert rule.enabled is True
+    _approve_waiting(checker)
+    rule.refresh_from_db()
     assert rule.enabled is False
-    actions = list(
-        AuditEntry.objects.filter(target_id=str(rule.pk), action__startswith="alerts.rule_")
-        .order_by("pk")
-        .values_list("action", flat=True)
-    )
-    assert actions == ["alerts.rule_created", "alerts.rule_changed", "alerts.rule_disabled"]
+    entries = AuditEntry.objects.filter(
+        target_id=str(rule.pk), action__startswith="alerts.rule_"
+    ).order_by("pk")
+    assert [e.action for e in entries] == [
+        "alerts.rule_created",
+        "alerts.rule_changed",
+        "alerts.rule_disabled",
+    ]
+    assert {(e.actor, e.details["change"]["proposed_by"]) for e in entries} == {
+        (checker, demo_staff["admin"].email)
+    }
 
 
 def test_subscriptions_page_saves_the_persons_choice(
