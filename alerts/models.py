@@ -9,6 +9,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from gateway.models import Environment
 
@@ -64,6 +65,20 @@ class AlertRule(models.Model):
         return str(condition.label) if condition else self.kind
 
     @property
+    def threshold_items(self) -> list[tuple[str, Any]]:
+        """The thresholds as a person reads them: each one's label (translated) and value, in the
+        kind's order; a name the kind does not know (an old rule's) as it is stored."""
+        from alerts.conditions import CONDITIONS
+
+        condition = CONDITIONS.get(self.kind)
+        labels = {t.name: str(t.label) for t in condition.thresholds} if condition else {}
+        known = [
+            (labels[name], self.thresholds[name]) for name in labels if name in self.thresholds
+        ]
+        rest = [(name, value) for name, value in self.thresholds.items() if name not in labels]
+        return known + rest
+
+    @property
     def has_webhook(self) -> bool:
         return bool(self.webhook_url_encrypted)
 
@@ -81,8 +96,10 @@ class AlertRule(models.Model):
 
 
 class AlertState(models.TextChoices):
-    OPEN = "open", _("Open")
-    RESOLVED = "resolved", _("Resolved")
+    # In context: "Open" and "Resolved" are other apps' words too (reconciliation runs and
+    # exceptions), translated for their own nouns; the root catalog's would win over these.
+    OPEN = "open", pgettext_lazy("alert state", "Open")
+    RESOLVED = "resolved", pgettext_lazy("alert state", "Resolved")
 
 
 class Alert(models.Model):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -26,6 +26,18 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
         _missing_service("PostgreSQL", "DATABASE_URL does not point at PostgreSQL")
     if item.get_closest_marker("redis") and not settings.REDIS_URL:
         _missing_service("Redis", "REDIS_URL is not set")
+
+
+@pytest.fixture(autouse=True)
+def _default_language_after_each_test() -> Iterator[None]:
+    """A request in another language (a person's own, Accept-Language) leaves that language
+    active in the test's thread: LocaleMiddleware activates it and nothing deactivates it. The
+    next test in the same worker would then format money and dates in Spanish; each test starts
+    from the default instead."""
+    from django.utils import translation
+
+    yield
+    translation.deactivate()
 
 
 @pytest.fixture

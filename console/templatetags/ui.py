@@ -227,6 +227,7 @@ STATUS_TONES = {
     "connected": "ok",
     "completed": "ok",
     "approved": "ok",
+    "resolved": "ok",
     "warning": "warning",
     "degraded": "warning",
     "stale": "warning",
@@ -248,6 +249,7 @@ STATUS_TONES = {
     "inactive": "muted",
     "soon": "muted",
     "current": "info",
+    "info": "info",
     "sandbox": "info",
     "production": "warning",
 }

@@ -82,6 +82,9 @@ def test_status_words_get_one_tone_each_and_unknown_reads_as_error() -> None:
     assert status_tone("ok") == "ok"
     assert status_tone("Stale") == "warning"
     assert status_tone("skipped") == "muted"
+    # An alert that resolved is good news; an info-severity rule is no error.
+    assert status_tone("resolved") == "ok"
+    assert status_tone("info") == "info"
     assert status_tone("exploded") == "error"
 
 
