@@ -62,5 +62,6 @@ class AlertsConfig(AppConfig):
                 "alerts/includes/dashboard_panel.html",
                 permission=ALERTS_VIEW,
                 context=dashboard_context,
+                order=10,  # what is wrong now comes first
             )
         )

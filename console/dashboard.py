@@ -7,7 +7,8 @@ From an AppConfig.ready():
                                   permission="staff.manage_environments", context=quota_context))
 
 The template is included with the page context plus `panel` (the DashboardPanel) and
-`panel_context` (what `context(request)` returned, or an empty dict).
+`panel_context` (what `context(request)` returned, or an empty dict). Panels show by `order`
+(lowest first; what needs someone now before what informs), then by registration.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ class DashboardPanel:
     template: str
     permission: str | None = None
     context: Callable[[HttpRequest], dict[str, Any]] | None = None
+    order: int = 100
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,6 @@ def panels_for(request: HttpRequest) -> list[RenderedPanel]:
     user = request.user
     return [
         RenderedPanel(panel, panel.context(request) if panel.context else {})
-        for panel in DASHBOARD_PANELS
+        for panel in sorted(DASHBOARD_PANELS, key=lambda panel: panel.order)
         if panel.permission is None or user.has_perm(panel.permission)
     ]

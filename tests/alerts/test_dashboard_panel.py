@@ -64,6 +64,10 @@ def test_every_role_sees_the_open_alerts_on_its_dashboard(
     assert "E2 is silent" in page and "E1 is silent" in page and "E3 is silent" not in page
     assert page.index("E2 is silent") < page.index("E1 is silent")  # newest first
     assert "?state=open" in page
+    # What is wrong now comes before the other panels and the links (console.dashboard's order).
+    panels = [name for name in page.split('data-panel="')[1:]]
+    assert panels[0].startswith("alerts.open"), panels[0][:40]
+    assert page.index('data-panel="alerts.open"') < page.index("card card-links")
 
 
 def test_no_open_alert_says_so(client_for: Any, rule: AlertRule) -> None:
