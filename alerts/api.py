@@ -127,7 +127,17 @@ class AlertOut(Schema):
     environment: str | None
     severity: str
     subject: str
-    summary: str
+    subject_environment: str | None = Field(
+        description="The environment the subject is in (an environment's or a payout's), "
+        "whatever the rule's scope; null for an account."
+    )
+    summary: str = Field(
+        description="The summary as recorded, in English: stable for logs, search and matching."
+    )
+    summary_display: str = Field(
+        description="The same summary in the request's language (Accept-Language, or the "
+        "person's own choice), for showing to people."
+    )
     state: str = Field(description="`open` or `resolved`.")
     opened_at: datetime
     resolved_at: datetime | None
@@ -145,6 +155,14 @@ class AlertOut(Schema):
     @staticmethod
     def resolve_environment(obj: Alert) -> str | None:
         return obj.rule.environment.name if obj.rule.environment else None
+
+    @staticmethod
+    def resolve_subject_environment(obj: Alert) -> str | None:
+        return obj.environment.name if obj.environment else None
+
+    @staticmethod
+    def resolve_summary_display(obj: Alert) -> str:
+        return obj.summary_text()
 
     @staticmethod
     def resolve_severity(obj: Alert) -> str:

@@ -97,7 +97,7 @@ def delivery_send(*, delivery_id: int, now: datetime | None = None) -> str:
     if not _claim(delivery_id, now):
         return "skipped"
     delivery = AlertDelivery.objects.select_related(
-        "alert__rule__environment", "alert__acknowledged_by"
+        "alert__rule__environment", "alert__environment", "alert__acknowledged_by"
     ).get(pk=delivery_id)
     try:
         if delivery.channel == DeliveryChannel.EMAIL:
@@ -145,17 +145,22 @@ def _language(user: StaffUser | None) -> str:
 def alert_headline(alert: Alert, event: str) -> str:
     rule = alert.rule
     if event == DeliveryEvent.RESOLVED:
-        return _("Resolved: %(rule)s: %(summary)s") % {"rule": rule.name, "summary": alert.summary}
+        return _("Resolved: %(rule)s: %(summary)s") % {
+            "rule": rule.name,
+            "summary": alert.summary_text(),
+        }
     return _("%(severity)s: %(rule)s: %(summary)s") % {
         "severity": rule.get_severity_display(),
         "rule": rule.name,
-        "summary": alert.summary,
+        "summary": alert.summary_text(),
     }
 
 
 def _details(alert: Alert) -> str:
     rule = alert.rule
-    environment = rule.environment.name if rule.environment else _("every environment")
+    # The alert's own environment when its subject has one, else the rule's scope.
+    place = alert.environment or rule.environment
+    environment = place.name if place else _("every environment")
     return _("Rule %(rule)s (%(kind)s), %(environment)s; opened %(opened)s UTC") % {
         "rule": rule.name,
         "kind": rule.kind,
@@ -235,7 +240,7 @@ def digest_send(*, day: date | None = None, now: datetime | None = None) -> int:
             opened_at__gte=since,
             opened_at__lt=now,
         )
-        .select_related("rule")
+        .select_related("rule", "environment")
         .order_by("opened_at", "pk")
     )
     users = StaffUser.objects.in_bulk(list(by_user))

@@ -11,6 +11,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
+from alerts.summaries import Summary
 from gateway.models import Environment
 
 
@@ -107,7 +108,16 @@ class Alert(models.Model):
 
     rule = models.ForeignKey(AlertRule, on_delete=models.CASCADE, related_name="alerts")
     subject = models.CharField(max_length=200)
+    # The environment the subject is in (an environment's or a payout's; none for an account),
+    # whatever the rule's scope: what the history and the dashboard name beside the alert.
+    environment = models.ForeignKey(
+        Environment, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    # The record, in English (audit, logs, search); people read `summary_text()`.
     summary = models.CharField(max_length=500)
+    # The same summary as a message and its parameters (alerts.summaries), translated when read;
+    # null for alerts opened before it existed or fired with a plain text.
+    summary_message = models.JSONField(null=True, blank=True)
     state = models.CharField(max_length=10, choices=AlertState.choices, default=AlertState.OPEN)
     opened_at = models.DateTimeField(default=timezone.now, db_index=True)
     resolved_at = models.DateTimeField(null=True, blank=True)
@@ -134,6 +144,12 @@ class Alert(models.Model):
 
     def __str__(self) -> str:
         return f"{self.rule.name}: {self.subject}"
+
+    def summary_text(self) -> str:
+        """The summary in the active language; the stored English text for an old alert, or a
+        message the active language's catalogs do not know."""
+        message = Summary.from_json(self.summary_message)
+        return self.summary if message is None else message.render(fallback=self.summary)
 
 
 class DeliveryEvent(models.TextChoices):

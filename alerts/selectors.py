@@ -86,7 +86,7 @@ def alert_list(
     """The history, newest first: related rows joined, so a page costs the same whatever its
     length (a count and the page)."""
     _require_reader(user)
-    alerts = Alert.objects.select_related("rule__environment", "acknowledged_by")
+    alerts = Alert.objects.select_related("rule__environment", "environment", "acknowledged_by")
     if state:
         alerts = alerts.filter(state=state)
     if kind:
@@ -101,7 +101,8 @@ def alert_list(
 def alert_get(*, user: StaffUser, pk: int) -> Alert:
     _require_reader(user)
     return get_object_or_404(
-        Alert.objects.select_related("rule__environment", "acknowledged_by"), pk=pk
+        Alert.objects.select_related("rule__environment", "environment", "acknowledged_by"),
+        pk=pk,
     )
 
 
@@ -116,7 +117,9 @@ def open_alerts(*, user: StaffUser, limit: int = 5) -> OpenAlerts:
     (two queries, however many are open)."""
     _require_reader(user)
     alerts = Alert.objects.filter(state=AlertState.OPEN)
-    newest = alerts.select_related("rule__environment").order_by("-opened_at", "-pk")[:limit]
+    newest = alerts.select_related("rule__environment", "environment").order_by(
+        "-opened_at", "-pk"
+    )[:limit]
     return OpenAlerts(count=alerts.count(), newest=list(newest))
 
 

@@ -28,7 +28,9 @@ from alerts.models import (
     Severity,
     SubscriptionMode,
 )
+from alerts.summaries import Summary
 from gateway.models import Environment
+from payouts.models import Payout
 from staff import roles
 from staff.crypto import encrypt
 from staff.errors import ServiceError
@@ -269,12 +271,36 @@ def rule_evaluate(*, rule: AlertRule, now: datetime) -> tuple[int, int]:
     return fired, resolved
 
 
-def alert_fire(*, rule: AlertRule, subject: str, summary: str, now: datetime) -> Alert | None:
-    """Open the rule's alert for `subject`; None when one is already open (another evaluator)."""
+def _subject_environment_id(subject: str) -> int | None:
+    """The environment a subject is in: `environment:<id>` itself, `payout:<id>`'s; None for an
+    account or a subject naming nothing that exists (one query)."""
+    kind, _sep, key = subject.partition(":")
+    if not key.isdigit():
+        return None
+    if kind == "environment":
+        return Environment.objects.filter(pk=int(key)).values_list("pk", flat=True).first()
+    if kind == "payout":
+        return Payout.objects.filter(pk=int(key)).values_list("environment_id", flat=True).first()
+    return None
+
+
+def alert_fire(
+    *, rule: AlertRule, subject: str, summary: Summary | str, now: datetime
+) -> Alert | None:
+    """Open the rule's alert for `subject`; None when one is already open (another evaluator).
+    `summary` is the condition's message (stored as the message, and as its English text, the
+    record); a plain text is stored as it is and read in its own words."""
+    message = summary if isinstance(summary, Summary) else None
+    text = summary.english() if isinstance(summary, Summary) else summary
     try:
         with transaction.atomic():
             alert = Alert.objects.create(
-                rule=rule, subject=subject, summary=summary[:500], opened_at=now
+                rule=rule,
+                subject=subject,
+                environment_id=_subject_environment_id(subject),
+                summary=text[:500],
+                summary_message=message.as_json() if message is not None else None,
+                opened_at=now,
             )
             audit_record(
                 actor=None,

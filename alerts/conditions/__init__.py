@@ -1,14 +1,16 @@
 """The registry of alert conditions: one module per kind, each calling `register_condition`.
 
 A condition reads the state the other apps already keep (their own selectors: nothing is
-re-derived here) and answers the subjects it is true of right now, each with a one-line summary:
-`{"payout:42": "Payout 42 (Sandbox) has been submitting for 17 min"}`. The evaluator
+re-derived here) and answers the subjects it is true of right now, each with a one-line summary
+as a message and its parameters (alerts.summaries), translated when read, not when evaluated:
+`{"payout:42": summary(gettext_noop("Payout %(id)s has been submitting for %(minutes)s min"),
+id=42, minutes=17)}`. The evaluator
 (alerts.services.alerts_evaluate) opens an alert for each new subject, keeps it while the subject
 stays, and resolves it when the subject is gone. A kind whose condition never clears by itself
 (a failed payout stays failed) is `resolved_by_acknowledgement`: its alert resolves when a person
 acknowledges it, and the same subject never fires again for that rule.
 
-How to add a kind: a module here with a function `(rule, now) -> dict[str, str]`, registered
+How to add a kind: a module here with a function `(rule, now) -> dict[str, Summary]`, registered
 with its thresholds, imported from `alerts.apps`.
 """
 
@@ -22,12 +24,13 @@ from typing import TYPE_CHECKING, Any
 from django.utils.functional import Promise
 from django.utils.translation import gettext as _
 
+from alerts.summaries import Summary
 from staff.errors import ServiceError
 
 if TYPE_CHECKING:
     from alerts.models import AlertRule
 
-Subjects = dict[str, str]
+Subjects = dict[str, Summary]
 Evaluate = Callable[["AlertRule", datetime], Subjects]
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 from alerts.conditions import Subjects, Threshold, register_condition, threshold_value
 from alerts.conditions._common import payout_subject
+from alerts.summaries import summary
 from payouts.models import Payout, PayoutStatus
 
 if TYPE_CHECKING:
@@ -27,8 +28,11 @@ def waiting(rule: AlertRule, now: datetime) -> Subjects:
     if rule.environment_id is not None:
         payouts = payouts.filter(environment_id=rule.environment_id)
     return {
-        payout_subject(pk): gettext("Payout %(id)s has waited for approval for %(minutes)s min")
-        % {"id": pk, "minutes": int((now - (at or now)).total_seconds() // 60)}
+        payout_subject(pk): summary(
+            gettext_noop("Payout %(id)s has waited for approval for %(minutes)s min"),
+            id=pk,
+            minutes=int((now - (at or now)).total_seconds() // 60),
+        )
         for pk, at in payouts.values_list("pk", "submitted_at")
     }
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 from alerts.conditions import Subjects, Threshold, register_condition, threshold_value
 from alerts.conditions._common import applies_to, environment_subject
+from alerts.summaries import summary
 from gateway.selectors import quota_gauges
 
 if TYPE_CHECKING:
@@ -24,15 +25,16 @@ def budget_low(rule: AlertRule, now: datetime) -> Subjects:
             continue
         left = 100 * gauge.remaining / gauge.budget
         if left < level:
-            found[environment_subject(gauge.environment)] = gettext(
-                "%(environment)s: %(remaining)s of the week's %(budget)s upstream calls left "
-                "(below %(level)s%%)"
-            ) % {
-                "environment": gauge.environment.name,
-                "remaining": gauge.remaining,
-                "budget": gauge.budget,
-                "level": level,
-            }
+            found[environment_subject(gauge.environment)] = summary(
+                gettext_noop(
+                    "%(environment)s: %(remaining)s of the week's %(budget)s upstream calls left "
+                    "(below %(level)s%%)"
+                ),
+                environment=gauge.environment.name,
+                remaining=gauge.remaining,
+                budget=gauge.budget,
+                level=level,
+            )
     return found
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 from alerts.conditions import Subjects, Threshold, register_condition, threshold_value
 from alerts.conditions._common import payout_subject
+from alerts.summaries import Label, summary
 from payouts.models import Payout, PayoutStatus
 
 if TYPE_CHECKING:
@@ -26,8 +27,11 @@ def failed_or_returned(rule: AlertRule, now: datetime) -> Subjects:
     if rule.environment_id is not None:
         payouts = payouts.filter(environment_id=rule.environment_id)
     return {
-        payout_subject(payout.pk): gettext("Payout %(id)s is %(status)s")
-        % {"id": payout.pk, "status": payout.get_status_display().lower()}
+        payout_subject(payout.pk): summary(
+            gettext_noop("Payout %(id)s is %(status)s"),
+            id=payout.pk,
+            status=Label("payout_status", payout.status, lower=True),
+        )
         for payout in payouts.only("pk", "status")
     }
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 from alerts.conditions import Subjects, register_condition
 from alerts.conditions._common import applies_to, payout_subject
+from alerts.summaries import Label, summary
 from payouts.tracking.health import quiet_payouts
 
 if TYPE_CHECKING:
@@ -18,16 +19,16 @@ if TYPE_CHECKING:
 
 def quiet(rule: AlertRule, now: datetime) -> Subjects:
     return {
-        payout_subject(q.payout.pk): gettext(
-            "Payout %(id)s (%(status)s) has had no news for %(minutes)s min "
-            "(expected within %(expected)s min)"
+        payout_subject(q.payout.pk): summary(
+            gettext_noop(
+                "Payout %(id)s (%(status)s) has had no news for %(minutes)s min "
+                "(expected within %(expected)s min)"
+            ),
+            id=q.payout.pk,
+            status=Label("payout_status", q.payout.status),
+            minutes=int(q.verdict.quiet_for.total_seconds() // 60),
+            expected=int(q.verdict.expected.total_seconds() // 60),
         )
-        % {
-            "id": q.payout.pk,
-            "status": q.payout.get_status_display(),
-            "minutes": int(q.verdict.quiet_for.total_seconds() // 60),
-            "expected": int(q.verdict.expected.total_seconds() // 60),
-        }
         for q in quiet_payouts(now=now)
         if applies_to(rule, q.payout.environment)
     }

@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING
 
 from django.db.models import F
 from django.db.models.functions import Coalesce
-from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 from alerts.conditions import Subjects, Threshold, register_condition, threshold_value
 from alerts.conditions._common import payout_subject
+from alerts.summaries import summary
 from payouts.models import Payout, PayoutStatus
 
 if TYPE_CHECKING:
@@ -29,8 +30,11 @@ def stuck_submitting(rule: AlertRule, now: datetime) -> Subjects:
         .values_list("pk", "since")
     )
     return {
-        payout_subject(pk): gettext("Payout %(id)s has been submitting for %(minutes)s min")
-        % {"id": pk, "minutes": int((now - since).total_seconds() // 60)}
+        payout_subject(pk): summary(
+            gettext_noop("Payout %(id)s has been submitting for %(minutes)s min"),
+            id=pk,
+            minutes=int((now - since).total_seconds() // 60),
+        )
         for pk, since in rows
     }
 

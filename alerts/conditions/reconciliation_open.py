@@ -6,10 +6,11 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from django.db.models import Count
-from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 from alerts.conditions import Subjects, Threshold, register_condition, threshold_value
+from alerts.summaries import summary
 from books.reconciliation.models import ExceptionState, ReconciliationException
 
 if TYPE_CHECKING:
@@ -26,10 +27,11 @@ def exceptions_open(rule: AlertRule, now: datetime) -> Subjects:
         items = items.filter(environment_id=rule.environment_id)
     rows = items.values("environment_id", "environment__name").annotate(n=Count("id")).order_by()
     return {
-        f"environment:{row['environment_id']}": gettext(
-            "%(environment)s: %(count)s reconciliation exceptions open"
+        f"environment:{row['environment_id']}": summary(
+            gettext_noop("%(environment)s: %(count)s reconciliation exceptions open"),
+            environment=row["environment__name"],
+            count=row["n"],
         )
-        % {"environment": row["environment__name"], "count": row["n"]}
         for row in rows
         if row["n"] >= at_least
     }

@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 from alerts.conditions import Subjects, Threshold, register_condition, threshold_value
+from alerts.summaries import summary
 from staff.lockout import failing_accounts
 
 if TYPE_CHECKING:
@@ -18,8 +19,9 @@ if TYPE_CHECKING:
 def sign_in_failures(rule: AlertRule, now: datetime) -> Subjects:
     found = failing_accounts(at_least=threshold_value(rule, "failures"), now=now)
     return {
-        f"account:{username}": gettext("%(account)s: %(count)s failed sign-ins")
-        % {"account": username, "count": failures}
+        f"account:{username}": summary(
+            gettext_noop("%(account)s: %(count)s failed sign-ins"), account=username, count=failures
+        )
         for username, failures in found.items()
     }
 

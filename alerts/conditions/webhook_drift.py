@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 from alerts.conditions import Subjects, Threshold, register_condition, threshold_value
 from alerts.conditions._common import applies_to, environment_subject
+from alerts.summaries import summary
 from gateway.models import Environment
 from webhooks.services.gaps import drift_summary
 
@@ -24,12 +25,17 @@ def drift(rule: AlertRule, now: datetime) -> Subjects:
     for environment in Environment.objects.filter(is_active=True):
         if not applies_to(rule, environment):
             continue
-        summary = drift_summary(since=since, environment=environment)
-        if summary["events"] >= at_least:
-            kinds = ", ".join(sorted(summary["by_kind"]))
-            found[environment_subject(environment)] = gettext(
-                "%(environment)s: %(count)s webhook events drift from the contract (%(kinds)s)"
-            ) % {"environment": environment.name, "count": summary["events"], "kinds": kinds}
+        drifted = drift_summary(since=since, environment=environment)
+        if drifted["events"] >= at_least:
+            kinds = ", ".join(sorted(drifted["by_kind"]))
+            found[environment_subject(environment)] = summary(
+                gettext_noop(
+                    "%(environment)s: %(count)s webhook events drift from the contract (%(kinds)s)"
+                ),
+                environment=environment.name,
+                count=drifted["events"],
+                kinds=kinds,
+            )
     return found
 
 

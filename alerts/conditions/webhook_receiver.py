@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 from alerts.conditions import Subjects, register_condition
 from alerts.conditions._common import applies_to, environment_subject
+from alerts.summaries import summary
 from webhooks.services.gaps import receivers_missing
 
 if TYPE_CHECKING:
@@ -18,10 +19,12 @@ if TYPE_CHECKING:
 
 def no_receiver(rule: AlertRule, now: datetime) -> Subjects:
     return {
-        environment_subject(environment): gettext(
-            "%(environment)s: no webhook receiver registered, so nothing pushes its events"
+        environment_subject(environment): summary(
+            gettext_noop(
+                "%(environment)s: no webhook receiver registered, so nothing pushes its events"
+            ),
+            environment=environment.name,
         )
-        % {"environment": environment.name}
         for environment in receivers_missing()
         if applies_to(rule, environment)
     }

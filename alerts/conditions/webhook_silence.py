@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import gettext_noop
 
 from alerts.conditions import Subjects, Threshold, register_condition, threshold_value
 from alerts.conditions._common import applies_to, environment_subject
+from alerts.summaries import summary
 from webhooks.services.gaps import silences
 
 if TYPE_CHECKING:
@@ -19,11 +20,15 @@ if TYPE_CHECKING:
 def silence(rule: AlertRule, now: datetime) -> Subjects:
     found = silences(now=now, minutes=threshold_value(rule, "minutes"))
     return {
-        environment_subject(s.environment): gettext(
-            "%(environment)s: no valid webhook event for more than %(minutes)s min while "
-            "%(count)s objects are in flight"
+        environment_subject(s.environment): summary(
+            gettext_noop(
+                "%(environment)s: no valid webhook event for more than %(minutes)s min while "
+                "%(count)s objects are in flight"
+            ),
+            environment=s.environment.name,
+            minutes=s.minutes,
+            count=s.in_flight,
         )
-        % {"environment": s.environment.name, "minutes": s.minutes, "count": s.in_flight}
         for s in found
         if applies_to(rule, s.environment)
     }

@@ -18,7 +18,7 @@ from alerts.rule_changes import rule_create_propose
 from alerts.services import alert_acknowledge, alert_fire, rule_create
 from staff.changes import change_approve
 from staff.models import AuditEntry, ChangeProposal, StaffUser
-from tests.finance import make_environment, make_staff
+from tests.finance import make_draft, make_environment, make_staff
 from tests.identity import stepped_up
 
 pytestmark = pytest.mark.django_db
@@ -238,8 +238,17 @@ def test_the_history_costs_the_same_queries_whatever_its_length(
         return len(captured)
 
     one = queries()
+    # Each alert names its own environment (its subject's, or its payout's) under "Opened".
+    maker = make_staff("finance_maker")
     for n in range(1, 30):
-        open_alert(rule, f"environment:{n}")
+        environment = make_environment(f"Environment {n}")
+        if n % 2:
+            open_alert(rule, f"environment:{environment.pk}")
+        else:
+            open_alert(rule, f"payout:{make_draft(maker=maker, environment=environment).pk}")
     AlertRule.objects.filter(pk=rule.pk).update(environment=make_environment())
     assert queries() == one
     assert one < 30
+    html = client.get(reverse("alerts:history")).content.decode()
+    for n in range(5, 30):  # the first page: the newest 25
+        assert f'<span class="cell-note">Environment {n}</span>' in html
