@@ -92,7 +92,8 @@ def alert_list(
     if kind:
         alerts = alerts.filter(rule__kind=kind)
     if environment is not None:
-        alerts = alerts.filter(rule__environment=environment)
+        # About that environment: its own (from its subject), or its rule's scope.
+        alerts = alerts.filter(Q(environment=environment) | Q(rule__environment=environment))
     if rule_id is not None:
         alerts = alerts.filter(rule_id=rule_id)
     return alerts.order_by("-opened_at", "-pk")

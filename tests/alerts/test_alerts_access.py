@@ -252,3 +252,17 @@ def test_the_history_costs_the_same_queries_whatever_its_length(
     html = client.get(reverse("alerts:history")).content.decode()
     for n in range(5, 30):  # the first page: the newest 25
         assert f'<span class="cell-note">Environment {n}</span>' in html
+
+
+def test_the_environment_filter_finds_alerts_about_it_from_rules_for_every_environment(
+    client_for: Any, rule: AlertRule
+) -> None:
+    main, other = make_environment("Main"), make_environment("Other")
+    about_main = open_alert(rule, f"environment:{main.pk}")  # the rule covers every environment
+    open_alert(rule, f"environment:{other.pk}")
+    html = (
+        client_for("finance_maker")
+        .get(reverse("alerts:history") + "?environment=Main")
+        .content.decode()
+    )
+    assert re.findall(r'data-alert="(\d+)"', html) == [str(about_main.pk)]
