@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal as D
 
@@ -38,6 +39,13 @@ from tests.finance import make_draft, make_environment, make_staff
 from tests.identity import client_signed_in
 
 LANGUAGES = ["es", "pt-br"]
+
+
+@pytest.fixture(autouse=True)
+def _language_restored() -> Iterator[None]:
+    """A request leaves its language active in the thread: the next test must not read Spanish."""
+    with translation.override(translation.get_language()):
+        yield
 
 
 def _text(html: str) -> str:
@@ -229,6 +237,22 @@ def test_the_quota_gauge_says_its_week_in_one_sentence(
     assert QUOTA[language] in figures
     assert RESETS[language] in figures and figures.endswith("</time>).")
     assert "resets" not in figures and "week of" not in figures
+
+
+METHOD_NOT_ALLOWED = {
+    "es": "así que no se puede abrir con GET: acepta POST, OPTIONS.",
+    "pt-br": "então não pode ser aberto com GET: ele aceita POST, OPTIONS.",
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_405_page_names_the_methods_in_one_sentence(
+    language: str, demo_staff: dict[str, StaffUser]
+) -> None:
+    response = _speaking(demo_staff["finance_maker"], language).get(reverse("staff:logout"))
+    assert response.status_code == 405
+    assert METHOD_NOT_ALLOWED[language] in " ".join(response.content.decode().split())
 
 
 # --- Words made in Python for a page ----------------------------------------------------------
@@ -441,9 +465,15 @@ FRAGMENT = re.compile(
 )
 WHOLE_SENTENCES = {
     "403.html",
+    "405.html",
     "staff/locked_out.html",
     "quotes/includes/arithmetic.html",
     "gateway/includes/quota_gauge_one.html",
+    "console/audit_verify.html",
+    "payouts/includes/charged_panel.html",
+    "payouts/includes/release_step.html",
+    "users/detail.html",
+    "templates/webhooks/reprocess_progress.html",  # the webhooks app's own catalog
 }
 
 
@@ -484,10 +514,53 @@ def test_the_check_finds_a_sentence_cut_around_markup() -> None:
 def test_the_sentences_around_markup_are_whole_messages() -> None:
     from django.conf import settings
 
-    po = (settings.BASE_DIR / "locale/es/LC_MESSAGES/django.po").read_text(encoding="utf-8")
     left = {
         template: found
-        for template, found in fragments_by_template(po).items()
+        for po in settings.BASE_DIR.glob("**/locale/es/LC_MESSAGES/django.po")
+        if ".venv" not in po.parts
+        for template, found in fragments_by_template(po.read_text(encoding="utf-8")).items()
         if template in WHOLE_SENTENCES
     }
     assert left == {}, left
+
+
+# --- Refusals made in Python -------------------------------------------------------------------
+
+REFUSALS = {
+    "es": ("Inactive env no está activo.", "{name} está archivado; no se le puede pagar."),
+    "pt-br": (
+        "Inactive env não está ativo.",
+        "{name} está arquivado; não pode receber pagamentos.",
+    ),
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_refusal_names_its_subject_in_the_readers_language(
+    language: str, demo_staff: dict[str, StaffUser]
+) -> None:
+    from accounts.models import RecipientStatus
+    from accounts.recipients import recipient_not_payable_reason
+    from gateway.services.environments import EnvironmentNotActive, environment_switch
+
+    inactive = environment_create(
+        by=None,
+        name="Inactive env",
+        kind=EnvironmentKind.SANDBOX,
+        base_url="https://api.example.test",
+        client_id="c",
+        password="p",
+        api_key="k",
+        is_active=False,
+    )
+    recipient = make_draft(maker=make_staff("finance_maker"), environment=inactive).recipient
+    recipient.status = RecipientStatus.ARCHIVED
+    environment, archived = REFUSALS[language]
+    with translation.override(language):
+        with pytest.raises(EnvironmentNotActive) as refused:
+            environment_switch(user=demo_staff["admin"], environment=inactive)
+        assert refused.value.message == environment
+        assert recipient_not_payable_reason(recipient) == archived.format(
+            name=recipient.display_name
+        )
