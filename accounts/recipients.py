@@ -85,21 +85,24 @@ def recipient_not_payable_reason(recipient: Recipient) -> str:
     """Why no payout may go to `recipient` now ("" when it may): dual control's one rule."""
     name = recipient.display_name
     if recipient.status == RecipientStatus.PENDING_APPROVAL:
-        return (
-            f"{name} is waiting for a second person's approval of its bank details; "
+        return gettext(
+            "%(name)s is waiting for a second person's approval of its bank details; "
             "nobody else has approved this recipient yet."
-        )
+        ) % {"name": name}
     if recipient.status == RecipientStatus.REJECTED:
-        return f"{name} was rejected ({recipient.rejection_reason}); it cannot be paid."
+        return gettext("%(name)s was rejected (%(reason)s); it cannot be paid.") % {
+            "name": name,
+            "reason": recipient.rejection_reason,
+        }
     if recipient.status == RecipientStatus.SUPERSEDED:
-        return (
-            f"{name}'s bank details were changed; these old details can no longer be paid. "
-            "Choose the recipient's current version."
-        )
+        return gettext(
+            "The bank details of %(name)s were changed; these old details can no longer be "
+            "paid. Choose the recipient's current version."
+        ) % {"name": name}
     if recipient.status == RecipientStatus.ARCHIVED:
-        return f"{name} is archived; it cannot be paid."
+        return gettext("%(name)s is archived; it cannot be paid.") % {"name": name}
     if not recipient.is_synced:
-        return f"{name} is not registered with the upstream yet."
+        return gettext("%(name)s is not registered with the upstream yet.") % {"name": name}
     return ""
 
 
@@ -221,7 +224,9 @@ def _check_swift_account_number(number: str, swift_code: str, check: _Checks) ->
             check.problems[-1] = (
                 "account.account_number",
                 check.problems[-1][1]
-                + f" Banks in {country_name(bank_country)} use an IBAN as the account number.",
+                + " "
+                + gettext("Banks in %(country)s use an IBAN as the account number.")
+                % {"country": country_name(bank_country)},
             )
         return iban
     compact = re.sub(r"[\s-]", "", number).upper()

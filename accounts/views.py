@@ -152,7 +152,9 @@ def recipient_create(request: HttpRequest) -> HttpResponse:
         form_class=RecipientForm,
         create=register,
         rename=RECIPIENT_ERROR_FIELDS,
-        done=lambda recipient: f"{recipient.display_name} was registered upstream.",
+        done=lambda recipient: (
+            gettext("%(name)s was registered upstream.") % {"name": recipient.display_name}
+        ),
         detail="accounts:recipient_detail",
         template="accounts/recipient_form.html",
     )

@@ -126,8 +126,11 @@ def virtual_account_create(
     if not end_user.is_synced or not end_user.is_verified:
         state = end_user.get_verification_status_display().lower()
         raise ServiceError(
-            f"{end_user.display_name} is not verified (verification: {state}). Only verified "
-            "end users can have a virtual account.",
+            gettext(
+                "%(name)s is not verified (verification: %(state)s). Only verified end users "
+                "can have a virtual account."
+            )
+            % {"name": end_user.display_name, "state": state},
             code="end_user_not_verified",
             errors=[
                 (

@@ -9,6 +9,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from django.db.models import Count, Q, QuerySet
+from django.utils import dateformat
 from django.utils.translation import gettext
 
 from gateway.models import Environment, EnvironmentKind, StaffEnvironmentChoice, UpstreamCall
@@ -197,7 +198,9 @@ def budget_forecast(
     runs_out_at = now + timedelta(seconds=remaining / pace)
     if runs_out_at >= week_end:
         return Forecast(None, per_hour, gettext("Runs out: not this week"))
-    return Forecast(runs_out_at, per_hour, f"Runs out {runs_out_at:%a %d %b %H:%M} UTC")
+    # The day and month names follow the reader's language (dateformat translates them).
+    moment = dateformat.format(runs_out_at.astimezone(UTC), "D d M H:i")
+    return Forecast(runs_out_at, per_hour, gettext("Runs out %(moment)s UTC") % {"moment": moment})
 
 
 @dataclass(frozen=True)

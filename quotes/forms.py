@@ -76,7 +76,9 @@ class QuoteRequestForm(forms.Form):
         choice_field(self, "network").choices = [("", "—"), *names(networks)]
         self.fields["network"].required = bool(networks)
         if networks:
-            self.fields["network"].help_text = f"{source} needs its network."
+            self.fields["network"].help_text = gettext("%(source)s needs its network.") % {
+                "source": source
+            }
 
     def _value(self, name: str) -> str:
         if self.is_bound:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -489,14 +489,17 @@ def changes_pending_count() -> int:
 def proposal_message(proposal: ChangeProposal) -> str:
     """What a page says after proposing: where the change stands."""
     if proposal.state == ChangeProposal.State.APPLIED:
-        return f"Applied: {proposal.summary}."
+        return gettext("Applied: %(summary)s.") % {"summary": proposal.summary}
     if proposal.state == ChangeProposal.State.FAILED:
         return gettext("Not applied: %(reason)s") % {"reason": proposal.reason}
     if proposal.apply_after:
-        return (
-            f"Proposed: {proposal.summary}. It applies at {proposal.apply_after:%Y-%m-%d %H:%M} "
-            "UTC unless another admin decides (every admin was emailed)."
-        )
+        return gettext(
+            "Proposed: %(summary)s. It applies at %(apply_after)s UTC unless another admin "
+            "decides (every admin was emailed)."
+        ) % {
+            "summary": proposal.summary,
+            "apply_after": proposal.apply_after.astimezone(UTC).strftime("%Y-%m-%d %H:%M"),
+        }
     return gettext("Proposed: %(summary)s. Waiting for another admin to approve it.") % {
         "summary": proposal.summary
     }

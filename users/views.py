@@ -91,7 +91,9 @@ def end_user_create(request: HttpRequest) -> HttpResponse:
         except ServiceError as error:
             error.add_to_form(form)
         else:
-            messages.success(request, f"{user.display_name} was created upstream.")
+            messages.success(
+                request, gettext("%(name)s was created upstream.") % {"name": user.display_name}
+            )
             return redirect("users:detail", pk=user.pk)
     return render(request, "users/form.html", {"form": form, "environment": environment})
 

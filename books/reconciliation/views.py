@@ -172,7 +172,9 @@ def _act(request: HttpRequest, item: ReconciliationException, action: str, by: S
         owner_id = form.data.get("owner") or ""
         owner = StaffUser.objects.filter(pk=int(owner_id)).first() if owner_id.isdigit() else None
         services.exception_assign(item=item, owner=owner, by=by)
-        return f"Owner: {owner.email if owner else 'nobody'}."
+        if owner is None:
+            return gettext("Owner: nobody.")
+        return gettext("Owner: %(email)s.") % {"email": owner.email}
     if action == "comment":
         comment = CommentForm(request.POST)
         if not comment.is_valid():

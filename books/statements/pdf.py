@@ -9,11 +9,12 @@ it was generated and how it compares with the upstream's balance.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import IO, Any
 from xml.sax.saxutils import escape
 
+from django.utils import dateformat
 from django.utils.translation import gettext
 from reportlab.lib import colors
 from reportlab.lib.pagesizes import A4
@@ -23,6 +24,8 @@ from reportlab.platypus.flowables import Flowable
 
 from books.statements.receipts import Receipt
 from books.statements.statement import Statement, masked
+from console.templatetags.ui import grouped, percent, utc_when, when
+from payouts.evidence.facts import second_factor_label
 from payouts.evidence.pdf import (
     BODY,
     CELL,
@@ -68,14 +71,29 @@ def footer(text: str) -> str:
 
 
 def amount(value: Decimal | None, currency: str = "") -> str:
-    """`1,234.56 USD`, every digit kept; an empty cell for nothing."""
+    """`1,234.56 USD` (es, pt-BR: `1.234,56 USD`), to the cent; an empty cell for nothing."""
     if value is None:
         return ""
-    return f"{value:,.2f} {currency}".strip()
+    return f"{grouped(value, 2)} {currency}".strip()
 
 
 def _when(value: datetime | None) -> str:
-    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC") if value else "—"
+    """`2026-11-23 17:26 UTC` (es, pt-BR: `23/11/2026 17:26 UTC`), as the pages say it."""
+    return utc_when(value)
+
+
+def _day(value: date) -> str:
+    """A day of the period as the pages write it (`2026-11-01`; es, pt-BR: `01/11/2026`)."""
+    return when(value)
+
+
+def _long_day(value: date) -> str:
+    """`01 Oct 2026`, the month's name in the reader's language (`01 oct 2026`)."""
+    return dateformat.format(value, "d M Y")
+
+
+def _rate(value: Decimal | None) -> str:
+    return "" if value is None else grouped(value)
 
 
 def _document(out: IO[bytes], *, title: str, subject: str) -> SimpleDocTemplate:
@@ -96,11 +114,11 @@ def _summary_box(statement: Statement) -> Table:
     c = statement.currency
     rows = [
         (gettext("Opening balance"), statement.opening, True),
-        ("Deposits", statement.deposits, False),
-        ("Payouts", -statement.payouts, False),
-        ("Fees", -statement.fees, False),
-        ("Returns", statement.returns, False),
-        ("Adjustments", statement.adjustments, False),
+        (gettext("Deposits"), statement.deposits, False),
+        (gettext("Payouts"), -statement.payouts, False),
+        (gettext("Fees"), -statement.fees, False),
+        (gettext("Returns"), statement.returns, False),
+        (gettext("Adjustments"), statement.adjustments, False),
         (gettext("Closing balance"), statement.closing, True),
     ]
     data = [
@@ -135,12 +153,13 @@ def _account_block(statement: Statement) -> Table:
             (gettext("Account holder"), statement.holder),
             (gettext("Account number"), masked(va.account_number)),
             (gettext("Routing number"), va.routing_number or "—"),
-            ("Currency", statement.currency),
+            (gettext("Currency"), statement.currency),
             (
-                "Period",
-                f"{statement.start:%d %b %Y} to {statement.end:%d %b %Y} (UTC, whole days)",
+                gettext("Period"),
+                gettext("%(start)s to %(end)s (UTC, whole days)")
+                % {"start": _long_day(statement.start), "end": _long_day(statement.end)},
             ),
-            ("Environment", va.environment.name),
+            (gettext("Environment"), va.environment.name),
         ]
     )
     left._argW = [0.2 * WIDTH, 0.34 * WIDTH]
@@ -170,16 +189,16 @@ def _lines(statement: Statement) -> list[Flowable]:
         return [_p(gettext("No movements in this period."), NOTE)]
     rows: list[list[Any]] = []
     for line in statement.lines:
-        detail = line.description or line.kind_label
+        detail = line.description or line.kind_text
         if line.recipient_amount is not None and line.kind.value == "payout":
-            detail += (
-                f"\nRecipient gets {amount(line.recipient_amount, line.recipient_currency)}"
-                f" at {line.rate}"
-            )
+            detail += "\n" + gettext("Recipient gets %(recipient_amount)s at %(rate)s") % {
+                "recipient_amount": amount(line.recipient_amount, line.recipient_currency),
+                "rate": _rate(line.rate),
+            }
         rows.append(
             [
-                line.at.astimezone(UTC).strftime("%Y-%m-%d\n%H:%M"),
-                f"{line.kind_label}\n{detail}",
+                _when(line.at).removesuffix(" UTC").replace(" ", "\n", 1),
+                f"{line.kind_text}\n{detail}",
                 line.reference or "—",
                 amount(line.money_out or None),
                 amount(line.fees or None),
@@ -191,13 +210,13 @@ def _lines(statement: Statement) -> list[Flowable]:
         Paragraph(gettext("Transactions (amounts in %(c)s)") % {"c": c}, H2_LINES),
         _table(
             [
-                "Date (UTC)",
-                "Details",
-                "Reference",
+                gettext("Date (UTC)"),
+                gettext("Details"),
+                gettext("Reference"),
                 gettext("Paid out"),
-                "Fees",
+                gettext("Fees"),
                 gettext("Paid in"),
-                "Balance",
+                gettext("Balance"),
             ],
             rows,
             [0.11, 0.33, 0.13, 0.11, 0.08, 0.11, 0.13],
@@ -231,19 +250,24 @@ def statement_pdf_write(statement: Statement, out: IO[bytes]) -> None:
 
     class PageCanvas(_NumberedCanvas):
         header_left = gettext("PayOps · Account statement")
-        header_right = (
-            f"{statement.holder} · account {masked(va.account_number)} · "
-            f"{statement.start:%Y-%m-%d} to {statement.end:%Y-%m-%d}"
+        header_right = gettext("%(holder)s · account %(account_number)s · %(start)s to %(end)s") % {
+            "holder": statement.holder,
+            "account_number": masked(va.account_number),
+            "start": _day(statement.start),
+            "end": _day(statement.end),
+        }
+        footer_left = footer(
+            gettext("Generated %(generated_at)s · %(check)s")
+            % {"generated_at": _when(statement.generated_at), "check": statement.check.words}
         )
-        footer_left = footer(f"Generated {_when(statement.generated_at)} · {statement.check.words}")
 
     document = _document(
         out,
         title=gettext("Statement %(account_number)s %(start)s to %(end)s")
         % {
             "account_number": masked(va.account_number),
-            "start": statement.start,
-            "end": statement.end,
+            "start": _day(statement.start),
+            "end": _day(statement.end),
         },
         subject=gettext("Account statement"),
     )
@@ -266,10 +290,12 @@ def receipt_pdf_write(receipt: Receipt, out: IO[bytes]) -> None:
 
     class PageCanvas(_NumberedCanvas):
         header_left = gettext("PayOps · Payout receipt")
-        header_right = f"Payout #{payout.pk}" + (
+        header_right = gettext("Payout #%(pk)s") % {"pk": payout.pk} + (
             f" · {payout.reference}" if payout.reference else ""
         )
-        footer_left = f"Generated {_when(datetime.now(UTC))}"
+        footer_left = gettext("Generated %(generated_at)s") % {
+            "generated_at": _when(datetime.now(UTC))
+        }
 
     document = _document(
         out,
@@ -277,7 +303,9 @@ def receipt_pdf_write(receipt: Receipt, out: IO[bytes]) -> None:
         subject=gettext("Payout receipt"),
     )
     rate = (
-        f"1 {c} = {receipt.rate} {receipt.recipient_currency}" if receipt.rate is not None else "—"
+        f"1 {c} = {_rate(receipt.rate)} {receipt.recipient_currency}"
+        if receipt.rate is not None
+        else "—"
     )
     figures = [
         [gettext("Amount sent"), amount(receipt.amount, c)],
@@ -287,24 +315,31 @@ def receipt_pdf_write(receipt: Receipt, out: IO[bytes]) -> None:
         [gettext("Rate paid (service rate)"), rate],
         [
             gettext("Commercial rate (before FX markup and penalty)"),
-            f"1 {c} = {receipt.fees.rate} {receipt.recipient_currency}"
+            f"1 {c} = {_rate(receipt.fees.rate)} {receipt.recipient_currency}"
             if receipt.fees.rate
             else "—",
         ],
         [
-            f"FX markup in the rate ({receipt.fees.fx_markup_fraction:%})",
+            gettext("FX markup in the rate (%(fraction)s)")
+            % {"fraction": percent(receipt.fees.fx_markup_fraction)},
             f"{amount(receipt.fees.fx_markup_usd, c)} "
             f"({amount(receipt.fees.fx_markup_recipient, receipt.recipient_currency)})",
         ],
         [
-            f"Out-of-hours penalty in the rate ({receipt.fees.penalty_fraction:%})",
+            gettext("Out-of-hours penalty in the rate (%(fraction)s)")
+            % {"fraction": percent(receipt.fees.penalty_fraction)},
             f"{amount(receipt.fees.penalty_usd, c)} "
             f"({amount(receipt.fees.penalty_recipient, receipt.recipient_currency)})",
         ],
         [gettext("Recipient gets"), amount(receipt.recipient_amount, receipt.recipient_currency)],
     ]
     approvals = [
-        [str(a.step), f"{a.name or a.email}\n{a.email}", _when(a.at), a.second_factor or "—"]
+        [
+            str(a.step),
+            f"{a.name or a.email}\n{a.email}",
+            _when(a.at),
+            second_factor_label(a.second_factor) or "—",
+        ]
         for a in receipt.approvals
     ]
     story: list[Flowable] = [
@@ -322,46 +357,46 @@ def receipt_pdf_write(receipt: Receipt, out: IO[bytes]) -> None:
             ),
             SUBTITLE,
         ),
-        Paragraph("Payment", H2),
+        Paragraph(gettext("Payment"), H2),
         _facts(
             [
-                ("Payout", f"#{payout.pk} · {payout.environment.name}"),
-                ("Reference", payout.reference or "—"),
+                (gettext("Payout"), f"#{payout.pk} · {payout.environment.name}"),
+                (gettext("Reference"), payout.reference or "—"),
                 (gettext("Upstream payout id"), payout.upstream_id or "—"),
                 (gettext("Quote id"), receipt.quote_id or "—"),
-                ("UETR", receipt.uetr or "— (not given by the upstream)"),
-                ("Status", payout.get_status_display()),
-                ("Memo", payout.memo or "—"),
+                ("UETR", receipt.uetr or gettext("— (not given by the upstream)")),
+                (gettext("Status"), payout.get_status_display()),
+                (gettext("Memo"), payout.memo or "—"),
             ]
         ),
-        Paragraph("Amounts", H2),
-        _table(["Figure", "Amount"], figures, [0.6, 0.4], right=(1,)),
-        Paragraph("Recipient", H2),
+        Paragraph(gettext("Amounts"), H2),
+        _table([gettext("Figure"), gettext("Amount")], figures, [0.6, 0.4], right=(1,)),
+        Paragraph(gettext("Recipient"), H2),
         _facts(
             [
-                ("Name", receipt.recipient_name),
-                ("Bank", receipt.recipient_bank or "—"),
+                (gettext("Name"), receipt.recipient_name),
+                (gettext("Bank"), receipt.recipient_bank or "—"),
                 (gettext("Payment rail"), receipt.recipient_rail or "—"),
-                ("Account", receipt.recipient_account),
-                ("Country", receipt.recipient_country or "—"),
+                (gettext("Account"), receipt.recipient_account),
+                (gettext("Country"), receipt.recipient_country or "—"),
             ]
         ),
-        Paragraph("Approvals", H2),
+        Paragraph(gettext("Approvals"), H2),
         _table(
-            ["Step", "Approver", "When", gettext("Second factor")],
+            [gettext("Step"), gettext("Approver"), gettext("When"), gettext("Second factor")],
             approvals,
             [0.08, 0.46, 0.26, 0.2],
         )
         if approvals
         else _p(gettext("No approvals are recorded for this payout."), NOTE),
-        Paragraph("Timestamps", H2),
+        Paragraph(gettext("Timestamps"), H2),
         _facts(
             [
                 (gettext("Prepared by (maker)"), receipt.maker),
-                ("Created", _when(payout.created_at)),
+                (gettext("Created"), _when(payout.created_at)),
                 (gettext("Submitted for approval"), _when(payout.submitted_at)),
                 (gettext("Charged by the upstream"), _when(payout.charged_at)),
-                ("Completed", _when(receipt.completed_at)),
+                (gettext("Completed"), _when(receipt.completed_at)),
             ]
         ),
         Spacer(1, 4 * mm),

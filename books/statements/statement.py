@@ -17,12 +17,13 @@ from decimal import ROUND_HALF_UP, Decimal
 
 from django.core.exceptions import PermissionDenied
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
 from accounts.models import BalanceSnapshot, VirtualAccount
 from accounts.virtual_accounts import virtual_account_refresh
 from books.ledger import CENTS, ZERO, Movement, MovementKind, movements, roll_forward
 from console.exports import Cell
+from console.templatetags.ui import grouped, utc_when
 from payouts.models import Payout
 from staff import roles
 from staff.errors import ServiceError
@@ -30,11 +31,13 @@ from staff.models import StaffUser
 from users.mirror import require
 
 RATE_STEP = Decimal("0.000001")
+# English in the CSV (machine-read, docs/ui.md "Languages"); `Line.kind_text` says them in the
+# reader's language on the page and the PDF.
 KIND_LABELS = {
-    MovementKind.DEPOSIT: "Deposit",
-    MovementKind.PAYOUT: "Payout",
-    MovementKind.REVERSAL: "Return",
-    MovementKind.ADJUSTMENT: "Adjustment",
+    MovementKind.DEPOSIT: gettext_noop("Deposit"),
+    MovementKind.PAYOUT: gettext_noop("Payout"),
+    MovementKind.REVERSAL: gettext_noop("Return"),
+    MovementKind.ADJUSTMENT: gettext_noop("Adjustment"),
 }
 
 
@@ -85,6 +88,10 @@ class Line:
         return KIND_LABELS[self.kind]
 
     @property
+    def kind_text(self) -> str:
+        return gettext(KIND_LABELS[self.kind])
+
+    @property
     def net(self) -> Decimal:
         return self.money_in - self.money_out - self.fees
 
@@ -110,12 +117,14 @@ class UpstreamCheck:
     def words(self) -> str:
         if self.reading is None:
             return gettext("Not checked with the upstream: %(note)s") % {"note": self.note}
+        # The figures and the moment in the reader's language, as the page's (docs/ui.md).
+        figures = {"reading": grouped(self.reading), "read_at": utc_when(self.read_at)}
         if self.agrees:
-            return f"Balances with the upstream ({self.reading:,f} read {self.read_at:%Y-%m-%d %H:%M} UTC)"  # noqa: E501
-        return (
-            f"Differs from the upstream by {self.difference:,f}: the upstream read "
-            f"{self.reading:,f} at {self.read_at:%Y-%m-%d %H:%M} UTC"
-        )
+            return gettext("Balances with the upstream (%(reading)s read %(read_at)s)") % figures
+        return gettext(
+            "Differs from the upstream by %(difference)s: the upstream read %(reading)s at "
+            "%(read_at)s"
+        ) % {**figures, "difference": grouped(self.difference or ZERO)}
 
 
 @dataclass
@@ -221,9 +230,9 @@ def upstream_check(
     )
     if reading is None:
         note = note or (
-            "the period has not ended yet and no reading was taken"
+            gettext("the period has not ended yet and no reading was taken")
             if at > timezone.now()
-            else "no reading of the upstream's balance was taken after the period ended"
+            else gettext("no reading of the upstream's balance was taken after the period ended")
         )
         return UpstreamCheck(reading=None, read_at=None, closing=closing, note=note)
     if reading.as_of > at:
@@ -231,10 +240,11 @@ def upstream_check(
             reading=None,
             read_at=None,
             closing=closing,
-            note=(
-                "the upstream's balance changed after the period ended (at "
-                f"{reading.as_of:%Y-%m-%d %H:%M} UTC) before it was next read"
-            ),
+            note=gettext(
+                "the upstream's balance changed after the period ended (at %(as_of)s) before "
+                "it was next read"
+            )
+            % {"as_of": utc_when(reading.as_of)},
         )
     return UpstreamCheck(reading=reading.balance, read_at=reading.read_at, closing=closing)
 
@@ -261,7 +271,9 @@ def statement_build(
         try:
             va = virtual_account_refresh(virtual_account=va, by=by)
         except (ServiceError, PermissionDenied) as exc:
-            refresh_note = f"the upstream's balance could not be read now ({exc})"
+            refresh_note = gettext("the upstream's balance could not be read now (%(reason)s)") % {
+                "reason": exc
+            }
         else:
             fresh = (
                 BalanceSnapshot.objects.filter(virtual_account=va, pk__gt=last.pk if last else 0)

@@ -72,6 +72,23 @@ def decimal_text(number: Decimal) -> str:
     return text if is_english() else text.replace(".", separators()[0])
 
 
+def grouped(number: Decimal, places: int | None = None) -> str:
+    """`1234.5` -> `1,234.5` (es, pt-BR: `1.234,5`): grouped with the active language's separators,
+    every digit kept, or half-up to `places` decimals (the PDFs' figures, docs/ui.md)."""
+    if places is not None:
+        number = number.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    sign = "-" if number < 0 else ""
+    whole, _, fraction = f"{abs(number):f}".partition(".")
+    decimal, thousands = separators()
+    return f"{sign}{group_thousands(whole, thousands)}{decimal + fraction if fraction else ''}"
+
+
+def utc_when(value: datetime | date | None, precision: str = "minutes") -> str:
+    """`when` in UTC whatever the active zone: the PDFs state their times in UTC."""
+    with timezone.override(UTC):
+        return when(value, precision)
+
+
 def figure_filter[**P](
     show: Callable[Concatenate[Decimal, P], str],
 ) -> Callable[Concatenate[object, P], str]:
@@ -259,3 +276,12 @@ STATUS_TONES = {
 def status_tone(value: object) -> str:
     """The badge tone of a status word: ok, warning, muted, info, or error for anything else."""
     return STATUS_TONES.get(str(value).strip().lower(), "error")
+
+
+@register.simple_block_tag
+def capture(content: str) -> str:
+    """`{% capture as at %}{% include "includes/time.html" with value=x %}{% endcapture %}`: a
+    fragment rendered (and escaped) once, kept as safe HTML in a variable, so that a sentence with
+    inline markup stays one message: `{% blocktranslate %}resets {{ at }}{% endblocktranslate %}`
+    (docs/ui.md, "Languages")."""
+    return content

@@ -204,15 +204,19 @@ def environment_switch(
     active environment whose credentials passed a connection test; production only `confirmed`.
     """
     if not environment.is_active:
-        raise EnvironmentNotActive(f"{environment.name} is not active.")
+        raise EnvironmentNotActive(gettext("%(name)s is not active.") % {"name": environment.name})
     if not environment.is_verified:
         raise EnvironmentNotVerified(
-            f"{environment.name} has not passed a connection test with its current URL and "
-            "credentials: an admin must test it first."
+            gettext(
+                "%(name)s has not passed a connection test with its current URL and "
+                "credentials: an admin must test it first."
+            )
+            % {"name": environment.name}
         )
     if environment.is_production and not confirmed:
         raise ProductionNotConfirmed(
-            f"{environment.name} is production: confirm the switch to work with real money."
+            gettext("%(name)s is production: confirm the switch to work with real money.")
+            % {"name": environment.name}
         )
     with transaction.atomic():
         choice, _ = StaffEnvironmentChoice.objects.update_or_create(

@@ -13,6 +13,7 @@ from django.db.models import Exists, OuterRef, Prefetch, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy, ngettext
 
+from console.templatetags.ui import when
 from gateway.models import Environment
 from payouts.approval.policy import APPROVING_ROLES, NOT_COUNTED, approver_roles, payout_facts
 from payouts.approval.rules import (
@@ -304,7 +305,7 @@ def recipient_flag(payout: Payout) -> str:
     recipient = payout.recipient
     if recipient.supersedes_id is not None:
         changed = recipient.approved_at or recipient.created_at
-        return f"Bank details changed {changed:%Y-%m-%d}"
+        return gettext("Bank details changed %(day)s") % {"day": when(changed.date())}
     return gettext("First payout to this recipient")
 
 

@@ -12,7 +12,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, ngettext
 from django.views.decorators.http import require_POST
 
 from console.lists import filters_by_maker, query_without_page
@@ -261,9 +261,17 @@ def approval_policy_view(request: HttpRequest) -> HttpResponse:
                     changed = sum(1 for row in impact if row.changed)
                     messages.success(
                         request,
-                        f"{proposal_message(proposal)} Payouts submitted after it is published "
-                        f"follow it; {changed} waiting payout(s) it would change keep the chain "
-                        "they were submitted with.",
+                        proposal_message(proposal)
+                        + " "
+                        + ngettext(
+                            "Payouts submitted after it is published follow it; %(count)s "
+                            "waiting payout it would change keeps the chain it was submitted with.",
+                            "Payouts submitted after it is published follow it; %(count)s "
+                            "waiting payouts it would change keep the chain they were submitted "
+                            "with.",
+                            changed,
+                        )
+                        % {"count": changed},
                     )
                     current = approval_policy_current()
     else:

@@ -15,7 +15,7 @@ from typing import IO, Any
 from xml.sax.saxutils import escape
 
 import reportlab
-from django.utils.translation import gettext
+from django.utils.translation import gettext, ngettext
 from reportlab.lib import colors
 from reportlab.lib.enums import TA_RIGHT
 from reportlab.lib.pagesizes import A4
@@ -31,6 +31,8 @@ from reportlab.platypus import (
     TableStyle,
 )
 from reportlab.platypus.flowables import Flowable
+
+from console.templatetags.ui import grouped, utc_when
 
 FONT = "PayOpsVera"
 FONT_BOLD = "PayOpsVera-Bold"
@@ -89,28 +91,38 @@ CODE = _style("code", fontName=MONO, fontSize=6.5, leading=8, textColor=INK)
 
 
 def when(value: str) -> str:
-    """An ISO time as `2026-11-26 10:30:12 UTC` (the pack's times are UTC)."""
+    """An ISO time as `2026-11-26 10:30:12 UTC` (es, pt-BR: `26/11/2026 10:30:12 UTC`): the
+    pack's times are UTC, written as the pages write them in the reader's language."""
     if not value:
         return "—"
     try:
         at = datetime.fromisoformat(value)
     except ValueError:
         return value
-    return at.strftime("%Y-%m-%d %H:%M:%S UTC")
+    return utc_when(at, "seconds")
 
 
 def money(amount: str, currency: str = "") -> str:
-    """`1,234.56 USD`: every digit kept (never rounded), grouped, with its currency."""
+    """`1,234.56 USD` (es, pt-BR: `1.234,56 USD`): every digit kept (never rounded), grouped,
+    with its currency."""
     if amount in ("", None):
         return "—"
     try:
         value = Decimal(str(amount))
         if value.as_tuple().exponent > -2:  # type: ignore[operator]
             value = value.quantize(Decimal("0.01"))  # 15.0 → 15.00: digits added, none lost
-        text = f"{value:,f}"
+        text = grouped(value)
     except InvalidOperation:
         text = str(amount)
     return f"{text} {currency}".strip()
+
+
+def rate(value: object) -> str:
+    """An exchange rate or a fee rate as stated, digits kept, the reader's decimal separator."""
+    try:
+        return grouped(Decimal(str(value)))
+    except InvalidOperation:
+        return str(value)
 
 
 def fit(text: str, width: float, size: float) -> str:
@@ -244,44 +256,63 @@ def _summary(facts: dict[str, Any]) -> list[Flowable]:
     source, to = payout["from"], payout["to"]
     instructions = payout["payment_instructions"]
     pairs = [
-        ("Payout", f"#{payout['id']} · {payout['environment']}"),
-        ("Reference", payout["reference"]),
-        ("Status", f"{payout['status_label']} (upstream: {payout['upstream_status'] or '—'})"),
-        ("Amount", money(payout["amount"], payout["currency"])),
+        (gettext("Payout"), f"#{payout['id']} · {payout['environment']}"),
+        (gettext("Reference"), payout["reference"]),
         (
-            "Mode",
+            gettext("Status"),
+            gettext("%(status)s (upstream: %(upstream_status)s)")
+            % {
+                "status": payout["status_label"],
+                "upstream_status": payout["upstream_status"] or "—",
+            },
+        ),
+        (gettext("Amount"), money(payout["amount"], payout["currency"])),
+        (
+            gettext("Mode"),
             payout["mode"]
             + (
-                f" · funded in {instructions['currency']} on {instructions['network']}"
+                " · "
+                + gettext("funded in %(currency)s on %(network)s")
+                % {"currency": instructions["currency"], "network": instructions["network"]}
                 if instructions
                 else ""
             ),
         ),
-        ("From", f"{source['end_user']} · virtual account {source['virtual_account'] or '—'}"),
         (
-            "To",
-            f"{to['name']} · {to['account_type']} account {to['account_number']}"
-            f"{' · ' + to['bank_name'] if to['bank_name'] else ''} · {to['country']}",
+            gettext("From"),
+            gettext("%(end_user)s · virtual account %(virtual_account)s")
+            % {"end_user": source["end_user"], "virtual_account": source["virtual_account"] or "—"},
+        ),
+        (
+            gettext("To"),
+            gettext("%(name)s · %(account_type)s account %(account_number)s")
+            % {
+                "name": to["name"],
+                "account_type": to["account_type"],
+                "account_number": to["account_number"],
+            }
+            + f"{' · ' + to['bank_name'] if to['bank_name'] else ''} · {to['country']}",
         ),
         (gettext("Recipient created by"), to["created_by"]),
         (gettext("Prepared by (maker)"), payout["maker"]),
-        ("Created", when(payout["created_at"])),
+        (gettext("Created"), when(payout["created_at"])),
         (gettext("Submitted for approval"), when(payout["submitted_at"])),
         (
             gettext("Approvals required"),
-            f"{payout['approvals_required']}"
-            + (
-                f" (approval policy version {payout['approval_policy_version']})"
-                if payout["approval_policy_version"]
-                else ""
-            ),
+            gettext("%(count)s (approval policy version %(version)s)")
+            % {
+                "count": payout["approvals_required"],
+                "version": payout["approval_policy_version"],
+            }
+            if payout["approval_policy_version"]
+            else str(payout["approvals_required"]),
         ),
         (gettext("Upstream payout id"), payout["upstream_id"]),
-        ("Memo", payout["memo"]),
+        (gettext("Memo"), payout["memo"]),
     ]
     if payout["failure_reason"]:
         pairs.append((gettext("Failure reason"), payout["failure_reason"]))
-    return [Paragraph("1. Payout summary", H2), _facts(pairs)]
+    return [Paragraph(gettext("1. Payout summary"), H2), _facts(pairs)]
 
 
 def _is_rate(name: str) -> bool:
@@ -298,7 +329,11 @@ def fee_lines(fees: dict[str, Any], currency: str, prefix: str = "") -> list[lis
         if isinstance(value, dict):
             lines += fee_lines(value, currency, prefix=f"{label.capitalize()}: ")
         elif name != "total_fees":
-            shown = f"{value} (rate)" if _is_rate(name) else money(str(value), currency)
+            shown = (
+                gettext("%(value)s (rate)") % {"value": rate(value)}
+                if _is_rate(name)
+                else money(str(value), currency)
+            )
             lines.append([label[:1].upper() + label[1:], shown])
     return lines
 
@@ -310,31 +345,40 @@ def _figures(title: str, figures: dict[str, Any], rows: list[tuple[str, str]]) -
         + fee_rows
         + [[label, value] for label, value in rows[1:]]
     )
-    return [Paragraph(title, H3), _table(["Figure", "Amount"], body, [0.6, 0.4], right=(1,))]
+    return [
+        Paragraph(title, H3),
+        _table([gettext("Figure"), gettext("Amount")], body, [0.6, 0.4], right=(1,)),
+    ]
 
 
 def _pricing(facts: dict[str, Any]) -> list[Flowable]:
-    out: list[Flowable] = [Paragraph("2. Quote and preview", H2)]
+    out: list[Flowable] = [Paragraph(gettext("2. Quote and preview"), H2)]
     quote = facts["quote"]
     if quote:
         rows = [
             [gettext("Quote id"), quote["id"]],
-            ["Status", quote["status"]],
+            [gettext("Status"), quote["status"]],
             [gettext("Requested by"), quote["requested_by"]],
-            ["Sends", money(quote["base_amount"], quote["base_currency"])],
+            [gettext("Sends"), money(quote["base_amount"], quote["base_currency"])],
             [gettext("Recipient gets"), money(quote["quote_amount"], quote["quote_currency"])],
-            ["Rate", f"1 {quote['base_currency']} = {quote['rate']} {quote['quote_currency']}"],
-            [gettext("Service rate"), quote["service_rate"]],
+            [
+                gettext("Rate"),
+                f"1 {quote['base_currency']} = {rate(quote['rate'])} {quote['quote_currency']}",
+            ],
+            [gettext("Service rate"), rate(quote["service_rate"])],
             [
                 gettext("Payment rail"),
                 quote["payment_rail"] + (f" / {quote['network']}" if quote["network"] else ""),
             ],
             [gettext("Total fees"), money(quote["total_fees"], quote["base_currency"])],
-            *fee_lines(quote["fees"], quote["base_currency"], prefix="Fee: "),
-            ["Created", when(quote["created_at"])],
-            ["Expires", when(quote["expires_at"])],
+            *fee_lines(quote["fees"], quote["base_currency"], prefix=gettext("Fee: ")),
+            [gettext("Created"), when(quote["created_at"])],
+            [gettext("Expires"), when(quote["expires_at"])],
         ]
-        out += [Paragraph("Quote", H3), _table(["Quote", "Value"], rows, [0.4, 0.6], right=(1,))]
+        out += [
+            Paragraph(gettext("Quote"), H3),
+            _table([gettext("Quote"), gettext("Value")], rows, [0.4, 0.6], right=(1,)),
+        ]
     else:
         out.append(
             _none(gettext("No quote: the payout was priced at execution (see the preview)."))
@@ -346,7 +390,7 @@ def _pricing(facts: dict[str, Any]) -> list[Flowable]:
             % {"value": when(preview["previewed_at"])},
             preview,
             [
-                ("Amount", money(preview["amount"], preview["currency"])),
+                (gettext("Amount"), money(preview["amount"], preview["currency"])),
                 (gettext("Total fees"), money(preview["total_fees"], preview["currency"])),
                 (
                     gettext("Total debited (amount + fees)"),
@@ -369,16 +413,16 @@ def _pricing(facts: dict[str, Any]) -> list[Flowable]:
             % {"value": when(charged["recorded_at"])},
             charged,
             [
-                ("Amount", money(charged["amount"], charged["currency"])),
+                (gettext("Amount"), money(charged["amount"], charged["currency"])),
                 (gettext("Total fees"), money(charged["total_fees"], charged["currency"])),
-                ("Total", money(charged["total"], charged["total_currency"])),
+                (gettext("Total"), money(charged["total"], charged["total_currency"])),
                 (
                     gettext("Recipient gets"),
                     money(charged["recipient_amount"], charged["recipient_currency"]),
                 ),
                 (
                     gettext("Differs from the preview"),
-                    "yes" if charged["differs_from_preview"] else "no",
+                    gettext("yes") if charged["differs_from_preview"] else gettext("no"),
                 ),
             ],
         )
@@ -386,27 +430,26 @@ def _pricing(facts: dict[str, Any]) -> list[Flowable]:
 
 
 def _documents(facts: dict[str, Any]) -> list[Flowable]:
-    out: list[Flowable] = [Paragraph("3. Supporting documents", H2)]
+    out: list[Flowable] = [Paragraph(gettext("3. Supporting documents"), H2)]
     documents = facts["documents"]
     if not documents:
         return [*out, _none(gettext("No supporting documents were attached."))]
     rows = []
     for number, document in enumerate(documents, start=1):
-        opened = (
-            "; ".join(
-                f"{view['email']} (first {when(view['first_opened_at'])})"
-                for view in document["opened_by"]
-            )
-            or "nobody"
-        )
+        opened = "; ".join(
+            gettext("%(email)s (first %(first_opened_at)s)")
+            % {"email": view["email"], "first_opened_at": when(view["first_opened_at"])}
+            for view in document["opened_by"]
+        ) or gettext("nobody")
         rows.append(
             [
                 str(number),
                 _p(
                     f"{document['name']}\n{document['kind']} · {document['content_type']}\n"
-                    f"in this pack: {document['file_in_pack']}"
+                    + gettext("in this pack: %(file)s") % {"file": document["file_in_pack"]}
                 ),
-                f"{document['size']:,} bytes",
+                ngettext("%(size)s byte", "%(size)s bytes", document["size"])
+                % {"size": grouped(Decimal(str(document["size"])))},
                 _p(document["sha256"], CELL_MONO),
                 _p(f"{document['uploaded_by']}\n{when(document['uploaded_at'])}"),
                 opened,
@@ -414,7 +457,14 @@ def _documents(facts: dict[str, Any]) -> list[Flowable]:
         )
     out.append(
         _table(
-            ["#", "Document", "Size", "SHA-256", "Uploaded", gettext("Opened by")],
+            [
+                "#",
+                gettext("Document"),
+                gettext("Size"),
+                "SHA-256",
+                gettext("Uploaded"),
+                gettext("Opened by"),
+            ],
             rows,
             [0.04, 0.27, 0.09, 0.2, 0.18, 0.22],
             right=(2,),
@@ -424,7 +474,7 @@ def _documents(facts: dict[str, Any]) -> list[Flowable]:
 
 
 def _approvals(facts: dict[str, Any]) -> list[Flowable]:
-    out: list[Flowable] = [Paragraph("4. Approvals", H2)]
+    out: list[Flowable] = [Paragraph(gettext("4. Approvals"), H2)]
     approvals = facts["approvals"]
     if not approvals:
         return [*out, _none(gettext("No approvals were given."))]
@@ -433,21 +483,28 @@ def _approvals(facts: dict[str, Any]) -> list[Flowable]:
             _p(f"{a['approver']}\n{a['approver_name']}".strip()),
             str(a["round"]),
             when(a["approved_at"]),
-            _p(f"{a['second_factor']}\nverified {when(a['second_factor_verified_at'])}"),
-            f"{a['documents_opened']} of {a['documents_total']}",
-            "counts" if a["counts"] else f"void: {a['void_reason'] or 'earlier round'}",
+            _p(
+                f"{a['second_factor']}\n"
+                + gettext("verified %(at)s") % {"at": when(a["second_factor_verified_at"])}
+            ),
+            gettext("%(opened)s of %(total)s")
+            % {"opened": a["documents_opened"], "total": a["documents_total"]},
+            gettext("counts")
+            if a["counts"]
+            else gettext("void: %(reason)s")
+            % {"reason": a["void_reason"] or gettext("earlier round")},
         ]
         for a in approvals
     ]
     out.append(
         _table(
             [
-                "Approver",
-                "Round",
+                gettext("Approver"),
+                gettext("Round"),
                 gettext("Approved at"),
                 gettext("Second factor used"),
                 gettext("Documents opened"),
-                "Status",
+                gettext("Status"),
             ],
             rows,
             [0.25, 0.07, 0.17, 0.25, 0.12, 0.14],
@@ -459,17 +516,20 @@ def _approvals(facts: dict[str, Any]) -> list[Flowable]:
 
 def _release(facts: dict[str, Any]) -> list[Flowable]:
     release = facts["release"]
-    out: list[Flowable] = [Paragraph("5. Release", H2)]
+    out: list[Flowable] = [Paragraph(gettext("5. Release"), H2)]
     pairs: list[tuple[str, Any]] = []
     if release["needs_code"]:
         sent = "; ".join(
-            f"{when(s['at'])} by {s['by']} to {s['sent_to']}" for s in release["codes_sent"]
+            gettext("%(at)s by %(by)s to %(sent_to)s")
+            % {"at": when(s["at"]), "by": s["by"], "sent_to": s["sent_to"]}
+            for s in release["codes_sent"]
         )
         pairs += [
-            (gettext("Verification codes sent"), sent or "none"),
+            (gettext("Verification codes sent"), sent or gettext("none")),
             (
                 gettext("Code entered"),
-                f"{release['code']} (masked: the code is never kept or shown)"
+                gettext("%(code)s (masked: the code is never kept or shown)")
+                % {"code": release["code"]}
                 if release["code"]
                 else "—",
             ),
@@ -477,21 +537,26 @@ def _release(facts: dict[str, Any]) -> list[Flowable]:
             (gettext("Confirmed at"), when(release["confirmed_at"])),
             (
                 gettext("Second factor used"),
-                f"{release['second_factor']} · verified "
-                f"{when(release['second_factor_verified_at'])}"
+                f"{release['second_factor']} · "
+                + gettext("verified %(at)s") % {"at": when(release["second_factor_verified_at"])}
                 if release["confirmed_by"]
                 else "—",
             ),
         ]
     else:
         pairs.append(
-            (gettext("Verification code"), "none: a crypto payout is released by its last approval")
+            (
+                gettext("Verification code"),
+                gettext("none: a crypto payout is released by its last approval"),
+            )
         )
     pairs += [
         (
             gettext("Sent to the upstream"),
-            f"{when(release['sent_upstream_at'])}"
-            + (f" by {release['sent_upstream_by']}" if release["sent_upstream_by"] else ""),
+            gettext("%(at)s by %(by)s")
+            % {"at": when(release["sent_upstream_at"]), "by": release["sent_upstream_by"]}
+            if release["sent_upstream_by"]
+            else when(release["sent_upstream_at"]),
         ),
         (gettext("Accepted by the upstream"), when(release["upstream_accepted_at"])),
         (gettext("Idempotency key"), release["idempotency_key"]),
@@ -502,7 +567,7 @@ def _release(facts: dict[str, Any]) -> list[Flowable]:
 
 def _calls(facts: dict[str, Any]) -> list[Flowable]:
     out: list[Flowable] = [
-        Paragraph("6. Upstream calls", H2),
+        Paragraph(gettext("6. Upstream calls"), H2),
         _p(
             gettext(
                 "As the gateway's call log recorded them: secrets, tokens, codes and document "
@@ -516,12 +581,20 @@ def _calls(facts: dict[str, Any]) -> list[Flowable]:
     calls = facts["upstream_calls"]
     if not calls:
         return [*out, _none(gettext("No upstream call is recorded for this payout."))]
-    header = ["#", "At", "Operation", "Request", "Status", "Try", "Took"]
+    header = [
+        "#",
+        gettext("At"),
+        gettext("Operation"),
+        gettext("Request"),
+        gettext("Status"),
+        gettext("Try"),
+        gettext("Took"),
+    ]
     widths = [0.04, 0.24, 0.15, 0.31, 0.1, 0.06, 0.1]
     rows: list[list[Any]] = []
     spans: list[int] = []
     for number, call in enumerate(calls, start=1):
-        status = call["status"] or "no answer"
+        status = call["status"] or gettext("no answer")
         rows.append(
             [
                 str(number),
@@ -530,15 +603,19 @@ def _calls(facts: dict[str, Any]) -> list[Flowable]:
                 _p(f"{call['method']} {call['path']}", CELL_MONO),
                 f"{status}{' ' + call['error_code'] if call['error_code'] else ''}",
                 str(call["attempt"]),
-                f"{call['duration_ms']:,} ms",
+                f"{grouped(Decimal(str(call['duration_ms'])))} ms",
             ]
         )
         bodies = []
-        for label, body in (("Request", call["request_body"]), ("Answer", call["response_body"])):
+        for label, body in (
+            (gettext("Request: %(body)s"), call["request_body"]),
+            (gettext("Answer: %(body)s"), call["response_body"]),
+        ):
             if body:
                 cut = len(body) > BODY_SHOWN
                 bodies.append(
-                    f"{label}: {body[:BODY_SHOWN]}{' … (whole in evidence.json)' if cut else ''}"
+                    label % {"body": body[:BODY_SHOWN]}
+                    + (" " + gettext("… (whole in evidence.json)") if cut else "")
                 )
         if bodies:
             spans.append(len(rows) + 1)  # +1: the header row
@@ -558,7 +635,7 @@ def _calls(facts: dict[str, Any]) -> list[Flowable]:
 
 
 def _events(facts: dict[str, Any]) -> list[Flowable]:
-    out: list[Flowable] = [Paragraph("7. Events received", H2)]
+    out: list[Flowable] = [Paragraph(gettext("7. Events received"), H2)]
     events = facts["events"]
     if not events:
         return [*out, _none(gettext("No upstream event was received for this payout."))]
@@ -568,13 +645,21 @@ def _events(facts: dict[str, Any]) -> list[Flowable]:
             _p(f"{e['event_type']}\n{e['event_id']}"),
             e["source"],
             e["status"],
-            "applied" if e["applied"] else f"not applied: {e['note']}",
+            gettext("applied")
+            if e["applied"]
+            else gettext("not applied: %(note)s") % {"note": e["note"]},
         ]
         for e in events
     ]
     out.append(
         _table(
-            ["Received", "Event", "Source", "Status", "Outcome"],
+            [
+                gettext("Received"),
+                gettext("Event"),
+                gettext("Source"),
+                gettext("Status"),
+                gettext("Outcome"),
+            ],
             rows,
             [0.24, 0.3, 0.12, 0.12, 0.22],
         )
@@ -583,11 +668,13 @@ def _events(facts: dict[str, Any]) -> list[Flowable]:
 
 
 def _timeline(facts: dict[str, Any]) -> list[Flowable]:
-    out: list[Flowable] = [Paragraph("8. Timeline", H2)]
+    out: list[Flowable] = [Paragraph(gettext("8. Timeline"), H2)]
     rows = [
         [
             when(row["at"]),
-            row["status"] if row["applied"] else f"{row['status']} (reported, not applied)",
+            row["status"]
+            if row["applied"]
+            else gettext("%(status)s (reported, not applied)") % {"status": row["status"]},
             row["source"],
             row["by"] or "—",
             row["note"] or "—",
@@ -597,23 +684,29 @@ def _timeline(facts: dict[str, Any]) -> list[Flowable]:
     if not rows:
         return [*out, _none(gettext("No status change yet."))]
     out.append(
-        _table(["At", "Status", "Source", "By", "Note"], rows, [0.24, 0.16, 0.12, 0.2, 0.28])
+        _table(
+            [gettext("At"), gettext("Status"), gettext("Source"), gettext("By"), gettext("Note")],
+            rows,
+            [0.24, 0.16, 0.12, 0.2, 0.28],
+        )
     )
     return out
 
 
 def _audit(facts: dict[str, Any]) -> list[Flowable]:
-    out: list[Flowable] = [Paragraph("9. Audit trail of this payout", H2)]
-    rows = [[when(e["at"]), e["actor"] or "system", e["action"]] for e in facts["audit_trail"]]
+    out: list[Flowable] = [Paragraph(gettext("9. Audit trail of this payout"), H2)]
+    rows = [
+        [when(e["at"]), e["actor"] or gettext("system"), e["action"]] for e in facts["audit_trail"]
+    ]
     if not rows:
         return [*out, _none(gettext("No audit entry names this payout."))]
-    out.append(_table(["At", "Who", "Action"], rows, [0.24, 0.38, 0.38]))
+    out.append(_table([gettext("At"), gettext("Who"), gettext("Action")], rows, [0.24, 0.38, 0.38]))
     return out
 
 
 def _integrity(facts: dict[str, Any]) -> list[Flowable]:
     return [
-        Paragraph("10. Checking this pack", H2),
+        Paragraph(gettext("10. Checking this pack"), H2),
         _p(
             gettext(
                 "This report is evidence.pdf in a ZIP that also holds the supporting documents as "
@@ -635,7 +728,7 @@ def evidence_pdf_write(facts: dict[str, Any], out: IO[bytes]) -> None:
 
     class PageCanvas(_NumberedCanvas):
         header_left = gettext("PayOps · Payout evidence pack")
-        header_right = f"Payout #{payout['id']}{reference}"
+        header_right = gettext("Payout #%(id)s") % {"id": payout["id"]} + reference
         footer_left = gettext(
             "Generated %(value)s by %(value2)s · confidential: for audit and the paying bank"
         ) % {"value": when(facts["generated_at"]), "value2": facts["generated_by"]}
@@ -655,9 +748,14 @@ def evidence_pdf_write(facts: dict[str, Any], out: IO[bytes]) -> None:
         Paragraph(gettext("Evidence pack: payout #%(value)s") % {"value": payout["id"]}, TITLE),
         Paragraph(
             escape(
-                f"{money(payout['amount'], payout['currency'])} to {payout['to']['name']}"
-                f"{reference} · {payout['status_label']} · generated "
-                f"{when(facts['generated_at'])}"
+                gettext("%(amount)s to %(name)s")
+                % {
+                    "amount": money(payout["amount"], payout["currency"]),
+                    "name": payout["to"]["name"],
+                }
+                + reference
+                + f" · {payout['status_label']} · "
+                + gettext("generated %(at)s") % {"at": when(facts["generated_at"])}
             ),
             SUBTITLE,
         ),

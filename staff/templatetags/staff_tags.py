@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django import template
+from django.utils.translation import gettext, ngettext
 
 register = template.Library()
 
@@ -17,7 +18,7 @@ def change_value(value: object) -> str:
     if isinstance(value, list | tuple):
         return ", ".join(str(item) for item in value)
     if isinstance(value, bool):
-        return "yes" if value else "no"
+        return gettext("yes") if value else gettext("no")
     return str(value)
 
 
@@ -29,11 +30,16 @@ def duration_words(value: timedelta | None) -> str:
     seconds = max(int(value.total_seconds()), 0)
     hours, rest = divmod(seconds, 3600)
     minutes, seconds = divmod(rest, 60)
-    parts = []
-    for amount, unit in ((hours, "hour"), (minutes, "minute"), (seconds, "second")):
-        if amount:
-            parts.append(f"{amount} {unit}{'' if amount == 1 else 's'}")
-    return " ".join(parts) or "a moment"
+    parts = [
+        text % {"count": amount}
+        for amount, text in (
+            (hours, ngettext("%(count)s hour", "%(count)s hours", hours)),
+            (minutes, ngettext("%(count)s minute", "%(count)s minutes", minutes)),
+            (seconds, ngettext("%(count)s second", "%(count)s seconds", seconds)),
+        )
+        if amount
+    ]
+    return " ".join(parts) or gettext("a moment")
 
 
 @register.inclusion_tag("staff/includes/sign_in_security.html", takes_context=True)
