@@ -6,7 +6,8 @@ propose; approving applies the change with the alerts services (`rule_create`, `
 `rule_set_enabled`), which keep the rules and the audit in one place. Three kinds, as the other
 apps split theirs (a new target, a change of one, an on/off flag like a role's grant/revoke):
 
-- `alerts.rule_create`: a new rule (no target yet, so one waits at a time);
+- `alerts.rule_create`: a new rule (no target yet: named by the rule's name, so two new rules
+  may wait side by side, the same name once);
 - `alerts.rule_change`: name, thresholds, environment, severity, webhook URL of a rule;
 - `alerts.rule_enabled`: enable or disable a rule.
 
@@ -36,7 +37,7 @@ from alerts.services import (
 )
 from gateway.models import Environment
 from staff import crypto, roles
-from staff.changes import ChangeRefused, change_propose, register_change_kind
+from staff.changes import change_propose, register_change_kind
 from staff.errors import ServiceError
 from staff.models import ChangeProposal, StaffUser
 
@@ -122,19 +123,6 @@ def rule_create_propose(
         severity=severity,
         webhook_url=webhook_url,
     )
-    waiting = ChangeProposal.objects.filter(
-        kind=CREATE_KIND, state=ChangeProposal.State.PENDING
-    ).first()
-    if waiting is not None:
-        raise ChangeRefused(
-            gettext(
-                "A new alert rule (%(name)s) is already waiting for another admin: decide or "
-                "withdraw it first."
-            )
-            % {"name": waiting.target_label},
-            code="change_pending",
-            status=409,
-        )
     url = fields["webhook_url"]
     after = {
         **_shown(fields, hint=webhook_url_hint(url) if url else ""),
@@ -146,6 +134,7 @@ def rule_create_propose(
         kind=CREATE_KIND,
         by=by,
         target_label=fields["name"],
+        creates=fields["name"],
         summary=f"Create the alert rule {fields['name']} ({kind})",
         before={},
         after=after,

@@ -39,7 +39,8 @@ def rule_changes_pending(*, user: StaffUser) -> dict[int | None, list[ChangeProp
         kind__in=KINDS, state=ChangeProposal.State.PENDING
     ).select_related("proposed_by")
     for proposal in proposals.order_by("proposed_at", "pk"):
-        key = int(proposal.target_id) if proposal.target_id else None
+        # A rule's own changes name it; a new rule's name what it would create ("new:<name>").
+        key = int(proposal.target_id) if proposal.target_id.isdigit() else None
         waiting.setdefault(key, []).append(proposal)
     return waiting
 

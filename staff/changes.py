@@ -203,14 +203,22 @@ def change_propose(
     after: dict[str, Any] | None = None,
     target: models.Model | None = None,
     target_label: str = "",
+    creates: str = "",
 ) -> ChangeProposal:
     """Propose an admin change (an admin, stepped up). It waits for another admin, or, where
-    none exists, `PAYOPS_ADMIN_CHANGE_WAIT_HOURS`; with maker-checker off it applies at once."""
+    none exists, `PAYOPS_ADMIN_CHANGE_WAIT_HOURS`; with maker-checker off it applies at once.
+
+    One change waits per kind and target. A change that creates something has no target yet:
+    `creates` names what it would create (e.g. a rule's name), so different new things may wait
+    side by side while the same one cannot be proposed twice."""
     spec = change_kind(kind)
     _require_admin(by, what="propose")
     with transaction.atomic():
         target_type = target._meta.label_lower if target is not None else ""
-        target_id = str(target.pk) if target is not None else ""
+        if target is not None:
+            target_id = str(target.pk)
+        else:
+            target_id = f"new:{creates.casefold()}"[:100] if creates else ""
         if ChangeProposal.objects.filter(
             kind=kind,
             target_type=target_type,

@@ -170,12 +170,18 @@ def test_a_new_rule_is_created_by_its_proposer_once_approved(
     assert entry.details["change"]["proposed_by"] == admin.email
 
 
-def test_one_new_rule_waits_at_a_time(admin: StaffUser, second_admin: StaffUser) -> None:
+def test_new_rules_wait_side_by_side_but_the_same_one_once(
+    admin: StaffUser, second_admin: StaffUser
+) -> None:
     client = client_signed_in(admin)
     body = {"name": "Budget", "kind": "budget_low", "thresholds": {"percent_left": 15}}
     assert client.post(f"{API}/rules", body, content_type="application/json").status_code == 202
-    again = client.post(f"{API}/rules", {**body, "name": "Other"}, content_type="application/json")
-    assert again.status_code == 409 and "Budget" in again.json()["message"]
+    other = client.post(f"{API}/rules", {**body, "name": "Other"}, content_type="application/json")
+    assert other.status_code == 202
+    again = client.post(f"{API}/rules", {**body, "name": "budget"}, content_type="application/json")
+    assert again.status_code == 409 and again.json()["code"] == "change_pending"
+    assert "budget" in again.json()["message"]
+    assert ChangeProposal.objects.filter(state="pending").count() == 2
 
 
 def test_disabling_applies_once_approved_and_resolves_its_open_alerts(
