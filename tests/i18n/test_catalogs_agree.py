@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.utils import translation
+from django.utils.translation import gettext, pgettext
 
 from tests.i18n.catalogs import Message, parse_po, read_po
 
@@ -89,3 +91,35 @@ def test_the_check_tells_two_translations_of_one_message_apart() -> None:
         "'Amount' → locale: Importe; payouts/locale: Monto",
     ]
     assert disagreements({"locale": root, "quotes/locale": root}) == []
+
+
+# A word with two meanings, as the merged catalogs say it at run time: (context, msgid) → es, pt-br.
+TWO_MEANINGS = [
+    ((None, "To"), "Para", "Para"),  # a payout's recipient
+    (("date range", "To"), "Hasta", "Até"),
+    (("date range", "From"), "Desde", "De"),
+    ((None, "Active"), "Activo", "Ativo"),  # an environment, a token
+    (("quote state", "Active"), "Activa", "Ativa"),
+    (("account state", "Active"), "Activa", "Ativa"),
+    (("verb", "Change"), "Cambiar", "Trocar"),  # the environment badge's link
+    ((None, "Change"), "Cambio", "Alteração"),  # an admin change, a missed event's change
+    (("alert state", "Resolved"), "Resuelta", "Resolvido"),
+    (("count of exceptions", "Resolved"), "Resueltas", "Resolvidas"),
+]
+
+
+@pytest.mark.parametrize(("message", "es", "pt_br"), TWO_MEANINGS)
+def test_a_word_with_two_meanings_reads_each_in_its_own_words(
+    message: tuple[str | None, str], es: str, pt_br: str
+) -> None:
+    context, msgid = message
+    for language, expected in (("es", es), ("pt-br", pt_br)):
+        with translation.override(language):
+            said = gettext(msgid) if context is None else pgettext(context, msgid)
+        assert said == expected, (language, message)
+
+
+def test_a_figure_and_its_amount_are_two_words_in_every_language() -> None:
+    for language in ("es", "pt-br"):
+        with translation.override(language):
+            assert gettext("Figure") != gettext("Amount"), language
