@@ -7,7 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, pgettext_lazy
 
 from users.models import (
     EndUser,
@@ -25,9 +25,10 @@ class VirtualAccountMode(models.TextChoices):
 
 
 class VirtualAccountStatus(models.TextChoices):
+    # In context: a state's word agrees with its noun (una cuenta activa, um ambiente ativo).
     ACTIVATING = "activating", gettext_lazy("Activating")
-    ACTIVE = "active", gettext_lazy("Active")
-    FAILED = "failed", gettext_lazy("Failed")
+    ACTIVE = "active", pgettext_lazy("account state", "Active")
+    FAILED = "failed", pgettext_lazy("account state", "Failed")
     FROZEN = "frozen", gettext_lazy("Frozen")
     DEACTIVATED = "deactivated", gettext_lazy("Deactivated")
 

@@ -154,7 +154,7 @@ class Alert(models.Model):
 
 class DeliveryEvent(models.TextChoices):
     FIRED = "fired", _("Fired")
-    RESOLVED = "resolved", _("Resolved")
+    RESOLVED = "resolved", pgettext_lazy("alert state", "Resolved")
 
 
 class DeliveryChannel(models.TextChoices):
@@ -163,9 +163,10 @@ class DeliveryChannel(models.TextChoices):
 
 
 class DeliveryState(models.TextChoices):
+    # In context: a delivery (una entrega, a entrega) is feminine; a payout's "Sent" is not.
     PENDING = "pending", _("Pending")
-    SENT = "sent", _("Sent")
-    FAILED = "failed", _("Failed")
+    SENT = "sent", pgettext_lazy("alert delivery state", "Sent")
+    FAILED = "failed", pgettext_lazy("alert delivery state", "Failed")
 
 
 class AlertDelivery(models.Model):

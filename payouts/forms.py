@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.utils.translation import gettext, gettext_lazy
+from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 
 from console.forms import IsoDateField
 from console.inputs import AmountField
@@ -31,8 +31,8 @@ class PayoutFilterForm(forms.Form):
     corridor = forms.ChoiceField(label=gettext_lazy("Corridor"), required=False)
     amount_min = AmountField(required=False, min_value=0, label=gettext_lazy("Amount from"))
     amount_max = AmountField(required=False, min_value=0, label=gettext_lazy("Amount to"))
-    date_from = IsoDateField(required=False, label=gettext_lazy("From"))
-    date_to = IsoDateField(required=False, label=gettext_lazy("To"))
+    date_from = IsoDateField(required=False, label=pgettext_lazy("date range", "From"))
+    date_to = IsoDateField(required=False, label=pgettext_lazy("date range", "To"))
 
     def __init__(self, *args: Any, makers: list[tuple[str, str]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -6,7 +6,7 @@ from decimal import Decimal
 from typing import Any
 
 from django import forms
-from django.utils.translation import gettext, gettext_lazy
+from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 
 from console.forms import IsoDateField
 from console.inputs import AmountField
@@ -123,8 +123,8 @@ class QuoteFilterForm(forms.Form):
     )
     corridor = forms.ChoiceField(label=gettext_lazy("Corridor"), required=False)
     maker = forms.ChoiceField(required=False, label=gettext_lazy("Requested by"))
-    date_from = IsoDateField(required=False, label=gettext_lazy("From"))
-    date_to = IsoDateField(required=False, label=gettext_lazy("To"))
+    date_from = IsoDateField(required=False, label=pgettext_lazy("date range", "From"))
+    date_to = IsoDateField(required=False, label=pgettext_lazy("date range", "To"))
 
     def __init__(
         self,

@@ -7,15 +7,15 @@ from datetime import datetime
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, pgettext_lazy
 
 # Rates keep 6 decimals (decisions.md "Quote arithmetic"); fractions (fees, markups) up to 8.
 
 
 class QuoteStatus(models.TextChoices):
-    ACTIVE = "ACTIVE", gettext_lazy("Active")
+    ACTIVE = "ACTIVE", pgettext_lazy("quote state", "Active")
     EXPIRED = "EXPIRED", gettext_lazy("Expired")
-    USED = "USED", gettext_lazy("Used")
+    USED = "USED", pgettext_lazy("quote state", "Used")
 
 
 class Quote(models.Model):

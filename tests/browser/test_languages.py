@@ -31,7 +31,7 @@ PAGES = {
     "end-users": ("users:list", "Usuarios finales", "Usuários finais"),
     "accounts": ("accounts:list", "Cuentas virtuales", "Contas virtuais"),
     "recipients": ("accounts:recipient_list", "Destinatarios", "Destinatários"),
-    "statements": ("books:statements", "Extractos", "Extratos"),
+    "statements": ("books:statements", "Estados de cuenta", "Extratos"),
     "reconciliation": ("books:reconciliation", "Conciliación", "Conciliação"),
     "audit": ("console:audit", "Registro de auditoría", "Trilha de auditoria"),
     "environments": ("gateway:environments", "Entornos", "Ambientes"),

@@ -463,6 +463,16 @@ def test_the_evidence_pack_report_speaks_the_readers_language(
 FRAGMENT = re.compile(
     r"^[,;.:)]|,$|\b(?:the|a|of|for|in|at|to|by|and|than|after|resets|does not|do not)$"
 )
+# Whole labels that merely end like a fragment: a heading, a column or a button, no sentence cut.
+WHOLE_LABELS = {
+    "Sign in",
+    "Second-factor resets",
+    "Funded by",
+    "Uploaded by",
+    "Opened by",
+    "Requested by",
+    "Switch to",
+}
 WHOLE_SENTENCES = {
     "403.html",
     "405.html",
@@ -474,6 +484,16 @@ WHOLE_SENTENCES = {
     "payouts/includes/release_step.html",
     "users/detail.html",
     "templates/webhooks/reprocess_progress.html",  # the webhooks app's own catalog
+    "accounts/recipient_detail.html",
+    "books/reconciliation/run_detail.html",
+    "gateway/environment_list.html",
+    "payouts/approval_policy.html",
+    "payouts/payout_detail.html",
+    "payouts/payout_live.html",
+    "quotes/includes/quote_card.html",
+    "staff/login.html",
+    "staff/second_factor_resets.html",
+    "sandbox/otp_mailbox.html",
 }
 
 
@@ -492,7 +512,7 @@ def fragments_by_template(po: str) -> dict[str, list[str]]:
                 break
             parts.append(line)
         msgid = "".join(part.strip()[1:-1] for part in parts)
-        if msgid and FRAGMENT.search(msgid):
+        if msgid and FRAGMENT.search(msgid) and msgid not in WHOLE_LABELS:
             for place in places:
                 found.setdefault(place.split(":")[0], []).append(msgid)
     return found
