@@ -43,7 +43,9 @@ def test_admin_previews_a_draft_policy_then_publishes_it(
 
     impact = page.get_by_test_id("impact")
     big_row = impact.get_by_test_id("impact-row").filter(has_text=f"#{big.pk}")
-    expect(big_row).to_contain_text("1 finance_approver then 1 admin")
+    expect(big_row).to_contain_text(
+        "1 holder of the Finance approver role, then 1 holder of the Admin role"
+    )
     # Counted as if submitted now: the maker's other waiting payout (40.00) is in the day.
     expect(big_row).to_contain_text("blocked")
     expect(big_row).to_contain_text("14980.00 USD is left")

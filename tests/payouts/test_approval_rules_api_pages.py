@@ -204,7 +204,7 @@ def test_the_policy_page_previews_a_draft_with_chains_and_limits(
     }
     html = client.post("/payouts/approval-policy/", form).content.decode()
     assert 'data-testid="impact"' in html and f"#{big.pk}" in html
-    assert "1 finance_approver then 1 admin" in html
+    assert "1 holder of the Finance approver role, then 1 holder of the Admin role" in html
     assert "maker&#x27;s 7-day rolling limit of 12000 USD" in html
     assert not ApprovalPolicy.objects.exists()
     client.post("/payouts/approval-policy/", {**form, "action": "publish"})
