@@ -75,7 +75,7 @@ class RuleOut(Schema):
     severity: str
     enabled: bool
     webhook: str = Field(description="The webhook URL's masked hint; empty when none.")
-    created_by: str
+    created_by: str | None = Field(description="Who proposed it; null: the system's default rules.")
     created_at: datetime
     updated_at: datetime
     changes_waiting: list[RuleChangeWaitingOut] = Field(
@@ -95,8 +95,8 @@ class RuleOut(Schema):
         return obj.webhook_url_hint
 
     @staticmethod
-    def resolve_created_by(obj: AlertRule) -> str:
-        return obj.created_by.email
+    def resolve_created_by(obj: AlertRule) -> str | None:
+        return obj.created_by.email if obj.created_by else None
 
 
 class RuleIn(Schema):

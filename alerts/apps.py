@@ -53,6 +53,10 @@ class AlertsConfig(AppConfig):
             module.register()
         # Rule changes are admin changes (staff.changes): another admin approves them.
         register_alert_change_kinds()
+        from alerts.bootstrap import default_rules_create
+        from console.bootstrap import register_step
+
+        register_step("alerts.default_rules", default_rules_create)
         register_schedule("alerts.evaluate", tasks.alerts_evaluate_all, minutes=1)
         register_schedule("alerts.deliveries_retry", tasks.alert_deliveries_retry, minutes=1)
         register_schedule("alerts.digest", tasks.alert_digest_daily, every="daily")

@@ -41,8 +41,8 @@ class AlertRule(models.Model):
     # A Slack-compatible incoming webhook (a secret: encrypted with staff.crypto, never shown).
     webhook_url_encrypted = models.TextField(blank=True, default="")
     webhook_url_hint = models.CharField(max_length=80, blank=True, default="")
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
+    created_by = models.ForeignKey(  # empty: the system (the default rules at first start)
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+", null=True, blank=True
     )
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
