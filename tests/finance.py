@@ -12,6 +12,7 @@ from django.utils import timezone
 from accounts.models import Recipient, VirtualAccount
 from gateway.models import Environment, EnvironmentKind
 from payouts.models import Payout
+from quotes.arithmetic import QuoteFigures
 from staff.models import StaffUser
 from staff.roles import roles_sync
 from users.models import EndUser
@@ -182,3 +183,20 @@ def upstream_directory(
         account_number="123456789012",
     )
     return local_account, local_recipient
+
+
+# interface.md 4.2's worked example: 1,000 USD to MXN, the fees by hand (tests/quotes).
+MXN_1000 = QuoteFigures(
+    base_amount=Decimal("1000.00"),
+    quote_amount=Decimal("17095.06"),
+    rate=Decimal("17.25"),
+    service_rate=Decimal("17.198250"),
+    base_fixed_fee=Decimal("1.00"),
+    base_percentage_fee=Decimal("0.005"),
+    base_fx_markup=Decimal("0.003"),
+    client_fixed_fee=Decimal("0"),
+    client_percentage_fee=Decimal("0"),
+    client_fx_markup=Decimal("0"),
+    penalty_markup=Decimal("0"),
+    total_fees=Decimal("6.00"),
+)

@@ -14,6 +14,7 @@ import io
 import re
 import zipfile
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal as D
 
@@ -31,11 +32,11 @@ from gateway.models import EnvironmentKind
 from gateway.selectors import budget_forecast
 from gateway.services.environments import environment_create
 from payouts.evidence.services import payout_evidence_pack
-from quotes.arithmetic import QuoteFigures, recompute
+from quotes.arithmetic import recompute
 from staff.models import StaffUser
 from staff.templatetags.staff_tags import duration_words
 from tests.books.statement_fixtures import October, build_october
-from tests.finance import make_draft, make_environment, make_staff
+from tests.finance import MXN_1000, make_draft, make_environment, make_staff
 from tests.identity import client_signed_in
 
 LANGUAGES = ["es", "pt-br"]
@@ -132,22 +133,7 @@ def test_the_lockout_page_says_who_and_when_in_whole_sentences(
 
 
 def _disagreeing_check():  # type: ignore[no-untyped-def]
-    figures = QuoteFigures(
-        base_amount=D("1000.00"),
-        quote_amount=D("17095.06"),
-        rate=D("17.25"),
-        service_rate=D("17.198250"),
-        base_fixed_fee=D("1.00"),
-        base_percentage_fee=D("0.005"),
-        base_fx_markup=D("0.003"),
-        client_fixed_fee=D("0"),
-        client_percentage_fee=D("0"),
-        client_fx_markup=D("0"),
-        penalty_markup=D("0"),
-        total_fees=D("6.02"),
-        base_currency="USD",
-        quote_currency="MXN",
-    )
+    figures = replace(MXN_1000, total_fees=D("6.02"), base_currency="USD", quote_currency="MXN")
     return recompute(figures)
 
 
@@ -178,22 +164,7 @@ EXPLAINED = {"es": "difiere en", "pt-br": "difere em"}  # "dentro de ±" in both
 
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_the_quote_arithmetic_explains_a_rounding_in_one_sentence(language: str) -> None:
-    figures = QuoteFigures(
-        base_amount=D("1000.00"),
-        quote_amount=D("17095.06"),
-        rate=D("17.25"),
-        service_rate=D("17.198250"),
-        base_fixed_fee=D("1.00"),
-        base_percentage_fee=D("0.005"),
-        base_fx_markup=D("0.003"),
-        client_fixed_fee=D("0"),
-        client_percentage_fee=D("0"),
-        client_fx_markup=D("0"),
-        penalty_markup=D("0"),
-        total_fees=D("6.01"),
-        base_currency="USD",
-        quote_currency="MXN",
-    )
+    figures = replace(MXN_1000, total_fees=D("6.01"), base_currency="USD", quote_currency="MXN")
     with translation.override(language):
         html = render_to_string("quotes/includes/arithmetic.html", {"check": recompute(figures)})
     notes = html[html.index('data-testid="arithmetic-notes"') :]

@@ -5,21 +5,7 @@ from __future__ import annotations
 from decimal import Decimal as D
 
 from quotes.arithmetic import QuoteFigures, recompute
-
-MXN_1000 = QuoteFigures(
-    base_amount=D("1000.00"),
-    quote_amount=D("17095.06"),
-    rate=D("17.25"),
-    service_rate=D("17.198250"),
-    base_fixed_fee=D("1.00"),
-    base_percentage_fee=D("0.005"),
-    base_fx_markup=D("0.003"),
-    client_fixed_fee=D("0"),
-    client_percentage_fee=D("0"),
-    client_fx_markup=D("0"),
-    penalty_markup=D("0"),
-    total_fees=D("6.00"),
-)
+from tests.finance import MXN_1000
 
 
 def test_forward_quote_agrees_with_the_fee_rules() -> None:
