@@ -13,6 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from django.utils.html import escape
 
+from accounts.models import Recipient
 from gateway.models import Environment
 from gateway.services.environments import environment_switch
 from payouts.approval.forms import InboxFilterForm
@@ -127,6 +128,24 @@ def test_mine_keeps_only_the_chain_steps_the_person_may_fill(
     everyone = client_signed_in(staff["approver"]).get("/payouts/approvals/?scope=anyone")
     assert len(ids(everyone.content.decode())) == 5
     assert waiting_count(staff["approver"], environment) == 1
+
+
+def test_mine_leaves_out_the_payouts_to_a_recipient_the_person_created(
+    staff: dict[str, StaffUser], environment: Environment
+) -> None:
+    theirs = waiting(environment, staff["maker"], 2)  # one recipient for both
+    others = waiting(environment, staff["maker"], 1)  # another recipient
+    Recipient.objects.filter(pk=theirs[0].recipient_id).update(created_by=staff["approver"])
+    client = client_signed_in(staff["approver"])
+    assert ids(client.get("/payouts/approvals/").content.decode()) == [others[0].pk]
+    assert [row["id"] for row in api_client(staff["approver"]).get("/api/v1/approvals").json()] == [
+        others[0].pk
+    ]
+    assert waiting_count(staff["approver"], environment) == 1
+    anyone = client.get("/payouts/approvals/?scope=anyone").content.decode()
+    assert sorted(ids(anyone)) == sorted(p.pk for p in (*theirs, *others))
+    second = client_signed_in(staff["approver2"]).get("/payouts/approvals/").content.decode()
+    assert sorted(ids(second)) == sorted(p.pk for p in (*theirs, *others))
 
 
 def test_the_api_pages_filters_and_orders_the_inbox(
