@@ -14,7 +14,7 @@ PYTEST_WORKERS ?= 2
 UV_PIN := uv==0.13.9
 STAMP := $(VENV)/.installed-$(shell cat requirements/dev.lock pyproject.toml | sha1sum | cut -c1-12)
 
-.PHONY: help install run test check bench emulator migrate seed fmt clean messages
+.PHONY: help install test-tools run test check bench emulator migrate seed fmt clean messages
 
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -28,12 +28,16 @@ $(STAMP): requirements/dev.lock pyproject.toml
 	@rm -f $(VENV)/.installed-*; touch $@
 
 # The browser tests' axe-core (package.json, package-lock.json): installed when missing or when the
-# lock changed; npm ci installs exactly the versions the lock names.
+# lock changed; npm ci installs exactly the versions the lock names. A test tool only: `make test`
+# installs it, `make install` and `make run` never need Node, npm or the network for it.
 node_modules/axe-core/package.json: package-lock.json
+	@command -v npm >/dev/null || { echo "make test needs Node 20 and npm for axe-core (the browser tests' accessibility checks)"; exit 1; }
 	npm ci --no-audit --no-fund
 	@touch $@
 
-install: $(STAMP) node_modules/axe-core/package.json  ## Create .venv and install the locked dependencies (Python, and npm's axe-core)
+install: $(STAMP)  ## Create .venv and install the locked Python dependencies (all `make run` needs)
+
+test-tools: install node_modules/axe-core/package.json  ## The test suite's tools besides Python: npm's axe-core (needs Node 20 and npm)
 
 migrate: install  ## Apply migrations (and the cache table) to the back office's and the emulator's databases
 	@mkdir -p var
@@ -52,7 +56,7 @@ run: migrate  ## Web on :8000, worker, emulator on :8001 (embedded default); Ctr
 emulator: migrate  ## The upstream emulator alone on 127.0.0.1:8001
 	$(PY) -m uvicorn emulator.asgi:application --host 127.0.0.1 --port 8001 --lifespan on
 
-test: install  ## The whole test suite (DATABASE_URL / REDIS_URL used when set)
+test: test-tools  ## The whole test suite (DATABASE_URL / REDIS_URL used when set)
 	@mkdir -p var/staticfiles
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 

@@ -175,12 +175,17 @@ def _record_deposit(va: VirtualAccount, deposit: DepositRead, data: dict[str, An
 def _move_status(
     va: VirtualAccount, incoming: str, data: dict[str, Any], *, is_new: bool, event_type: str
 ) -> EventOutcome:
-    """A status only moves forward; activation details are kept whatever the order."""
+    """A status only moves forward; activation details are kept whatever the order. An account
+    that becomes active has its balance read (after commit, in the background) so that its first
+    payout does not wait for someone to press Refresh."""
     applied = should_move(va.status, incoming, is_new=is_new)
     if applied:
+        activates = incoming == VirtualAccountStatus.ACTIVE and va.status != incoming
         va.status = incoming
         if incoming == VirtualAccountStatus.ACTIVE:
             va.activated_at = va.activated_at or timezone.now()
+        if activates:
+            queue_refresh(va)
     for name in ("account_number", "routing_number"):
         if data.get(name) and not getattr(va, name):
             setattr(va, name, str(data[name]))

@@ -99,7 +99,7 @@ def virtual_account_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "va": va,
         "crypto_funding": selectors.crypto_funding(va),
         "sandbox": sandbox_installed(),
-        "can_simulate": request.user.has_perm(roles.ENVIRONMENTS_MANAGE),
+        "can_simulate": virtual_accounts.may_fund_in_sandbox(request.user),
     }
     if is_htmx(request):
         return render(request, "accounts/virtual_account_detail.html#balance", context)

@@ -218,8 +218,21 @@ def balance_snapshot_record(
     )
 
 
+SANDBOX_FUNDING_PERMISSIONS = (roles.ENVIRONMENTS_MANAGE, roles.PAYOUT_INITIATE)
+
+
+def may_fund_in_sandbox(user: object) -> bool:
+    """Who may fund a sandbox environment's account with a simulated deposit (the `sandbox` app,
+    local and test settings only): admins, and the people who prepare payouts, so that a maker
+    tries a first payout without asking an admin."""
+    has_perm = getattr(user, "has_perm", None)
+    return callable(has_perm) and any(has_perm(p) for p in SANDBOX_FUNDING_PERMISSIONS)
+
+
 def queue_refresh(va: VirtualAccount) -> None:
-    """Refresh the account in the background once the transaction commits."""
+    """Refresh the account in the background once the transaction commits (a deposit or the
+    activation: the event carries no balance; the refresh reads it at the background priority
+    of the upstream's call budget)."""
     from accounts.tasks import virtual_account_refresh_task
 
     refresh_after_commit(virtual_account_refresh_task, va)

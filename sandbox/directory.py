@@ -23,7 +23,7 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from accounts.selectors import virtual_account_get
-from accounts.virtual_accounts import virtual_account_refresh
+from accounts.virtual_accounts import may_fund_in_sandbox, virtual_account_refresh
 from console.inputs import amount_problem
 from gateway.models import Environment
 from sandbox.control import EmulatorControl, EmulatorControlError
@@ -105,9 +105,11 @@ def decide_end_user(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 @require_POST
-@permission_required(roles.ENVIRONMENTS_MANAGE, raise_exception=True)
 def simulate_deposit(request: HttpRequest, pk: int) -> HttpResponse:
-    """An incoming deposit on an active account; the balance is read back at once."""
+    """An incoming deposit on an active account; the balance is read back at once. Admins, and
+    the people who prepare payouts (their test accounts' money), may."""
+    if not may_fund_in_sandbox(request.user):
+        raise PermissionDenied
     environment = current_environment(request)
     va = virtual_account_get(environment=environment, pk=pk)
     typed = request.POST.get("amount", "")

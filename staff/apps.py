@@ -9,7 +9,7 @@ class StaffConfig(AppConfig):
     verbose_name = "Staff"
 
     def ready(self) -> None:
-        from staff import sessions, signals
+        from staff import checks, sessions, signals  # noqa: F401  (checks registers itself)
         from staff.change_kinds import register_staff_change_kinds
 
         signals.connect()

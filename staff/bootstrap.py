@@ -58,7 +58,7 @@ def seed_demo_staff(*, second_admin: bool = False) -> list[StaffUser]:
                 user.is_staff = user.is_superuser = is_admin
                 user.save(update_fields=["is_active", "is_staff", "is_superuser"])
             user.groups.add(Group.objects.get(name=role.key))
-            # The demo approver and admin come enrolled, so `make run` needs no detour.
+            # Demo logins of every second-factor role come enrolled: `make run` needs no detour.
             demo_totp_enrol(user)
             if created:
                 audit_record(

@@ -320,7 +320,7 @@ SESSION_COOKIE_AGE = int(PAYOPS_SESSION_MAX_HOURS * 3600)
 # The second factor (docs/identity.md): roles that must enrol one at first sign-in (superusers
 # always do); others may enrol from their profile.
 PAYOPS_SECOND_FACTOR_ROLES: list[str] = env.list(
-    "PAYOPS_SECOND_FACTOR_ROLES", default=["finance_approver", "admin", "auditor"]
+    "PAYOPS_SECOND_FACTOR_ROLES", default=["finance_approver", "compliance", "admin", "auditor"]
 )
 # The Django admin never shows an authenticator's secret or QR code (django-otp's own admin).
 OTP_ADMIN_HIDE_SENSITIVE_DATA = True

@@ -160,7 +160,8 @@ def enrol_totp(request: HttpRequest) -> HttpResponse:
         try:
             totp_confirm(request, device=device, code=form.cleaned_data["code"])
         except StepUpRequired:
-            return _to_step_up(reverse("staff:enrol"))
+            # Back to enrolment after the prompt, still headed where the person was going.
+            return _to_step_up(f"{reverse('staff:enrol')}?{urlencode({'next': _next(request)})}")
         except ServiceError as exc:
             exc.add_to_form(form)
         else:

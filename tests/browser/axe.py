@@ -1,6 +1,6 @@
 """axe-core in the browser tests: `assert_accessible(page)` checks the page as it is now.
 
-The engine comes from npm (package.json, `make install` runs `npm ci`), never from a CDN. Our
+The engine comes from npm (package.json, `make test` runs `npm ci`), never from a CDN. Our
 pages forbid inline script (the strict Content-Security-Policy), so the engine is not added as a
 `<script>`: Playwright's `page.evaluate` runs its source through the DevTools protocol, which the
 page's CSP does not govern, and the page's own policy stays on (no `bypass_csp`).
@@ -40,8 +40,11 @@ RUN = """async (tags) => {
 @cache
 def axe_source() -> str:
     if not AXE_SOURCE.exists():
-        # Fail, never skip: CI's `make install` puts it there.
-        pytest.fail(f"{AXE_SOURCE} is missing: run `make install` (npm ci).", pytrace=False)
+        # Fail, never skip: `make test` (CI's too) puts it there.
+        pytest.fail(
+            f"{AXE_SOURCE} is missing: run `make test-tools` (npm ci; `make test` runs it).",
+            pytrace=False,
+        )
     return AXE_SOURCE.read_text(encoding="utf-8")
 
 

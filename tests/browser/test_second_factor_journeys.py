@@ -15,9 +15,12 @@ from django.contrib.auth.models import Group
 from django_otp.oath import totp
 from playwright.sync_api import Page, expect
 
+from accounts.models import Recipient, RecipientStatus
+from gateway.services.environments import environment_switch
 from staff.models import AuthenticatorDevice, StaffUser
 from staff.second_factor.recovery import recovery_codes_issue
 from tests.browser.conftest import authenticator_code
+from tests.finance import make_end_user, make_environment, make_recipient
 
 pytestmark = pytest.mark.browser
 
@@ -73,6 +76,37 @@ def test_enrolment_with_an_authenticator_app_shows_recovery_codes_once(
     expect(page).to_have_url(re.compile(r"/payouts/$"))
     page.goto("/login/recovery-codes/")
     expect(page.get_by_test_id("recovery-codes")).to_have_count(0)
+
+
+def test_compliance_enrols_on_the_way_to_a_recipient_then_approves_it(
+    page: Page, demo_staff: dict[str, StaffUser]
+) -> None:
+    """Compliance approves recipients, so it must have a second factor: a new compliance person
+    enrols at sign-in, lands back on the recipient they were going to, and Approve needs no
+    other prompt (enrolling just verified the session)."""
+    person = _person("compliance-journey@example.test", "compliance")
+    environment = make_environment()
+    environment_switch(user=person, environment=environment)
+    recipient = make_recipient(
+        environment,
+        make_end_user(environment),
+        created_by=demo_staff["finance_maker"],
+        status=RecipientStatus.PENDING_APPROVAL,
+        approval_note="",
+    )
+    _password(page, person.email, next_url=f"/accounts/recipients/{recipient.pk}/")
+
+    expect(page.get_by_test_id("enrol-required")).to_be_visible()
+    secret = page.get_by_test_id("totp-secret").inner_text()
+    page.get_by_label("Code from your app").fill(_code_from_secret(secret))
+    page.get_by_role("button", name="Confirm app").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Your recovery codes")
+    page.get_by_test_id("codes-saved").click()
+
+    expect(page).to_have_url(re.compile(rf"/accounts/recipients/{recipient.pk}/$"))
+    page.get_by_test_id("recipient-approve").click()
+    expect(page.get_by_text("Approved: the recipient can be paid.")).to_be_visible()
+    assert Recipient.objects.get(pk=recipient.pk).status == RecipientStatus.APPROVED
 
 
 def test_sign_in_with_an_authenticator_code(page: Page, demo_staff: dict[str, StaffUser]) -> None:

@@ -13,10 +13,11 @@ from accounts.events import virtual_account_apply_event
 from accounts.models import Deposit, Recipient, VirtualAccount, VirtualAccountStatus
 from accounts.recipients import recipient_create
 from accounts.virtual_accounts import virtual_account_create, virtual_account_refresh
-from gateway.models import Environment
+from gateway.models import Environment, UpstreamCall
 from staff.errors import ServiceError
 from staff.models import AuditEntry, StaffUser
 from tests.directory.conftest import WIRE_RECIPIENT, emulator_events, user_values
+from tests.payouts.conftest import q_sync  # noqa: F401  (fixture reused here)
 from users.models import EndUser, TimelineKind
 from users.services import end_user_create
 
@@ -98,6 +99,46 @@ def test_a_deposit_is_recorded_once_and_the_balance_follows(
     assert recorded.amount == Decimal("1500.25") and recorded.currency == "USD"
     va = virtual_account_refresh(virtual_account=va, by=staff["admin"])
     assert va.available_balance == Decimal("1500.25")
+
+
+def test_the_balance_is_read_when_the_account_activates_and_after_each_deposit(
+    verified: EndUser,
+    staff: dict[str, StaffUser],
+    live_emulator: Any,
+    q_sync: None,  # noqa: F811
+) -> None:
+    """Nobody presses Refresh: the activation event, then each deposit event, queue one
+    background read of the balance after commit (a worker runs it; here, inline on commit)."""
+    va = virtual_account_create(end_user=verified, mode="fiat", by=staff["finance_maker"])
+    activate(live_emulator)
+    (activated,) = emulator_events(verified.environment, event="virtual_account.activated")
+    for _ in range(2):  # delivered twice: read once
+        virtual_account_apply_event(
+            environment=verified.environment, event_type=activated["event"], data=activated["data"]
+        )
+    va.refresh_from_db()
+    assert va.status == VirtualAccountStatus.ACTIVE
+    assert va.available_balance == Decimal("0.00") and va.balance_as_of is not None
+    assert live_emulator.witness.count("/balance", "GET") == 1
+    # Within the call budget: the upstream's background share, never a staff member's.
+    assert set(
+        UpstreamCall.objects.filter(operation="virtual_account_balance").values_list(
+            "priority", flat=True
+        )
+    ) == {"background"}
+
+    live_emulator.control(
+        "POST", "deposits", json={"virtual_account_id": va.upstream_id, "amount": "1500.25"}
+    )
+    (deposit,) = emulator_events(
+        verified.environment, event="virtual_account.deposit_funds_received"
+    )
+    virtual_account_apply_event(
+        environment=verified.environment, event_type=deposit["event"], data=deposit["data"]
+    )
+    va.refresh_from_db()
+    assert va.available_balance == Decimal("1500.25")
+    assert live_emulator.witness.count("/balance", "GET") == 2
 
 
 def test_an_approver_cannot_open_virtual_accounts(

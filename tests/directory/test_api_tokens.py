@@ -12,6 +12,7 @@ from django.test import Client
 
 from staff.api_tokens import api_token_create, api_token_revoke
 from staff.models import ApiToken, AuditEntry, StaffUser
+from tests.identity import client_signed_in
 
 pytestmark = pytest.mark.django_db
 
@@ -71,8 +72,7 @@ def test_a_token_stops_working_when_its_owner_is_deactivated(staff: dict[str, St
 def test_profile_page_shows_a_new_token_once_and_can_revoke_it(
     staff: dict[str, StaffUser],
 ) -> None:
-    browser = Client()
-    browser.force_login(staff["compliance"])
+    browser = client_signed_in(staff["compliance"])
     created = browser.post(
         "/profile/", {"name": "my script", "scopes": ["read", "prepare"], "days": "30"}
     )

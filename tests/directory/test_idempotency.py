@@ -99,10 +99,9 @@ def test_the_same_key_in_another_environment_is_another_submission(
 def test_a_form_resubmitted_with_other_values_is_refused_on_the_page(
     sandbox: Environment, staff: dict[str, StaffUser], live_emulator: Any
 ) -> None:
-    from django.test import Client
+    from tests.identity import client_signed_in
 
-    client = Client()
-    client.force_login(staff["compliance"])
+    client = client_signed_in(staff["compliance"])
     submission = str(uuid.uuid4())
     fields = {**user_values(), "request_key": submission}
     first = client.post("/end-users/new/", fields)

@@ -17,15 +17,14 @@ from tests.finance import (
     make_staff,
     make_virtual_account,
 )
+from tests.identity import client_signed_in
 
 pytestmark = pytest.mark.django_db
 
 
 def _signed_in(role: str) -> tuple[Client, StaffUser]:
     user = make_staff(role)
-    client = Client()
-    client.force_login(user)
-    return client, user
+    return client_signed_in(user), user
 
 
 def test_a_verified_end_user_shows_one_verified_badge() -> None:

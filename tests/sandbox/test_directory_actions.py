@@ -97,6 +97,38 @@ def test_an_admin_simulates_a_deposit_and_sees_the_balance(
     assert va.available_balance == Decimal("1500.00")
 
 
+def test_a_maker_funds_their_sandbox_account_without_an_admin(
+    sandbox: Environment,  # noqa: F811
+    staff: dict[str, StaffUser],  # noqa: F811
+    live_emulator: Any,  # noqa: F811
+) -> None:
+    """Who prepares payouts puts test money on the sandbox account they will pay from."""
+    user = end_user_create(environment=sandbox, by=staff["compliance"], **user_values())
+    va = virtual_account_create(end_user=user, mode="fiat", by=staff["finance_maker"])
+    live_emulator.advance(30)
+    live_emulator.control("POST", "tick")
+    maker = browser_for(staff["finance_maker"])
+    maker.post(f"/accounts/virtual-accounts/{va.pk}/refresh/")
+    page = maker.get(f"/accounts/virtual-accounts/{va.pk}/").content.decode()
+    assert 'data-testid="sandbox-deposit"' in page
+    answer = maker.post(f"/sandbox/virtual-accounts/{va.pk}/deposit/", {"amount": "2500.00"})
+    assert answer.status_code == 302
+    va.refresh_from_db()
+    assert va.available_balance == Decimal("2500.00") and va.balance_as_of is not None
+    assert AuditEntry.objects.filter(
+        action="sandbox.deposit_simulated", actor=staff["finance_maker"]
+    ).exists()
+    # An approver and an auditor read the account but put no money on it.
+    for role in ("finance_approver", "auditor"):
+        other = browser_for(staff[role])
+        assert 'data-testid="sandbox-deposit"' not in (
+            other.get(f"/accounts/virtual-accounts/{va.pk}/").content.decode()
+        )
+        refused = other.post(f"/sandbox/virtual-accounts/{va.pk}/deposit/", {"amount": "1.00"})
+        assert refused.status_code == 403, role
+    assert live_emulator.witness.count("/deposits", "POST") == 1
+
+
 def test_pages_offer_no_sandbox_action_without_the_sandbox_app(
     sandbox: Environment,  # noqa: F811
     staff: dict[str, StaffUser],  # noqa: F811

@@ -6,9 +6,9 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
-from django.test import Client
 
 from config.asgi import application
+from tests.identity import client_signed_in
 from tests.servers import CONNECT_WAIT
 from tests.webhooks.conftest import new_event
 from webhooks.consumers import CLOSE_FORBIDDEN, CLOSE_UNAUTHENTICATED
@@ -17,8 +17,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _session_cookie(user) -> bytes:  # type: ignore[no-untyped-def]
-    client = Client()
-    client.force_login(user)
+    # A finished sign-in: a role that must have a second factor (compliance) has passed it.
+    client = client_signed_in(user)
     name = settings.SESSION_COOKIE_NAME
     return f"{name}={client.cookies[name].value}".encode()
 
