@@ -17,6 +17,7 @@ class PayoutsConfig(AppConfig):
         from payouts.approval.policy import recipient_approver_roles_current
         from payouts.approval.policy_changes import register_policy_change_kinds
         from payouts.approval.views import dashboard_panel_context
+        from payouts.models import Payout
         from payouts.selectors import state_metrics
         from payouts.tracking.catch_up import open_payout_ids, payouts_catch_up
         from payouts.tracking.events import payout_apply_event
@@ -24,10 +25,13 @@ class PayoutsConfig(AppConfig):
         from staff.roles import FINANCE_VIEW
         from webhooks.contract import PAYOUT
         from webhooks.handlers import register_event_handler
+        from webhooks.links import register_link_target
         from webhooks.mirrors import Mirror, register_mirror
 
         # Payout events (webhooks) move the payout through its states.
         register_event_handler(PAYOUT, payout_apply_event)
+        # Events that name a payout link to it.
+        register_link_target(PAYOUT, Payout)
 
         # After a webhook registration, open payouts are read back first (money first); open
         # ones also tell webhooks when a silence matters.
