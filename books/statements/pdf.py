@@ -1,5 +1,5 @@
 """The statement and the receipt as PDFs, in the house look of the evidence pack
-(payouts/evidence/pdf.py: its fonts, styles, tables and numbered pages, reused here).
+(payouts/evidence/report_look.py: its fonts, styles, tables and numbered pages, reused here).
 
 A statement reads like a bank's: the letterhead, the account block (holder, the account number
 masked but its last four digits, routing), the period, a summary box (opening, each kind of
@@ -26,7 +26,7 @@ from books.statements.receipts import Receipt
 from books.statements.statement import Statement, masked
 from console.templatetags.ui import grouped, percent, utc_when, when
 from payouts.evidence.facts import second_factor_label
-from payouts.evidence.pdf import (
+from payouts.evidence.report_look import (
     BODY,
     CELL,
     CELL_BOLD,
@@ -41,20 +41,20 @@ from payouts.evidence.pdf import (
     SUBTITLE,
     TITLE,
     WIDTH,
-    _facts,
-    _fonts,
-    _NumberedCanvas,
-    _p,
-    _style,
-    _table,
+    NumberedCanvas,
+    facts_table,
     fit,
+    fonts_register,
+    para,
+    paragraph_style,
+    ruled_table,
 )
 
 GOOD = colors.HexColor("#0b6e4f")
 BAD = colors.HexColor("#a61b1b")
 BOX_FILL = colors.HexColor("#f5f7fa")
 # The lines' heading: not kept with the table (a long table would leave page 1 empty).
-H2_LINES = _style(
+H2_LINES = paragraph_style(
     "h2_lines",
     fontName=H2.fontName,
     fontSize=H2.fontSize,
@@ -123,8 +123,8 @@ def _summary_box(statement: Statement) -> Table:
     ]
     data = [
         [
-            _p(label, CELL_BOLD if bold else CELL),
-            _p(amount(value, c), CELL_BOLD_RIGHT if bold else CELL_RIGHT),
+            para(label, CELL_BOLD if bold else CELL),
+            para(amount(value, c), CELL_BOLD_RIGHT if bold else CELL_RIGHT),
         ]
         for label, value, bold in rows
     ]
@@ -148,7 +148,7 @@ def _summary_box(statement: Statement) -> Table:
 
 def _account_block(statement: Statement) -> Table:
     va = statement.account
-    left = _facts(
+    left = facts_table(
         [
             (gettext("Account holder"), statement.holder),
             (gettext("Account number"), masked(va.account_number)),
@@ -186,7 +186,7 @@ def _check(statement: Statement) -> Paragraph:
 def _lines(statement: Statement) -> list[Flowable]:
     c = statement.currency
     if not statement.lines:
-        return [_p(gettext("No movements in this period."), NOTE)]
+        return [para(gettext("No movements in this period."), NOTE)]
     rows: list[list[Any]] = []
     for line in statement.lines:
         detail = line.description or line.kind_text
@@ -208,7 +208,7 @@ def _lines(statement: Statement) -> list[Flowable]:
         )
     return [
         Paragraph(gettext("Transactions (amounts in %(c)s)") % {"c": c}, H2_LINES),
-        _table(
+        ruled_table(
             [
                 gettext("Date (UTC)"),
                 gettext("Details"),
@@ -223,7 +223,7 @@ def _lines(statement: Statement) -> list[Flowable]:
             right=(3, 4, 5, 6),
         ),
         Spacer(1, 3 * mm),
-        _p(
+        para(
             gettext(
                 "Closing balance %(closing)s = opening %(opening)s + deposits %(deposits)s - "
                 "payouts %(payouts)s - fees %(fees)s + returns %(returns)s + adjustments "
@@ -245,10 +245,10 @@ def _lines(statement: Statement) -> list[Flowable]:
 
 def statement_pdf_write(statement: Statement, out: IO[bytes]) -> None:
     """Write the statement as a PDF into `out`."""
-    _fonts()
+    fonts_register()
     va = statement.account
 
-    class PageCanvas(_NumberedCanvas):
+    class PageCanvas(NumberedCanvas):
         header_left = gettext("PayOps · Account statement")
         header_right = gettext("%(holder)s · account %(account_number)s · %(start)s to %(end)s") % {
             "holder": statement.holder,
@@ -284,11 +284,11 @@ def statement_pdf_write(statement: Statement, out: IO[bytes]) -> None:
 
 def receipt_pdf_write(receipt: Receipt, out: IO[bytes]) -> None:
     """Write the payout's receipt as a PDF into `out`."""
-    _fonts()
+    fonts_register()
     payout = receipt.payout
     c = receipt.currency
 
-    class PageCanvas(_NumberedCanvas):
+    class PageCanvas(NumberedCanvas):
         header_left = gettext("PayOps · Payout receipt")
         header_right = gettext("Payout #%(pk)s") % {"pk": payout.pk} + (
             f" · {payout.reference}" if payout.reference else ""
@@ -358,7 +358,7 @@ def receipt_pdf_write(receipt: Receipt, out: IO[bytes]) -> None:
             SUBTITLE,
         ),
         Paragraph(gettext("Payment"), H2),
-        _facts(
+        facts_table(
             [
                 (gettext("Payout"), f"#{payout.pk} · {payout.environment.name}"),
                 (gettext("Reference"), payout.reference or "—"),
@@ -370,9 +370,9 @@ def receipt_pdf_write(receipt: Receipt, out: IO[bytes]) -> None:
             ]
         ),
         Paragraph(gettext("Amounts"), H2),
-        _table([gettext("Figure"), gettext("Amount")], figures, [0.6, 0.4], right=(1,)),
+        ruled_table([gettext("Figure"), gettext("Amount")], figures, [0.6, 0.4], right=(1,)),
         Paragraph(gettext("Recipient"), H2),
-        _facts(
+        facts_table(
             [
                 (gettext("Name"), receipt.recipient_name),
                 (gettext("Bank"), receipt.recipient_bank or "—"),
@@ -382,15 +382,15 @@ def receipt_pdf_write(receipt: Receipt, out: IO[bytes]) -> None:
             ]
         ),
         Paragraph(gettext("Approvals"), H2),
-        _table(
+        ruled_table(
             [gettext("Step"), gettext("Approver"), gettext("When"), gettext("Second factor")],
             approvals,
             [0.08, 0.46, 0.26, 0.2],
         )
         if approvals
-        else _p(gettext("No approvals are recorded for this payout."), NOTE),
+        else para(gettext("No approvals are recorded for this payout."), NOTE),
         Paragraph(gettext("Timestamps"), H2),
-        _facts(
+        facts_table(
             [
                 (gettext("Prepared by (maker)"), receipt.maker),
                 (gettext("Created"), _when(payout.created_at)),
@@ -400,7 +400,7 @@ def receipt_pdf_write(receipt: Receipt, out: IO[bytes]) -> None:
             ]
         ),
         Spacer(1, 4 * mm),
-        _p(
+        para(
             gettext(
                 "Figures as charged by the upstream. The account was debited the amount plus the "
                 "fees; the recipient was paid the amount converted at the rate shown."
