@@ -10,14 +10,19 @@ class AccountsConfig(AppConfig):
     def ready(self) -> None:
         from accounts.catch_up import virtual_accounts_catch_up
         from accounts.events import virtual_account_apply_event
+        from accounts.models import Recipient, VirtualAccount
         from accounts.tasks import virtual_accounts_track_activation
         from console.schedules import register_schedule
         from webhooks.contract import VIRTUAL_ACCOUNT
         from webhooks.handlers import register_event_handler
+        from webhooks.links import register_link_target
         from webhooks.mirrors import Mirror, register_mirror
 
         # Virtual-account events (webhooks) keep the mirror current.
         register_event_handler(VIRTUAL_ACCOUNT, virtual_account_apply_event)
+        # Events that name a virtual account or a recipient link to its row.
+        register_link_target(VIRTUAL_ACCOUNT, VirtualAccount)
+        register_link_target("recipient", Recipient)
 
         # After a webhook registration, accounts still activating are read back.
         register_mirror(

@@ -19,7 +19,8 @@ from django.utils.translation import gettext_noop
 
 from accounts.models import VirtualAccount, VirtualAccountMode
 from books.statements.fees import FeesReport, fees_report
-from books.statements.statement import balance_history, day_end, day_start
+from books.statements.history import balance_history
+from books.statements.statement import day_end, day_start
 from gateway.models import Environment
 from gateway.selectors import QuotaGauge, quota_gauges
 from payouts.models import Payout, PayoutStatus, PayoutStatusChange

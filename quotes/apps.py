@@ -9,7 +9,11 @@ class QuotesConfig(AppConfig):
 
     def ready(self) -> None:
         from console.schedules import register_schedule
+        from quotes.models import Quote
         from quotes.tasks import expire_due_quotes
+        from webhooks.links import register_link_target
 
         # Expiry housekeeping: a list filtered by status must not show stale ACTIVE quotes.
         register_schedule("quotes.expire_due", expire_due_quotes, minutes=1)
+        # Events that name a quote (in their metadata) link to it.
+        register_link_target("quote", Quote)

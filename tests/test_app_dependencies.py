@@ -20,9 +20,9 @@ ALLOWED = {
     "console": {"staff"},  # the shell: it shows what staff may see
     "gateway": {"staff", "console"},  # adds its check, panel, schedule and steps to the console
     # The domain apps build on each other in one order (docs/architecture.md, "Apps"); webhooks
-    # reaches the apps above it only through the handlers and mirrors they register.
+    # reaches the apps above it only through the handlers, mirrors and link targets they register.
     "webhooks": _BASE,
-    "quotes": _BASE,
+    "quotes": _BASE | {"webhooks"},  # registers its quotes as webhooks' link target
     "users": _BASE | {"webhooks"},
     "accounts": _BASE | {"webhooks", "users"},
     "payouts": _BASE | {"webhooks", "users", "accounts", "quotes"},
@@ -90,6 +90,8 @@ def test_no_two_product_apps_import_each_other() -> None:
 
 # Hidden seams: an app reached through a string is an import no reader or tool can follow.
 DYNAMIC_IMPORTS = {"import_module", "import_string", "__import__"}
+# A model reached by its app label ("payouts", "Payout") is an import by another name.
+MODEL_BY_LABEL = {"get_model"}
 # Calls that take a task's function: it is passed itself (django-q2 stores the path it derives).
 TASK_CALLS = {"async_task", "schedule", "register_schedule"}
 # Only where a dotted string is the point: settings and URLconfs name modules by string.
@@ -97,13 +99,13 @@ STRING_SEAMS_ALLOWED = {"config/settings", "config/asgi.py", "config/wsgi.py"}
 
 
 def hidden_seams(source: str) -> list[str]:
-    """Dynamic imports, and task calls given a dotted path instead of the function."""
+    """Dynamic imports, models looked up by app label, and task calls given a dotted path."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if not isinstance(node, ast.Call):
             continue
         name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
-        if name in DYNAMIC_IMPORTS:
+        if name in DYNAMIC_IMPORTS or name in MODEL_BY_LABEL:
             found.append(f"{name}() at line {node.lineno}")
         elif name in TASK_CALLS:
             # register_schedule(name, func, ...) takes the function second.
@@ -120,6 +122,10 @@ def test_the_seam_detector_sees_strings_and_dynamic_imports() -> None:
     assert hidden_seams("from x import import_string\nimport_string('a.b')")
     assert hidden_seams("async_task('payouts.tasks.payout_submit', 1)")
     assert hidden_seams("register_schedule('n', 'gateway.tasks.refresh', minutes=1)")
+    assert hidden_seams("apps.get_model('payouts', 'Payout')")
+    assert hidden_seams("from django.apps import apps\napps.get_model('payouts.Payout')")
+    assert hidden_seams("get_model(*LOCAL_MODELS['payout'])")
+    assert not hidden_seams("apps.get_models()")  # every model, none named by a string
     assert not hidden_seams("async_task(payout_submit, 1)")
     assert not hidden_seams("register_schedule('gateway.refresh', refresh, minutes=1)")
 

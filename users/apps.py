@@ -11,12 +11,16 @@ class UsersConfig(AppConfig):
     def ready(self) -> None:
         from users.catch_up import end_users_catch_up
         from users.events import end_user_apply_event
+        from users.models import EndUser
         from webhooks.contract import USER
         from webhooks.handlers import register_event_handler
+        from webhooks.links import register_link_target
         from webhooks.mirrors import Mirror, register_mirror
 
         # End-user and KYC events (webhooks) keep the mirror current.
         register_event_handler(USER, end_user_apply_event)
+        # Events that name a user link to its end user.
+        register_link_target(USER, EndUser)
 
         # After a webhook registration, users still waiting for a KYC decision are read back.
         register_mirror(Mirror("user", "end users", catch_up=end_users_catch_up, order=30))

@@ -1,50 +1,61 @@
-"""Links from events to local objects by upstream id, and the payment-link events' own handler."""
+"""Links from events to local objects by upstream id, and the payment-link events' own handler.
+
+An event names upstream objects by kind and id (`webhooks.contract`); the app that stores a kind
+tells webhooks which model holds it, from its AppConfig.ready(), the way `register_event_handler`
+and `register_mirror` work (webhooks never imports those apps):
+
+    from webhooks.links import register_link_target
+    register_link_target("payout", Payout)
+
+A kind no app has registered (yet) is linked by kind and upstream id only.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from django.apps import apps
 from django.contrib.contenttypes.models import ContentType
-from django.core.exceptions import FieldDoesNotExist
 from django.db import models
 
-# Where each kind of upstream object lives locally, if its app has it yet. The upstream id column
-# is found by name (the first of `upstream_id`, `<kind>_id` that the model has), so the directory,
-# quotes and payouts apps can land in any order.
-LOCAL_MODELS: dict[str, tuple[str, str]] = {
-    "user": ("users", "EndUser"),
-    "virtual_account": ("accounts", "VirtualAccount"),
-    "recipient": ("accounts", "Recipient"),
-    "quote": ("quotes", "Quote"),
-    "payout": ("payouts", "Payout"),
-}
+from webhooks import contract
 
 
-def _local_model(kind: str) -> tuple[type[models.Model], str] | None:
-    target = LOCAL_MODELS.get(kind)
-    if target is None:
-        return None
-    try:
-        model = apps.get_model(*target)
-    except LookupError:
-        return None
-    for name in ("upstream_id", f"{kind}_id"):
-        try:
-            model._meta.get_field(name)
-        except FieldDoesNotExist:
-            continue
-        return model, name
-    return None
+@dataclass(frozen=True)
+class LinkTarget:
+    """Where one kind of upstream object lives locally: its model and its upstream id column."""
+
+    kind: str
+    model: type[models.Model]
+    upstream_id_field: str = "upstream_id"
+
+
+LINK_TARGETS: dict[str, LinkTarget] = {}
+
+
+def register_link_target(
+    kind: str, model: type[models.Model], *, upstream_id_field: str = "upstream_id"
+) -> None:
+    """Events' `kind` ids link to rows of `model`; call it from the owning AppConfig.ready()."""
+    named = {
+        name for event_kind in contract.EVENT_KINDS.values() for name in event_kind.ids.values()
+    }
+    if kind not in named:
+        raise ValueError(f"no event names a {kind!r} (known: {sorted(named)})")
+    model._meta.get_field(upstream_id_field)  # FieldDoesNotExist at start-up, not at processing
+    registered = LINK_TARGETS.get(kind)
+    if registered is not None and registered.model is not model:
+        raise ValueError(f"{kind!r} links already go to {registered.model.__name__}")
+    LINK_TARGETS[kind] = LinkTarget(kind, model, upstream_id_field)
 
 
 def local_object(kind: str, upstream_id: str, environment: Any = None) -> models.Model | None:
-    """The local row for an upstream id (in that environment), when its app stores the kind."""
-    found = _local_model(kind)
-    if found is None:
+    """The local row for an upstream id (in that environment), when an app stores the kind."""
+    target = LINK_TARGETS.get(kind)
+    if target is None:
         return None
-    model, field_name = found
-    rows = model._default_manager.filter(**{field_name: upstream_id})
+    model = target.model
+    rows = model._default_manager.filter(**{target.upstream_id_field: upstream_id})
     if environment is not None and any(f.name == "environment" for f in model._meta.fields):
         rows = rows.filter(environment=environment)
     return rows.first()

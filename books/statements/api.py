@@ -15,7 +15,7 @@ from ninja import Field, Query, Router, Schema
 
 from accounts.models import VirtualAccount
 from accounts.selectors import virtual_account_get
-from books.statements import fees, receipts, statement
+from books.statements import fees, history, receipts, statement
 from books.statements.forms import period_checked
 from books.statements.views import pdf_response, receipt_pdf, statement_csv, statement_pdf
 from console.api_schemas import ERROR_RESPONSES, ErrorOut
@@ -182,7 +182,7 @@ def get_balance(
     """PayOps's balance of the account at the end of a day (the ledger)."""
     va = _account(request, account_id, environment)
     on = on or timezone.now().date()
-    balance = statement.balance_on(virtual_account=va, day=on, by=acting_staff(request))
+    balance = history.balance_on(virtual_account=va, day=on, by=acting_staff(request))
     return BalanceOut(virtual_account_id=va.pk, on=on, balance=balance, currency=va.currency)
 
 
@@ -218,7 +218,7 @@ def get_balance_history(
     ledger's balance at each reading."""
     va = _account(request, account_id, environment)
     first, last = period_checked(start, end)
-    days = statement.balance_history(
+    days = history.balance_history(
         virtual_account=va, start=first, end=last, by=acting_staff(request)
     )
     return HistoryOut(

@@ -1,5 +1,6 @@
-"""The statement and the receipt as PDFs, in the house look of the evidence pack
-(payouts/evidence/pdf.py: its fonts, styles, tables and numbered pages, reused here).
+"""The statement as a PDF, and the formats it shares with the receipt (`receipt_pdf.py`), in the
+house look of the evidence pack (payouts/evidence/report_look.py: its fonts, styles, tables and
+numbered pages, reused here).
 
 A statement reads like a bank's: the letterhead, the account block (holder, the account number
 masked but its last four digits, routing), the period, a summary box (opening, each kind of
@@ -9,7 +10,7 @@ it was generated and how it compares with the upstream's balance.
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from decimal import Decimal
 from typing import IO, Any
 from xml.sax.saxutils import escape
@@ -22,11 +23,9 @@ from reportlab.lib.units import mm
 from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 from reportlab.platypus.flowables import Flowable
 
-from books.statements.receipts import Receipt
 from books.statements.statement import Statement, masked
-from console.templatetags.ui import grouped, percent, utc_when, when
-from payouts.evidence.facts import second_factor_label
-from payouts.evidence.pdf import (
+from console.templatetags.ui import grouped, utc_when, when
+from payouts.evidence.report_look import (
     BODY,
     CELL,
     CELL_BOLD,
@@ -41,20 +40,20 @@ from payouts.evidence.pdf import (
     SUBTITLE,
     TITLE,
     WIDTH,
-    _facts,
-    _fonts,
-    _NumberedCanvas,
-    _p,
-    _style,
-    _table,
+    NumberedCanvas,
+    facts_table,
     fit,
+    fonts_register,
+    para,
+    paragraph_style,
+    ruled_table,
 )
 
 GOOD = colors.HexColor("#0b6e4f")
 BAD = colors.HexColor("#a61b1b")
 BOX_FILL = colors.HexColor("#f5f7fa")
 # The lines' heading: not kept with the table (a long table would leave page 1 empty).
-H2_LINES = _style(
+H2_LINES = paragraph_style(
     "h2_lines",
     fontName=H2.fontName,
     fontSize=H2.fontSize,
@@ -67,6 +66,7 @@ FOOTER_ROOM = PAGE_WIDTH - 2 * MARGIN - 28 * mm
 
 
 def footer(text: str) -> str:
+    """The footer's text cut to fit beside "Page n of m"."""
     return fit(text, FOOTER_ROOM, 7)
 
 
@@ -77,7 +77,7 @@ def amount(value: Decimal | None, currency: str = "") -> str:
     return f"{grouped(value, 2)} {currency}".strip()
 
 
-def _when(value: datetime | None) -> str:
+def when_utc(value: datetime | None) -> str:
     """`2026-11-23 17:26 UTC` (es, pt-BR: `23/11/2026 17:26 UTC`), as the pages say it."""
     return utc_when(value)
 
@@ -92,11 +92,13 @@ def _long_day(value: date) -> str:
     return dateformat.format(value, "d M Y")
 
 
-def _rate(value: Decimal | None) -> str:
+def rate_text(value: Decimal | None) -> str:
+    """A rate as stated, every digit, the reader's decimal separator; empty for none."""
     return "" if value is None else grouped(value)
 
 
-def _document(out: IO[bytes], *, title: str, subject: str) -> SimpleDocTemplate:
+def document_template(out: IO[bytes], *, title: str, subject: str) -> SimpleDocTemplate:
+    """An A4 document in the house margins."""
     return SimpleDocTemplate(
         out,
         pagesize=A4,
@@ -123,8 +125,8 @@ def _summary_box(statement: Statement) -> Table:
     ]
     data = [
         [
-            _p(label, CELL_BOLD if bold else CELL),
-            _p(amount(value, c), CELL_BOLD_RIGHT if bold else CELL_RIGHT),
+            para(label, CELL_BOLD if bold else CELL),
+            para(amount(value, c), CELL_BOLD_RIGHT if bold else CELL_RIGHT),
         ]
         for label, value, bold in rows
     ]
@@ -148,7 +150,7 @@ def _summary_box(statement: Statement) -> Table:
 
 def _account_block(statement: Statement) -> Table:
     va = statement.account
-    left = _facts(
+    left = facts_table(
         [
             (gettext("Account holder"), statement.holder),
             (gettext("Account number"), masked(va.account_number)),
@@ -186,18 +188,18 @@ def _check(statement: Statement) -> Paragraph:
 def _lines(statement: Statement) -> list[Flowable]:
     c = statement.currency
     if not statement.lines:
-        return [_p(gettext("No movements in this period."), NOTE)]
+        return [para(gettext("No movements in this period."), NOTE)]
     rows: list[list[Any]] = []
     for line in statement.lines:
         detail = line.description or line.kind_text
         if line.recipient_amount is not None and line.kind.value == "payout":
             detail += "\n" + gettext("Recipient gets %(recipient_amount)s at %(rate)s") % {
                 "recipient_amount": amount(line.recipient_amount, line.recipient_currency),
-                "rate": _rate(line.rate),
+                "rate": rate_text(line.rate),
             }
         rows.append(
             [
-                _when(line.at).removesuffix(" UTC").replace(" ", "\n", 1),
+                when_utc(line.at).removesuffix(" UTC").replace(" ", "\n", 1),
                 f"{line.kind_text}\n{detail}",
                 line.reference or "—",
                 amount(line.money_out or None),
@@ -208,7 +210,7 @@ def _lines(statement: Statement) -> list[Flowable]:
         )
     return [
         Paragraph(gettext("Transactions (amounts in %(c)s)") % {"c": c}, H2_LINES),
-        _table(
+        ruled_table(
             [
                 gettext("Date (UTC)"),
                 gettext("Details"),
@@ -223,7 +225,7 @@ def _lines(statement: Statement) -> list[Flowable]:
             right=(3, 4, 5, 6),
         ),
         Spacer(1, 3 * mm),
-        _p(
+        para(
             gettext(
                 "Closing balance %(closing)s = opening %(opening)s + deposits %(deposits)s - "
                 "payouts %(payouts)s - fees %(fees)s + returns %(returns)s + adjustments "
@@ -245,10 +247,10 @@ def _lines(statement: Statement) -> list[Flowable]:
 
 def statement_pdf_write(statement: Statement, out: IO[bytes]) -> None:
     """Write the statement as a PDF into `out`."""
-    _fonts()
+    fonts_register()
     va = statement.account
 
-    class PageCanvas(_NumberedCanvas):
+    class PageCanvas(NumberedCanvas):
         header_left = gettext("PayOps · Account statement")
         header_right = gettext("%(holder)s · account %(account_number)s · %(start)s to %(end)s") % {
             "holder": statement.holder,
@@ -258,10 +260,10 @@ def statement_pdf_write(statement: Statement, out: IO[bytes]) -> None:
         }
         footer_left = footer(
             gettext("Generated %(generated_at)s · %(check)s")
-            % {"generated_at": _when(statement.generated_at), "check": statement.check.words}
+            % {"generated_at": when_utc(statement.generated_at), "check": statement.check.words}
         )
 
-    document = _document(
+    document = document_template(
         out,
         title=gettext("Statement %(account_number)s %(start)s to %(end)s")
         % {
@@ -278,134 +280,5 @@ def statement_pdf_write(statement: Statement, out: IO[bytes]) -> None:
         Spacer(1, 3 * mm),
         _check(statement),
         *_lines(statement),
-    ]
-    document.build(story, canvasmaker=PageCanvas)
-
-
-def receipt_pdf_write(receipt: Receipt, out: IO[bytes]) -> None:
-    """Write the payout's receipt as a PDF into `out`."""
-    _fonts()
-    payout = receipt.payout
-    c = receipt.currency
-
-    class PageCanvas(_NumberedCanvas):
-        header_left = gettext("PayOps · Payout receipt")
-        header_right = gettext("Payout #%(pk)s") % {"pk": payout.pk} + (
-            f" · {payout.reference}" if payout.reference else ""
-        )
-        footer_left = gettext("Generated %(generated_at)s") % {
-            "generated_at": _when(datetime.now(UTC))
-        }
-
-    document = _document(
-        out,
-        title=gettext("Receipt: payout #%(pk)s") % {"pk": payout.pk},
-        subject=gettext("Payout receipt"),
-    )
-    rate = (
-        f"1 {c} = {_rate(receipt.rate)} {receipt.recipient_currency}"
-        if receipt.rate is not None
-        else "—"
-    )
-    figures = [
-        [gettext("Amount sent"), amount(receipt.amount, c)],
-        *[[label, amount(value, c)] for label, value in receipt.fee_items],
-        [gettext("Total fees"), amount(receipt.total_fees, c)],
-        [gettext("Total debited"), amount(receipt.total_debited, c)],
-        [gettext("Rate paid (service rate)"), rate],
-        [
-            gettext("Commercial rate (before FX markup and penalty)"),
-            f"1 {c} = {_rate(receipt.fees.rate)} {receipt.recipient_currency}"
-            if receipt.fees.rate
-            else "—",
-        ],
-        [
-            gettext("FX markup in the rate (%(fraction)s)")
-            % {"fraction": percent(receipt.fees.fx_markup_fraction)},
-            f"{amount(receipt.fees.fx_markup_usd, c)} "
-            f"({amount(receipt.fees.fx_markup_recipient, receipt.recipient_currency)})",
-        ],
-        [
-            gettext("Out-of-hours penalty in the rate (%(fraction)s)")
-            % {"fraction": percent(receipt.fees.penalty_fraction)},
-            f"{amount(receipt.fees.penalty_usd, c)} "
-            f"({amount(receipt.fees.penalty_recipient, receipt.recipient_currency)})",
-        ],
-        [gettext("Recipient gets"), amount(receipt.recipient_amount, receipt.recipient_currency)],
-    ]
-    approvals = [
-        [
-            str(a.step),
-            f"{a.name or a.email}\n{a.email}",
-            _when(a.at),
-            second_factor_label(a.second_factor) or "—",
-        ]
-        for a in receipt.approvals
-    ]
-    story: list[Flowable] = [
-        Paragraph("PayOps", TITLE),
-        Paragraph(
-            escape(
-                gettext(
-                    "Payout receipt · %(amount)s to %(recipient_name)s · completed %(completed_at)s"
-                )
-                % {
-                    "amount": amount(receipt.amount, c),
-                    "recipient_name": receipt.recipient_name,
-                    "completed_at": _when(receipt.completed_at),
-                }
-            ),
-            SUBTITLE,
-        ),
-        Paragraph(gettext("Payment"), H2),
-        _facts(
-            [
-                (gettext("Payout"), f"#{payout.pk} · {payout.environment.name}"),
-                (gettext("Reference"), payout.reference or "—"),
-                (gettext("Upstream payout id"), payout.upstream_id or "—"),
-                (gettext("Quote id"), receipt.quote_id or "—"),
-                ("UETR", receipt.uetr or gettext("— (not given by the upstream)")),
-                (gettext("Status"), payout.get_status_display()),
-                (gettext("Memo"), payout.memo or "—"),
-            ]
-        ),
-        Paragraph(gettext("Amounts"), H2),
-        _table([gettext("Figure"), gettext("Amount")], figures, [0.6, 0.4], right=(1,)),
-        Paragraph(gettext("Recipient"), H2),
-        _facts(
-            [
-                (gettext("Name"), receipt.recipient_name),
-                (gettext("Bank"), receipt.recipient_bank or "—"),
-                (gettext("Payment rail"), receipt.recipient_rail or "—"),
-                (gettext("Account"), receipt.recipient_account),
-                (gettext("Country"), receipt.recipient_country or "—"),
-            ]
-        ),
-        Paragraph(gettext("Approvals"), H2),
-        _table(
-            [gettext("Step"), gettext("Approver"), gettext("When"), gettext("Second factor")],
-            approvals,
-            [0.08, 0.46, 0.26, 0.2],
-        )
-        if approvals
-        else _p(gettext("No approvals are recorded for this payout."), NOTE),
-        Paragraph(gettext("Timestamps"), H2),
-        _facts(
-            [
-                (gettext("Prepared by (maker)"), receipt.maker),
-                (gettext("Created"), _when(payout.created_at)),
-                (gettext("Submitted for approval"), _when(payout.submitted_at)),
-                (gettext("Charged by the upstream"), _when(payout.charged_at)),
-                (gettext("Completed"), _when(receipt.completed_at)),
-            ]
-        ),
-        Spacer(1, 4 * mm),
-        _p(
-            gettext(
-                "Figures as charged by the upstream. The account was debited the amount plus the "
-                "fees; the recipient was paid the amount converted at the rate shown."
-            ),
-            NOTE,
-        ),
     ]
     document.build(story, canvasmaker=PageCanvas)

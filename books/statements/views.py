@@ -13,8 +13,9 @@ from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
 from accounts.models import VirtualAccount, VirtualAccountMode
-from books.statements import fees, pdf, receipts, statement
+from books.statements import fees, history, pdf, receipts, statement
 from books.statements.forms import FeesReportForm, StatementForm, month_to_date
+from books.statements.receipt_pdf import receipt_pdf_write
 from console.exports import csv_response
 from gateway.selectors import environment_choices, environment_current
 from payouts.pages import payout_of_request
@@ -47,7 +48,7 @@ def statement_csv(built: statement.Statement) -> StreamingHttpResponse:
 
 def receipt_pdf(receipt: receipts.Receipt) -> bytes:
     out = io.BytesIO()
-    pdf.receipt_pdf_write(receipt, out)
+    receipt_pdf_write(receipt, out)
     return out.getvalue()
 
 
@@ -89,8 +90,8 @@ def statements_page(request: HttpRequest) -> HttpResponseBase:
         context |= {
             "statement": built,
             "on": on,
-            "balance_on": statement.balance_on(virtual_account=va, day=on, by=user),
-            "history": statement.balance_history(virtual_account=va, start=start, end=end, by=user),
+            "balance_on": history.balance_on(virtual_account=va, day=on, by=user),
+            "history": history.balance_history(virtual_account=va, start=start, end=end, by=user),
         }
     return render(request, "books/statements/statements.html", context)
 

@@ -138,10 +138,14 @@ def environment_update(
         environment.full_clean()
         after = _public_fields(environment)
         changed = {k: {"from": before[k], "to": after[k]} for k in after if before[k] != after[k]}
-        credentials_replaced = bool(client_id or password or api_key)
+        replaced = [
+            name
+            for name, value in zip(CREDENTIAL_FIELDS, (client_id, password, api_key), strict=True)
+            if value
+        ]
         # A connection test proved the old URL and credentials, not these: test again first.
-        unverified = environment.verified_at is not None and (
-            credentials_replaced or set(changed) & VERIFIED_FIELDS
+        unverified = environment.verified_at is not None and bool(
+            replaced or set(changed) & VERIFIED_FIELDS
         )
         if unverified:
             environment.verified_at = None
@@ -152,17 +156,11 @@ def environment_update(
             target=environment,
             before=before,
             after=after,
+            # Which credentials were replaced, never their values.
             details={
                 "changed": changed,
-                # Which credentials were replaced, never their values.
-                "credentials_replaced": [
-                    name
-                    for name, value in zip(
-                        CREDENTIAL_FIELDS, (client_id, password, api_key), strict=True
-                    )
-                    if value
-                ],
-                "verification_cleared": bool(unverified),
+                "credentials_replaced": replaced,
+                "verification_cleared": unverified,
             },
         )
     return environment

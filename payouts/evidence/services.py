@@ -65,6 +65,42 @@ def _add_bytes(archive: zipfile.ZipFile, name: str, data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def _archive_write(archive: zipfile.ZipFile, payout: Payout, facts: dict[str, Any]) -> int:
+    """The documents as stored, evidence.pdf, evidence.json and SHA256SUMS; how many files."""
+    manifest: dict[str, str] = {}
+    for document, described in zip(
+        payout.documents.order_by("uploaded_at", "pk"), facts["documents"], strict=True
+    ):
+        with document.file.open("rb") as stored:
+            digest = _add(archive, described["file_in_pack"], stored)
+        manifest[described["file_in_pack"]] = digest
+        described["sha256_in_pack"] = digest
+        described["unchanged_since_upload"] = digest == document.sha256
+    with tempfile.TemporaryFile() as pdf:
+        evidence_pdf_write(facts, pdf)
+        pdf.seek(0)
+        manifest["evidence.pdf"] = _add(archive, "evidence.pdf", pdf)
+    facts["files"] = dict(sorted(manifest.items()))
+    facts["files_note"] = (
+        "SHA-256 of every other file in this ZIP; SHA256SUMS also covers evidence.json."
+    )
+    document_json = json.dumps(facts, indent=2, ensure_ascii=False, cls=DjangoJSONEncoder)
+    manifest["evidence.json"] = _add_bytes(archive, "evidence.json", document_json.encode())
+    sums = "".join(f"{digest}  {name}\n" for name, digest in sorted(manifest.items()))
+    _add_bytes(archive, "SHA256SUMS", sums.encode())
+    return len(manifest) + 1
+
+
+def _sha256_of(pack: IO[bytes]) -> str:
+    """The SHA-256 of the whole file, read in chunks, left at its start."""
+    pack.seek(0)
+    whole = hashlib.sha256()
+    for block in iter(lambda: pack.read(CHUNK), b""):
+        whole.update(block)
+    pack.seek(0)
+    return whole.hexdigest()
+
+
 def payout_evidence_pack(*, payout: Payout, by: StaffUser) -> EvidencePack:
     """
     The evidence pack of `payout` for `by` (PermissionDenied without `payouts.view_evidence`):
@@ -79,41 +115,12 @@ def payout_evidence_pack(*, payout: Payout, by: StaffUser) -> EvidencePack:
         )
     now = timezone.now()
     facts = evidence_facts(payout, by=by, now=now)
-    manifest: dict[str, str] = {}
     pack = tempfile.TemporaryFile()  # noqa: SIM115 (the response closes it once streamed)
     try:
         with zipfile.ZipFile(pack, "w", compression=zipfile.ZIP_DEFLATED) as archive:
-            for document, described in zip(
-                payout.documents.order_by("uploaded_at", "pk"), facts["documents"], strict=True
-            ):
-                with document.file.open("rb") as stored:
-                    digest = _add(archive, described["file_in_pack"], stored)
-                manifest[described["file_in_pack"]] = digest
-                described["sha256_in_pack"] = digest
-                described["unchanged_since_upload"] = digest == document.sha256
-            with tempfile.TemporaryFile() as pdf:
-                evidence_pdf_write(facts, pdf)
-                pdf.seek(0)
-                manifest["evidence.pdf"] = _add(archive, "evidence.pdf", pdf)
-            facts["files"] = dict(sorted(manifest.items()))
-            facts["files_note"] = (
-                "SHA-256 of every other file in this ZIP; SHA256SUMS also covers evidence.json."
-            )
-            document_json = json.dumps(facts, indent=2, ensure_ascii=False, cls=DjangoJSONEncoder)
-            manifest["evidence.json"] = _add_bytes(archive, "evidence.json", document_json.encode())
-            sums = "".join(f"{digest}  {name}\n" for name, digest in sorted(manifest.items()))
-            _add_bytes(archive, "SHA256SUMS", sums.encode())
+            files = _archive_write(archive, payout, facts)
         size = pack.tell()
-        pack.seek(0)
-        whole = hashlib.sha256()
-        for block in iter(lambda: pack.read(CHUNK), b""):
-            whole.update(block)
-        pack.seek(0)
-        details: dict[str, Any] = {
-            "sha256": whole.hexdigest(),
-            "size": size,
-            "files": len(manifest) + 1,
-        }
+        details: dict[str, Any] = {"sha256": _sha256_of(pack), "size": size, "files": files}
         with transaction.atomic():
             audit_record(
                 actor=by, action="payout.evidence_downloaded", target=payout, details=details

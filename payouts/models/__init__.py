@@ -1,18 +1,9 @@
-"""Models of payouts: the payout, its documents, its status timeline and the upstream events."""
+"""Models of payouts, one module a concept: the payout (`payout`), its supporting documents
+(`documents`), its status timeline and upstream events (`timeline`), and the approval records
+(`approval`). Every model and choice is importable from `payouts.models` itself."""
 
 from __future__ import annotations
 
-import hashlib
-import uuid
-from decimal import Decimal
-from pathlib import PurePath
-
-from django.conf import settings
-from django.db import models
-from django.utils import timezone
-from django.utils.translation import gettext_lazy
-
-from gateway.idempotency import IdempotentModel
 from payouts.models.approval import (
     Approval,
     ApprovalPolicy,
@@ -24,400 +15,53 @@ from payouts.models.approval import (
     limit_from_json,
     limit_to_json,
 )
-
-# decisions.md 2 "Initiate payout": extra_info.memo ≤ 255, extra_info.internal_notes ≤ 1000.
-MEMO_MAX = 255
-INTERNAL_NOTES_MAX = 1000
-REFERENCE_MAX = 100
-
-
-class PayoutStatus(models.TextChoices):
-    """Our states (draft … approved, submitting, rejected) and the upstream's, normalised."""
-
-    DRAFT = "draft", gettext_lazy("Draft")
-    PENDING_APPROVAL = "pending_approval", gettext_lazy("Pending approval")
-    APPROVED = "approved", gettext_lazy("Approved")
-    SUBMITTING = "submitting", gettext_lazy("Submitting")
-    CREATED = "created", gettext_lazy("Created")
-    PENDING = "pending", gettext_lazy("Pending")
-    PROCESSING = "processing", gettext_lazy("Processing")
-    IN_REVIEW = "in_review", gettext_lazy("In review")
-    KYT_PENDING = "kyt_pending", gettext_lazy("KYT pending")
-    COMPLETED = "completed", gettext_lazy("Completed")
-    FAILED = "failed", gettext_lazy("Failed")
-    RETURNED = "returned", gettext_lazy("Returned")
-    CANCELLED = "cancelled", gettext_lazy("Cancelled")
-    REJECTED = "rejected", gettext_lazy("Rejected")
-
-
-class PayoutChannel(models.TextChoices):
-    PAGE = "page", gettext_lazy("Page")
-    API = "api", gettext_lazy("API")
-
-
-class PayoutMode(models.TextChoices):
-    """Follows the virtual account: fiat debits its balance, crypto is funded by a deposit."""
-
-    FIAT = "fiat", gettext_lazy("Fiat")
-    CRYPTO = "crypto", gettext_lazy("Crypto")
-
-
-class ReservationStatus(models.TextChoices):
-    NONE = "", gettext_lazy("Not reserved")
-    ACTIVE = "ACTIVE", gettext_lazy("Reserved")
-    EXPIRED = "EXPIRED", gettext_lazy("Expired")
-    USED = "USED", gettext_lazy("Used")
-
-
-class UpstreamWait(models.TextChoices):
-    """Why an initiation waits to be sent again (its label completes "Waiting for …")."""
-
-    NONE = "", gettext_lazy("nothing")
-    RATE_LIMIT = "rate_limit", gettext_lazy("the upstream's rate limit")
-    NO_ANSWER = "no_answer", gettext_lazy("an answer from the upstream")
-    SERVER_ERROR = "server_error", gettext_lazy("the upstream to recover from an error")
-    BUDGET = "budget", gettext_lazy("room in PayOps's budget of upstream calls")
-
-
-class DocumentKind(models.TextChoices):
-    """The `type` of a supporting document in the payout body (what the document proves)."""
-
-    INVOICE = "invoice", gettext_lazy("Invoice")
-    CONTRACT = "contract", gettext_lazy("Contract")
-    RECEIPT = "receipt", gettext_lazy("Receipt")
-    OTHER = "other", gettext_lazy("Other")
-
-
-class Payout(IdempotentModel):
-    """
-    A payout from a virtual account to a recipient, from its draft to its final upstream state.
-    `idempotency_key` (gateway.idempotency) is created with the row, so it is committed before any
-    upstream call.
-    The `preview_*` fields keep the last payout preview (fees, what the recipient gets) and the
-    quote it reserved, if any.
-    """
-
-    environment = models.ForeignKey(
-        "gateway.Environment", on_delete=models.PROTECT, related_name="payouts"
-    )
-    maker = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="payouts_made"
-    )
-    virtual_account = models.ForeignKey(
-        "accounts.VirtualAccount", on_delete=models.PROTECT, related_name="payouts"
-    )
-    recipient = models.ForeignKey(
-        "accounts.Recipient", on_delete=models.PROTECT, related_name="payouts"
-    )
-    amount = models.DecimalField(max_digits=12, decimal_places=2)
-    currency = models.CharField(max_length=8, default="USD")
-    quote = models.ForeignKey(
-        "quotes.Quote", on_delete=models.PROTECT, null=True, blank=True, related_name="payouts"
-    )
-    reference = models.CharField(max_length=REFERENCE_MAX, blank=True)
-    memo = models.CharField(max_length=MEMO_MAX, blank=True)
-    internal_notes = models.TextField(max_length=INTERNAL_NOTES_MAX, blank=True)
-    # Overrides of the client's default markup for this payout (only without a quote).
-    client_markup_fixed_fee = models.DecimalField(
-        max_digits=12, decimal_places=2, null=True, blank=True
-    )
-    client_markup_percentage_fee = models.DecimalField(
-        max_digits=12, decimal_places=8, null=True, blank=True
-    )
-    client_markup_fx_markup = models.DecimalField(
-        max_digits=12, decimal_places=8, null=True, blank=True
-    )
-    mode = models.CharField(max_length=8, choices=PayoutMode.choices, default=PayoutMode.FIAT)
-    # payment_instructions of a crypto payout: the stablecoin and the network that fund it.
-    payment_currency = models.CharField(max_length=8, blank=True)
-    payment_network = models.CharField(max_length=16, blank=True)
-    # The last preview.
-    preview_fees = models.JSONField(default=dict, blank=True)
-    preview_total_fees = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
-    preview_recipient_amount = models.DecimalField(
-        max_digits=18, decimal_places=2, null=True, blank=True
-    )
-    preview_recipient_currency = models.CharField(max_length=8, blank=True)
-    previewed_at = models.DateTimeField(null=True, blank=True)
-    preview_quote_id = models.CharField(max_length=64, blank=True)
-    preview_quote_expires_at = models.DateTimeField(null=True, blank=True)
-    preview_quote_status = models.CharField(
-        max_length=10, choices=ReservationStatus.choices, blank=True, default=ReservationStatus.NONE
-    )
-    # NULL (not "") until the upstream answers, so the per-environment unique constraint holds.
-    upstream_id = models.CharField(max_length=64, null=True, blank=True)  # noqa: DJ001
-    status = models.CharField(
-        max_length=20, choices=PayoutStatus.choices, default=PayoutStatus.DRAFT, db_index=True
-    )
-    created_at = models.DateTimeField(default=timezone.now, db_index=True)
-    updated_at = models.DateTimeField(default=timezone.now)
-    submitted_at = models.DateTimeField(null=True, blank=True)
-
-    # Maker-checker: the policy version and count are stamped at submission, so a
-    # later policy change never applies to this payout; approvals belong to a round, which
-    # restarts when what was approved changes beyond the re-quote tolerance.
-    approval_policy = models.ForeignKey(
-        "ApprovalPolicy", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
-    )
-    approvals_required = models.PositiveSmallIntegerField(default=1)
-    # The ordered chain stamped with the policy [{"role", "count"}]; its total is the count.
-    approval_chain = models.JSONField(default=list, blank=True)
-    # Where the payout was created, then submitted: the page or the API (approval conditions).
-    channel = models.CharField(max_length=4, choices=PayoutChannel.choices, blank=True)
-    approval_round = models.PositiveIntegerField(default=1)
-    approved_amount = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
-    approved_recipient_amount = models.DecimalField(
-        max_digits=18, decimal_places=2, null=True, blank=True
-    )
-    rejection_reason = models.CharField(max_length=500, blank=True)
-    # The fiat OTP: PayOps counts wrong tries itself (the upstream only says "wrong"). The code
-    # is kept encrypted only while a resend of the initiation may need it.
-    otp_sent_to = models.EmailField(blank=True)
-    otp_expires_at = models.DateTimeField(null=True, blank=True)
-    otp_failed_attempts = models.PositiveSmallIntegerField(default=0)
-    otp_code_encrypted = models.TextField(blank=True)
-    # Initiation: how often the call was sent (always with `idempotency_key`) and the last error.
-    submit_attempts = models.PositiveIntegerField(default=0)
-    submitting_since = models.DateTimeField(null=True, blank=True)
-    last_submit_at = models.DateTimeField(null=True, blank=True)
-    initiation_error = models.CharField(max_length=500, blank=True)
-    # While the initiation waits to be sent again (the gateway's backoff within one send, or the
-    # recovery schedule after it): why, the attempt that comes next (0: the schedule's next
-    # send), when it comes, and since when. Cleared when the upstream answers.
-    upstream_wait = models.CharField(max_length=16, choices=UpstreamWait.choices, blank=True)
-    upstream_wait_attempt = models.PositiveSmallIntegerField(default=0)
-    upstream_wait_until = models.DateTimeField(null=True, blank=True)
-    upstream_wait_since = models.DateTimeField(null=True, blank=True)
-    # Tracking: the upstream's own answer, a crypto payout's deposit instructions, why it failed.
-    upstream_status = models.CharField(max_length=20, blank=True)
-    upstream_payload = models.JSONField(default=dict, blank=True)
-    deposit_instructions = models.JSONField(default=dict, blank=True)
-    failure_reason = models.CharField(max_length=200, blank=True)
-    last_polled_at = models.DateTimeField(null=True, blank=True)
-    # What the upstream charged, from its initiation answer, beside the `preview_*` figures the
-    # approvers saw. `charged_total` is amount + fees: the debit (fiat) or the deposit to send
-    # (crypto, in the stablecoin). Any difference from what was shown is listed and flagged.
-    charged_amount = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
-    charged_currency = models.CharField(max_length=8, blank=True)
-    charged_fees = models.JSONField(default=dict, blank=True)
-    charged_total_fees = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
-    charged_recipient_amount = models.DecimalField(
-        max_digits=18, decimal_places=2, null=True, blank=True
-    )
-    charged_recipient_currency = models.CharField(max_length=8, blank=True)
-    charged_total = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
-    charged_total_currency = models.CharField(max_length=8, blank=True)
-    charged_at = models.DateTimeField(null=True, blank=True)
-    charge_differs = models.BooleanField(default=False)
-    charge_differences = models.JSONField(default=list, blank=True)
-    # Polling's straggler bookkeeping (tracking.polling): reads in a row that did not find the
-    # payout where it should be, and when the last one missed; a straggler waits longer each time.
-    poll_misses = models.PositiveSmallIntegerField(default=0)
-    poll_missed_at = models.DateTimeField(null=True, blank=True)
-
-    class Meta:
-        ordering = ("-created_at", "-pk")
-        permissions = [("view_evidence", "Can download a payout's evidence pack")]
-        # The lists' orders (docs/finance.md "At 100,000 rows"): the payout list and the API,
-        # newest first in one environment; the approval inbox, by submission within a status.
-        indexes = [
-            models.Index(fields=["environment", "created_at", "id"], name="payout_env_created"),
-            models.Index(
-                fields=["environment", "status", "submitted_at", "id"],
-                name="payout_env_status_submitted",
-            ),
-        ]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["environment", "upstream_id"],
-                condition=models.Q(upstream_id__isnull=False),
-                name="payout_upstream_id_per_environment",
-            ),
-            models.CheckConstraint(condition=models.Q(amount__gt=0), name="payout_amount_positive"),
-            models.CheckConstraint(
-                condition=models.Q(mode="crypto") | models.Q(payment_currency=""),
-                name="payout_fiat_without_payment_instructions",
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"payout {self.pk} {self.amount} {self.currency} ({self.status})"
-
-    @property
-    def is_draft(self) -> bool:
-        return self.status == PayoutStatus.DRAFT
-
-    @property
-    def payment_instructions(self) -> dict[str, str] | None:
-        """The upstream's `payment_instructions` of a crypto payout; None in fiat mode."""
-        if self.mode != PayoutMode.CRYPTO:
-            return None
-        return {"network": self.payment_network, "currency": self.payment_currency}
-
-    @property
-    def client_markup(self) -> dict[str, str] | None:
-        values = {
-            "fixed_fee": self.client_markup_fixed_fee,
-            "percentage_fee": self.client_markup_percentage_fee,
-            "fx_markup": self.client_markup_fx_markup,
-        }
-        if all(value is None for value in values.values()):
-            return None
-        return {key: str(value) for key, value in values.items() if value is not None}
-
-    @property
-    def submitted_upstream(self) -> bool:
-        """Sent (or being sent) to the upstream: past the point where our side can withdraw it."""
-        return self.status == PayoutStatus.SUBMITTING or bool(self.upstream_id)
-
-    @property
-    def total_currency(self) -> str:
-        """What amount + fees is counted in: the stablecoin deposited (crypto), else ours."""
-        return self.payment_currency if self.mode == PayoutMode.CRYPTO else self.currency
-
-    @property
-    def preview_total(self) -> Decimal | None:
-        """Amount + previewed fees: the debit (fiat) or the deposit to send (crypto)."""
-        if self.preview_total_fees is None:
-            return None
-        return self.amount + self.preview_total_fees
-
-    @property
-    def corridor(self) -> str:
-        return f"{self.currency}→{self.preview_recipient_currency or '?'}"
-
-
-def document_path(instance: PayoutDocument, filename: str) -> str:
-    # The stored name never reuses the uploaded one: a random name, the detected extension.
-    suffix = PurePath(filename).suffix.lower()
-    return f"payouts/{instance.payout_id}/{uuid.uuid4().hex}{suffix}"
-
-
-class PayoutDocument(models.Model):
-    """A supporting document: stored through the storage API, its content type sniffed from the
-    bytes (never the name), hashed, and attributed to who uploaded it."""
-
-    payout = models.ForeignKey(Payout, on_delete=models.CASCADE, related_name="documents")
-    kind = models.CharField(max_length=16, choices=DocumentKind.choices, default="invoice")
-    file = models.FileField(upload_to=document_path, max_length=255)
-    file_name = models.CharField(max_length=255)
-    content_type = models.CharField(max_length=64)
-    size = models.PositiveIntegerField()
-    sha256 = models.CharField(max_length=64)
-    uploaded_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+"
-    )
-    uploaded_at = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        ordering = ("uploaded_at", "pk")
-
-    def __str__(self) -> str:  # never the content
-        return f"{self.file_name} ({self.content_type}, {self.size} bytes)"
-
-    @staticmethod
-    def digest(content: bytes) -> str:
-        return hashlib.sha256(content).hexdigest()
-
-
-class PayoutDocumentView(models.Model):
-    """Who opened a supporting document (first and last time): approvers see, before they
-    approve and in the approvals, whether each of them opened the documents."""
-
-    document = models.ForeignKey(PayoutDocument, on_delete=models.CASCADE, related_name="views")
-    viewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
-    first_viewed_at = models.DateTimeField(default=timezone.now)
-    last_viewed_at = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        ordering = ("first_viewed_at", "pk")
-        constraints = [
-            models.UniqueConstraint(
-                fields=["document", "viewer"], name="payout_document_view_once_per_viewer"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"document {self.document_id} opened by {self.viewer_id}"
-
-
-class ChangeSource(models.TextChoices):
-    STAFF = "staff", gettext_lazy("Staff action")
-    EVENT = "event", gettext_lazy("Webhook event")
-    POLL = "poll", gettext_lazy("Polling")
-    SYSTEM = "system", gettext_lazy("System")
-
-
-class PayoutStatusChange(models.Model):
-    """One row of a payout's timeline: every move, where it came from, who and when."""
-
-    payout = models.ForeignKey(Payout, on_delete=models.CASCADE, related_name="status_changes")
-    from_status = models.CharField(max_length=20, choices=PayoutStatus.choices, blank=True)
-    to_status = models.CharField(max_length=20, choices=PayoutStatus.choices)
-    source = models.CharField(max_length=10, choices=ChangeSource.choices)
-    by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.PROTECT,
-        null=True,
-        blank=True,
-        related_name="+",
-    )
-    reason = models.CharField(max_length=500, blank=True)
-    at = models.DateTimeField(default=timezone.now)
-    # The upstream event that caused the move, when one did (blank for staff, poll, system).
-    event_id = models.CharField(max_length=80, blank=True)
-
-    class Meta:
-        ordering = ("at", "pk")
-
-    def __str__(self) -> str:
-        return f"{self.from_status or '∅'} → {self.to_status} ({self.source})"
-
-
-class PayoutEvent(models.Model):
-    """
-    Every upstream payout event received (or a change found by polling), once per event id: the
-    record that makes applying events idempotent. `payout` is empty while the event names an
-    upstream id PayOps has not recorded yet (the event came before our initiation's answer).
-    """
-
-    environment = models.ForeignKey(
-        "gateway.Environment", on_delete=models.PROTECT, related_name="+"
-    )
-    payout = models.ForeignKey(
-        Payout, null=True, blank=True, on_delete=models.CASCADE, related_name="events"
-    )
-    upstream_id = models.CharField(max_length=64, db_index=True)
-    event_id = models.CharField(max_length=80)
-    event_type = models.CharField(max_length=60)
-    source = models.CharField(max_length=10, choices=ChangeSource.choices)
-    status = models.CharField(max_length=20, choices=PayoutStatus.choices)
-    applied = models.BooleanField(default=False)
-    note = models.CharField(max_length=200, blank=True)
-    data = models.JSONField(default=dict, blank=True)
-    occurred_at = models.DateTimeField(null=True, blank=True)
-    received_at = models.DateTimeField(default=timezone.now)
-
-    class Meta:
-        ordering = ("received_at", "pk")
-        constraints = [
-            models.UniqueConstraint(
-                fields=["environment", "event_id"], name="payout_event_once_per_environment"
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.event_type} {self.status} for {self.upstream_id}"
-
+from payouts.models.documents import (
+    DocumentKind,
+    PayoutDocument,
+    PayoutDocumentView,
+    document_path,
+)
+from payouts.models.payout import (
+    INTERNAL_NOTES_MAX,
+    MEMO_MAX,
+    REFERENCE_MAX,
+    Payout,
+    PayoutChannel,
+    PayoutMode,
+    PayoutStatus,
+    ReservationStatus,
+    UpstreamWait,
+)
+from payouts.models.timeline import (
+    ChangeSource,
+    PayoutEvent,
+    PayoutStatusChange,
+)
 
 __all__ = [
+    "INTERNAL_NOTES_MAX",
+    "MEMO_MAX",
+    "REFERENCE_MAX",
     "Approval",
     "ApprovalPolicy",
     "ApprovalRule",
+    "ChangeSource",
+    "DocumentKind",
     "NotificationKind",
+    "Payout",
+    "PayoutChannel",
+    "PayoutDocument",
+    "PayoutDocumentView",
+    "PayoutEvent",
+    "PayoutMode",
     "PayoutNotification",
+    "PayoutStatus",
+    "PayoutStatusChange",
+    "ReservationStatus",
+    "UpstreamWait",
     "chain_from_json",
     "chain_to_json",
+    "document_path",
     "limit_from_json",
     "limit_to_json",
 ]

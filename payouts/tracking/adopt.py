@@ -10,6 +10,7 @@ the person who adopted it as its maker. From then on events and polling move it 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
@@ -47,6 +48,20 @@ def _final_status(record: UpstreamPayout, completed: bool) -> str:
     return S.RETURNED if status == S.FAILED and completed else status
 
 
+def _charged_fields(record: UpstreamPayout, created_at: datetime) -> dict[str, Any]:
+    """What the upstream charged, as the payout's `charged_*` fields."""
+    return {
+        "charged_amount": record.from_amount,
+        "charged_currency": record.from_currency or "USD",
+        "charged_total_fees": record.fee,
+        "charged_recipient_amount": record.to_amount,
+        "charged_recipient_currency": record.to_currency or "",
+        "charged_total": (record.from_amount or 0) + (record.fee or 0),
+        "charged_total_currency": record.from_currency or "USD",
+        "charged_at": created_at,
+    }
+
+
 def payout_adopt(
     *,
     environment: Environment,
@@ -80,14 +95,7 @@ def payout_adopt(
             created_at=created_at,
             updated_at=timezone.now(),
             submitted_at=created_at,
-            charged_amount=record.from_amount,
-            charged_currency=record.from_currency or "USD",
-            charged_total_fees=record.fee,
-            charged_recipient_amount=record.to_amount,
-            charged_recipient_currency=record.to_currency or "",
-            charged_total=(record.from_amount or 0) + (record.fee or 0),
-            charged_total_currency=record.from_currency or "USD",
-            charged_at=created_at,
+            **_charged_fields(record, created_at),
         )
         previous = ""
         for status, at in moves:

@@ -8,7 +8,7 @@ import io
 import pytest
 from pypdf import PdfReader
 
-from books.statements.pdf import receipt_pdf_write
+from books.statements.receipt_pdf import receipt_pdf_write
 from books.statements.receipts import receipt_build
 from staff.errors import ServiceError
 from tests.books.statement_fixtures import October, build_october

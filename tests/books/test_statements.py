@@ -15,13 +15,9 @@ from django.test.utils import CaptureQueriesContext
 from pypdf import PdfReader
 
 from accounts.models import BalanceSnapshot, Deposit
+from books.statements.history import balance_history, balance_on
 from books.statements.pdf import statement_pdf_write
-from books.statements.statement import (
-    balance_history,
-    balance_on,
-    statement_build,
-    statement_csv_rows,
-)
+from books.statements.statement import statement_build, statement_csv_rows
 from books.statements.views import statement_csv
 from gateway.models import Environment
 from tests.books.statement_fixtures import October, at, build_october

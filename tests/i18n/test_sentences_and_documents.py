@@ -25,7 +25,8 @@ from django.urls import reverse
 from django.utils import translation
 from pypdf import PdfReader
 
-from books.statements.pdf import receipt_pdf_write, statement_pdf_write
+from books.statements.pdf import statement_pdf_write
+from books.statements.receipt_pdf import receipt_pdf_write
 from books.statements.receipts import receipt_build
 from books.statements.statement import statement_build
 from gateway.models import EnvironmentKind

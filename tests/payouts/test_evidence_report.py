@@ -10,7 +10,9 @@ import zipfile
 import pytest
 from pypdf import PdfReader
 
-from payouts.evidence.pdf import evidence_pdf_write, fee_lines, fit, money
+from payouts.evidence.pdf import evidence_pdf_write
+from payouts.evidence.report_look import fit, money
+from payouts.evidence.report_terms import fee_lines
 from payouts.evidence.services import payout_evidence_pack
 from tests.finance import make_draft, make_environment, make_staff
 
@@ -40,9 +42,9 @@ def test_fees_are_flattened_amounts_with_currency_rates_marked() -> None:
 
 
 def test_a_long_header_is_cut_to_fit() -> None:
-    from payouts.evidence.pdf import _fonts
+    from payouts.evidence.report_look import fonts_register
 
-    _fonts()
+    fonts_register()
     assert fit("Payout #1", 200, 8) == "Payout #1"
     cut = fit("Payout #1 · " + "X" * 300, 200, 8)
     assert cut.endswith("…") and len(cut) < 100

@@ -21,7 +21,8 @@ from tests.workers import ROOT, env_for_the_test_database, qcluster
 from webhooks.contract import USER
 from webhooks.models import EventStatus, ProcessingAttempt, WebhookEndpoint, WebhookEvent
 from webhooks.services.processor import webhook_events_drain, webhook_processor_run
-from webhooks.services.receiving import delivery_receive, endpoint_cache_clear
+from webhooks.services.receiver_endpoint import endpoint_cache_clear
+from webhooks.services.receiving import delivery_receive
 
 ROTATED = "whsec_rotated-in-another-process"
 
