@@ -17,14 +17,20 @@ class PayoutsConfig(AppConfig):
         from payouts.approval.policy import recipient_approver_roles_current
         from payouts.approval.policy_changes import register_policy_change_kinds
         from payouts.approval.views import dashboard_panel_context
+        from payouts.live import payout_changed
+        from payouts.models import Payout
         from payouts.selectors import state_metrics
         from payouts.tracking.catch_up import open_payout_ids, payouts_catch_up
         from payouts.tracking.events import payout_apply_event
         from payouts.tracking.health import quiet_check, quiet_panel_context
+        from staff.actions import register_announcer
         from staff.roles import FINANCE_VIEW
         from webhooks.contract import PAYOUT
         from webhooks.handlers import register_event_handler
         from webhooks.mirrors import Mirror, register_mirror
+
+        # Every action on a payout tells its open pages (staff.actions).
+        register_announcer(Payout, payout_changed)
 
         # Payout events (webhooks) move the payout through its states.
         register_event_handler(PAYOUT, payout_apply_event)
