@@ -127,14 +127,7 @@ NOT_YET_ON_ACTIONS = {
     "alerts/services.py",
     "books/reconciliation/services.py",
     "gateway/services/environments.py",
-    "payouts/approval/policy.py",
-    "payouts/drafts/documents.py",
-    "payouts/drafts/preview.py",
-    "payouts/drafts/pricing.py",
-    "payouts/drafts/services.py",
     "payouts/evidence/services.py",
-    "payouts/release/code.py",
-    "payouts/release/initiation.py",
     "payouts/tracking/adopt.py",
     "payouts/tracking/events.py",
     "sandbox/directory.py",
@@ -154,8 +147,6 @@ NOT_YET_ON_ACTIONS = {
     "staff/signals.py",
     "staff/views.py",
     "users/mirror.py",
-    "webhooks/services/catch_up.py",
-    "webhooks/services/processing.py",
 }
 # The helper itself.
 HOME = {"staff/actions.py"}
