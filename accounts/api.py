@@ -13,9 +13,11 @@ from ninja import Field, Query, Router, Schema, Status
 
 from accounts import recipient_control, recipients, selectors, virtual_accounts
 from accounts.models import Recipient, RecipientChange, VirtualAccount
+from console.api_permissions import needs
 from console.api_schemas import ERROR_RESPONSES, ErrorOut, PageNumber, PageOut, PageSize
 from console.inputs import Text
 from gateway.api_support import EnvironmentName, acting_staff, api_environment, request_key
+from staff import roles
 from staff.errors import ServiceError
 from users.api import readable, readable_page, submission_key
 from users.models import EndUser
@@ -103,6 +105,7 @@ class VirtualAccountPage(PageOut[VirtualAccountOut]):
     response={201: VirtualAccountOut, 409: ErrorOut, 502: ErrorOut, **ERROR_RESPONSES},
     summary="Open a virtual account",
 )
+@needs(roles.ACCOUNTS_MANAGE)
 def create_virtual_account(
     request: HttpRequest,
     payload: VirtualAccountIn,
@@ -125,6 +128,7 @@ def create_virtual_account(
     response={200: VirtualAccountPage, **ERROR_RESPONSES},
     summary="List virtual accounts",
 )
+@needs(roles.DIRECTORY_VIEW)
 def list_virtual_accounts(
     request: HttpRequest,
     environment: str | None = EnvironmentName,
@@ -147,6 +151,7 @@ def list_virtual_accounts(
 
 
 @router.get("/virtual-accounts/{id}", response={200: VirtualAccountOut, **ERROR_RESPONSES})
+@needs(roles.DIRECTORY_VIEW)
 def get_virtual_account(
     request: HttpRequest, id: int, environment: str | None = EnvironmentName
 ) -> VirtualAccount:
@@ -158,6 +163,7 @@ def get_virtual_account(
     response={200: VirtualAccountOut, 502: ErrorOut, **ERROR_RESPONSES},
     summary="Refresh status and balance from the upstream",
 )
+@needs(roles.DIRECTORY_VIEW)
 def refresh_virtual_account(
     request: HttpRequest, id: int, environment: str | None = EnvironmentName
 ) -> VirtualAccount:
@@ -308,6 +314,7 @@ class RecipientPage(PageOut[RecipientOut]):
     response={201: RecipientOut, 409: ErrorOut, 502: ErrorOut, **ERROR_RESPONSES},
     summary="Register a recipient",
 )
+@needs(roles.ACCOUNTS_MANAGE)
 def create_recipient(
     request: HttpRequest,
     payload: RecipientIn,
@@ -338,6 +345,7 @@ def create_recipient(
 @router.get(
     "/recipients", response={200: RecipientPage, **ERROR_RESPONSES}, summary="List recipients"
 )
+@needs(roles.DIRECTORY_VIEW)
 def list_recipients(
     request: HttpRequest,
     environment: str | None = EnvironmentName,
@@ -362,6 +370,7 @@ def list_recipients(
 
 
 @router.get("/recipients/{id}", response={200: RecipientOut, **ERROR_RESPONSES})
+@needs(roles.DIRECTORY_VIEW)
 def get_recipient(
     request: HttpRequest, id: int, environment: str | None = EnvironmentName
 ) -> Recipient:
@@ -468,6 +477,7 @@ DECISION_RESPONSES = {200: RecipientOut, 409: ErrorOut, 502: ErrorOut, **ERROR_R
     response=DECISION_RESPONSES,
     summary="Approve a recipient or its pending change",
 )
+@needs(roles.RECIPIENTS_APPROVE)
 def approve_recipient(
     request: HttpRequest, id: int, environment: str | None = EnvironmentName
 ) -> Recipient:
@@ -483,6 +493,7 @@ def approve_recipient(
     response=DECISION_RESPONSES,
     summary="Reject a recipient or its pending change",
 )
+@needs(roles.RECIPIENTS_APPROVE)
 def reject_recipient(
     request: HttpRequest, id: int, payload: ReasonIn, environment: str | None = EnvironmentName
 ) -> Recipient:
@@ -498,6 +509,7 @@ def reject_recipient(
     response={200: RecipientOut, 409: ErrorOut, **ERROR_RESPONSES},
     summary="Archive a recipient (no longer payable)",
 )
+@needs(roles.ACCOUNTS_MANAGE)
 def archive_recipient(
     request: HttpRequest, id: int, payload: ArchiveIn, environment: str | None = EnvironmentName
 ) -> Recipient:
@@ -513,6 +525,7 @@ def archive_recipient(
     response={202: RecipientChangeOut, 409: ErrorOut, **ERROR_RESPONSES},
     summary="Propose a change of names, address or bank details",
 )
+@needs(roles.ACCOUNTS_MANAGE)
 def patch_recipient(
     request: HttpRequest,
     id: int,
@@ -542,6 +555,7 @@ def patch_recipient(
     response={200: RecipientHistoryOut, **ERROR_RESPONSES},
     summary="Every version and change of a recipient",
 )
+@needs(roles.DIRECTORY_VIEW)
 def recipient_history(
     request: HttpRequest, id: int, environment: str | None = EnvironmentName
 ) -> dict[str, Any]:

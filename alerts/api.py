@@ -4,7 +4,7 @@ and their thresholds, the alert history with acknowledgement, and the caller's o
 A rule's creation, change, enabling or disabling is an admin change (alerts.rule_changes): the
 endpoint answers 202 with the proposal (`/changes/{id}`), applied once another admin approves it.
 
-Every operation's permission is in config/api.py's OPERATION_PERMISSIONS (alerts block): readers
+Every operation states its permission beside itself (`@needs`, console.api_permissions): readers
 need alerts.view_alerts, acknowledging alerts.acknowledge_alerts, rules alerts.manage_alerts; the
 services check again. A rule's webhook URL is write-only: reads show its masked hint.
 """
@@ -21,10 +21,12 @@ from ninja import Field, Router, Schema, Status
 from alerts import rule_changes, selectors, services
 from alerts.conditions import condition_get
 from alerts.models import Alert, AlertRule
+from console.api_permissions import needs
 from console.api_schemas import ERROR_RESPONSES, ErrorOut, PageNumber, PageOut, PageSize, paginate
 from console.inputs import Text
 from gateway.api_support import ChangeOut, acting_staff
 from gateway.models import Environment
+from staff import roles
 from staff.errors import ServiceError
 from staff.models import ChangeProposal
 
@@ -204,6 +206,7 @@ def _environment(name: str | None) -> Environment | None:
 
 
 @router.get("/kinds", response={200: list[KindOut], **ERROR_RESPONSES}, summary="List kinds")
+@needs(roles.ALERTS_VIEW)
 def list_kinds(request: HttpRequest) -> list[KindOut]:
     acting_staff(request)
     return [
@@ -229,6 +232,7 @@ def list_kinds(request: HttpRequest) -> list[KindOut]:
 
 
 @router.get("/rules", response={200: list[RuleOut], **ERROR_RESPONSES}, summary="List rules")
+@needs(roles.ALERTS_VIEW)
 def list_rules(request: HttpRequest) -> list[AlertRule]:
     rules, _new = selectors.rules_with_changes_waiting(user=acting_staff(request))
     return rules
@@ -238,6 +242,7 @@ PROPOSED = {202: ChangeOut, 409: ErrorOut, **ERROR_RESPONSES}
 
 
 @router.post("/rules", response=PROPOSED, summary="Propose a rule")
+@needs(roles.ALERTS_MANAGE)
 def create_rule(request: HttpRequest, payload: RuleIn) -> Status[ChangeOut]:
     """202 with the admin change; the rule is created once another admin approves it."""
     proposal = rule_changes.rule_create_propose(
@@ -254,11 +259,13 @@ def create_rule(request: HttpRequest, payload: RuleIn) -> Status[ChangeOut]:
 
 
 @router.get("/rules/{rule_id}", response={200: RuleOut, **ERROR_RESPONSES}, summary="Read a rule")
+@needs(roles.ALERTS_VIEW)
 def get_rule(request: HttpRequest, rule_id: int) -> AlertRule:
     return selectors.rule_with_changes_waiting(user=acting_staff(request), pk=rule_id)
 
 
 @router.patch("/rules/{rule_id}", response=PROPOSED, summary="Propose a rule change")
+@needs(roles.ALERTS_MANAGE)
 def change_rule(request: HttpRequest, rule_id: int, payload: RuleChangeIn) -> Status[ChangeOut]:
     """Fields left out keep their value; its kind never changes (create another rule). 202 with
     the admin change, applied once another admin approves it."""
@@ -286,6 +293,7 @@ def change_rule(request: HttpRequest, rule_id: int, payload: RuleChangeIn) -> St
 
 
 @router.post("/rules/{rule_id}/enable", response=PROPOSED, summary="Propose enabling a rule")
+@needs(roles.ALERTS_MANAGE)
 def enable_rule(request: HttpRequest, rule_id: int) -> Status[ChangeOut]:
     """202 with the admin change, applied once another admin approves it."""
     by = acting_staff(request)
@@ -295,6 +303,7 @@ def enable_rule(request: HttpRequest, rule_id: int) -> Status[ChangeOut]:
 
 
 @router.post("/rules/{rule_id}/disable", response=PROPOSED, summary="Propose disabling a rule")
+@needs(roles.ALERTS_MANAGE)
 def disable_rule(request: HttpRequest, rule_id: int) -> Status[ChangeOut]:
     """202 with the admin change; once approved, its open alerts resolve (nobody watches them)."""
     by = acting_staff(request)
@@ -308,6 +317,7 @@ def disable_rule(request: HttpRequest, rule_id: int) -> Status[ChangeOut]:
     response={200: list[SubscriptionOut], **ERROR_RESPONSES},
     summary="My subscriptions",
 )
+@needs(roles.ALERTS_VIEW)
 def list_subscriptions(request: HttpRequest) -> list[SubscriptionOut]:
     """Every enabled rule with the caller's choice for it."""
     return [
@@ -321,6 +331,7 @@ def list_subscriptions(request: HttpRequest) -> list[SubscriptionOut]:
     response={200: SubscriptionOut, **ERROR_RESPONSES},
     summary="Set my subscription",
 )
+@needs(roles.ALERTS_VIEW)
 def set_subscription(
     request: HttpRequest, rule_id: int, payload: SubscriptionIn
 ) -> SubscriptionOut:
@@ -331,6 +342,7 @@ def set_subscription(
 
 
 @router.get("", response={200: AlertPage, **ERROR_RESPONSES}, summary="Alert history")
+@needs(roles.ALERTS_VIEW)
 def list_alerts(
     request: HttpRequest,
     state: Literal["open", "resolved"] | None = None,
@@ -349,6 +361,7 @@ def list_alerts(
 
 
 @router.get("/{alert_id}", response={200: AlertOut, **ERROR_RESPONSES}, summary="Read an alert")
+@needs(roles.ALERTS_VIEW)
 def get_alert(request: HttpRequest, alert_id: int) -> Alert:
     return selectors.alert_get(user=acting_staff(request), pk=alert_id)
 
@@ -358,6 +371,7 @@ def get_alert(request: HttpRequest, alert_id: int) -> Alert:
     response={200: AlertOut, 409: ErrorOut, **ERROR_RESPONSES},
     summary="Acknowledge an alert",
 )
+@needs(roles.ALERTS_ACKNOWLEDGE)
 def acknowledge_alert(request: HttpRequest, alert_id: int) -> Alert:
     """A failed or returned payout's alert resolves with it; others resolve when they clear."""
     by = acting_staff(request)

@@ -1,6 +1,6 @@
 """/api/v1/analytics/{figure}: one figure of the analytics as JSON (its table: header and rows;
 its chart: labels and series), or `format=csv` its table as a formula-safe CSV; the same builders
-as the page (analytics.figures). books.view_books (config.api OPERATION_PERMISSIONS)."""
+as the page (analytics.figures). books.view_books (`@needs`)."""
 
 from __future__ import annotations
 
@@ -17,9 +17,11 @@ from analytics.figures import FIGURES, figure_build
 from analytics.selectors import Period
 from books.statements.api import CSV_RESPONSES, End, Start
 from books.statements.forms import period_checked
+from console.api_permissions import needs
 from console.api_schemas import ERROR_RESPONSES
 from console.exports import csv_response
 from gateway.api_support import EnvironmentName, acting_staff, api_environment
+from staff import roles
 from staff.errors import ServiceError
 
 router = Router(tags=["analytics"])
@@ -55,6 +57,7 @@ class FigureOut(Schema):
     response={200: FigureOut, **ERROR_RESPONSES},
     openapi_extra={"responses": CSV_RESPONSES},
 )
+@needs(roles.BOOKS_VIEW)
 def get_figure(
     request: HttpRequest,
     figure: str,

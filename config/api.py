@@ -4,9 +4,10 @@ Authentication: a personal API token (`Authorization: Bearer <token>`, see staff
 acts as its staff member, narrowed to the token's scopes (StaffUser.has_perm reads the Proof the
 auth attaches) until it expires; the browser's session works too (the docs page).
 
-Permission before body: every operation's permission is stated once, in OPERATION_PERMISSIONS
-below, and checked by the auth step, which ninja runs before it parses anything: a caller without
-it gets 403 whatever they sent (the services check again; they are not the only callers).
+Permission before body: every operation states its permission once, beside itself
+(`console.api_permissions.needs`), and the auth step given to it here checks it before ninja
+parses anything: a caller without it gets 403 whatever they sent (the services check again; they
+are not the only callers).
 
 Every error, whatever raised it, answers the one shape of `gateway.api_support.ErrorOut`
 `{"code", "message", "errors": [{"field", "message"}]}`:
@@ -45,6 +46,7 @@ from alerts.api import router as alerts_router
 from analytics.api import router as analytics_router
 from books.reconciliation.api import router as reconciliation_router
 from books.statements.api import router as statements_router
+from console.api_permissions import Need, declared_need, needs
 from console.api_schemas import ERROR_RESPONSES
 from console.audit.api import router as audit_router
 from gateway.changes_api import router as changes_router
@@ -53,7 +55,6 @@ from payouts.drafts.api import router as payouts_router
 from payouts.evidence.api import router as evidence_router
 from payouts.release.api import router as release_router
 from quotes.api import router as quotes_router
-from staff import roles
 from staff.api_tokens import SAFE_METHODS, api_token_authenticate, read_only, token_proof
 from staff.errors import ServiceError
 from staff.models import ApiToken, StaffUser
@@ -66,128 +67,12 @@ from webhooks.api import router as webhooks_router
 logger = logging.getLogger(__name__)
 
 
-# What an operation needs: any one of these permissions; () is any staff member.
-Need = tuple[str, ...]
 ANY_STAFF: Need = ()
-PAYOUT_READERS: Need = (roles.FINANCE_VIEW, roles.COMPLIANCE_VIEW)
 
-# The permission of every operation, "METHOD /path" as in openapi.json, stated once: the auth
-# step refuses (403) before the body is parsed, and tests/config/test_api_permissions.py checks
-# every operation of the schema against it. An operation missing here stops the start-up.
-OPERATION_PERMISSIONS: dict[str, Need] = {
-    "GET /me": ANY_STAFF,
-    "PUT /me/language": ANY_STAFF,
-    # end users
-    "POST /end-users": (roles.END_USERS_MANAGE,),
-    "GET /end-users": (roles.DIRECTORY_VIEW,),
-    "GET /end-users/{id}": (roles.DIRECTORY_VIEW,),
-    "PATCH /end-users/{id}": (roles.END_USERS_MANAGE,),
-    "POST /end-users/{id}/refresh": (roles.DIRECTORY_VIEW,),
-    "POST /end-users/{id}/kyc-notes": (roles.KYC_REVIEW,),
-    "POST /end-users/{id}/kyc-review": (roles.KYC_REVIEW,),
-    # virtual accounts and recipients
-    "POST /virtual-accounts": (roles.ACCOUNTS_MANAGE,),
-    "GET /virtual-accounts": (roles.DIRECTORY_VIEW,),
-    "GET /virtual-accounts/{id}": (roles.DIRECTORY_VIEW,),
-    "POST /virtual-accounts/{id}/refresh": (roles.DIRECTORY_VIEW,),
-    "POST /recipients": (roles.ACCOUNTS_MANAGE,),
-    "GET /recipients": (roles.DIRECTORY_VIEW,),
-    "GET /recipients/{id}": (roles.DIRECTORY_VIEW,),
-    "PATCH /recipients/{id}": (roles.ACCOUNTS_MANAGE,),
-    "GET /recipients/{id}/history": (roles.DIRECTORY_VIEW,),
-    "POST /recipients/{id}/approve": (roles.RECIPIENTS_APPROVE,),
-    "POST /recipients/{id}/reject": (roles.RECIPIENTS_APPROVE,),
-    "POST /recipients/{id}/archive": (roles.ACCOUNTS_MANAGE,),
-    # quotes
-    "POST /quotes": (roles.PAYOUT_INITIATE,),
-    "GET /quotes": (roles.FINANCE_VIEW,),
-    "GET /quotes/{quote_id}": (roles.FINANCE_VIEW,),
-    "PATCH /quotes/{quote_id}": (roles.PAYOUT_INITIATE,),
-    # payouts: drafts
-    "POST /payouts": (roles.PAYOUT_INITIATE,),
-    "GET /payouts": PAYOUT_READERS,
-    "GET /payouts/{payout_id}": PAYOUT_READERS,
-    "PATCH /payouts/{payout_id}": (roles.PAYOUT_INITIATE,),
-    "DELETE /payouts/{payout_id}": (roles.PAYOUT_INITIATE,),
-    "POST /payouts/{payout_id}/preview": (roles.PAYOUT_INITIATE,),
-    "POST /payouts/{payout_id}/documents": (roles.PAYOUT_INITIATE,),
-    "GET /payouts/{payout_id}/documents": PAYOUT_READERS,
-    "GET /payouts/{payout_id}/documents/{document_id}/content": PAYOUT_READERS,
-    "POST /payouts/{payout_id}/submit": (roles.PAYOUT_INITIATE,),
-    # payouts: approval and release
-    # A chain step may name the admin role: admins approve (and withdraw) through the service.
-    "POST /payouts/{payout_id}/approve": (roles.PAYOUT_APPROVE, roles.APPROVAL_POLICY_MANAGE),
-    "POST /payouts/{payout_id}/approval/withdraw": (
-        roles.PAYOUT_APPROVE,
-        roles.APPROVAL_POLICY_MANAGE,
-    ),
-    "POST /payouts/{payout_id}/reject": (roles.PAYOUT_APPROVE,),
-    "POST /payouts/{payout_id}/cancel": (roles.PAYOUT_INITIATE, roles.PAYOUT_APPROVE),
-    "GET /approvals": PAYOUT_READERS,
-    "GET /approval-policy": (roles.APPROVAL_POLICY_MANAGE,),
-    "POST /approval-policy/preview": (roles.APPROVAL_POLICY_MANAGE,),
-    "POST /approval-policy": (roles.APPROVAL_POLICY_MANAGE,),
-    "GET /payouts/{payout_id}/otp": PAYOUT_READERS,
-    "POST /payouts/{payout_id}/otp/send": (roles.PAYOUT_APPROVE,),
-    "POST /payouts/{payout_id}/otp/confirm": (roles.PAYOUT_APPROVE,),
-    "POST /payouts/{payout_id}/resend": (roles.PAYOUT_APPROVE,),
-    # payouts: the evidence pack
-    "GET /payouts/{payout_id}/evidence": (roles.PAYOUT_EVIDENCE_VIEW,),
-    # webhooks
-    "GET /webhooks/endpoints": (roles.WEBHOOKS_MANAGE,),
-    "POST /webhooks/endpoints/{environment_id}/register": (roles.WEBHOOKS_MANAGE,),
-    "POST /webhooks/endpoints/{environment_id}/rotate": (roles.WEBHOOKS_MANAGE,),
-    "GET /webhooks/events": (roles.WEBHOOK_EVENTS_VIEW,),
-    "GET /webhooks/events/{event_pk}": (roles.WEBHOOK_EVENTS_VIEW,),
-    "POST /webhooks/events/{event_pk}/reprocess": (roles.WEBHOOKS_MANAGE,),
-    "POST /webhooks/events/reprocess": (roles.WEBHOOKS_MANAGE,),
-    "GET /webhooks/runs/{run_pk}": (roles.WEBHOOKS_MANAGE,),
-    "GET /webhooks/missed": (roles.WEBHOOK_EVENTS_VIEW,),
-    # admin changes (maker-checker, staff.changes)
-    # Admins decide them; the auditor reads them like the rest of the trail.
-    "GET /changes": (roles.ADMIN_CHANGES_DECIDE, roles.AUDIT_LOG_VIEW),
-    "GET /changes/{change_id}": (roles.ADMIN_CHANGES_DECIDE, roles.AUDIT_LOG_VIEW),
-    "POST /changes/{change_id}/approve": (roles.ADMIN_CHANGES_DECIDE,),
-    "POST /changes/{change_id}/reject": (roles.ADMIN_CHANGES_DECIDE,),
-    "POST /changes/{change_id}/withdraw": (roles.ADMIN_CHANGES_DECIDE,),
-    # the audit trail (read-only)
-    "GET /audit": (roles.AUDIT_LOG_VIEW,),
-    "GET /audit/verify": (roles.AUDIT_LOG_VIEW,),
-    "GET /audit/{entry_id}": (roles.AUDIT_LOG_VIEW,),
-    # books.reconciliation: finance and the auditor read; finance makers and approvers act.
-    "GET /reconciliation/runs": (roles.BOOKS_VIEW,),
-    "POST /reconciliation/runs": (roles.RECONCILE,),
-    "GET /reconciliation/runs/{run_id}": (roles.BOOKS_VIEW,),
-    "GET /reconciliation/exceptions": (roles.BOOKS_VIEW,),
-    "GET /reconciliation/exceptions/{exception_id}": (roles.BOOKS_VIEW,),
-    "POST /reconciliation/exceptions/{exception_id}/assign": (roles.RECONCILE,),
-    "POST /reconciliation/exceptions/{exception_id}/comments": (roles.RECONCILE,),
-    "POST /reconciliation/exceptions/{exception_id}/state": (roles.RECONCILE,),
-    "POST /reconciliation/exceptions/{exception_id}/adopt": (roles.RECONCILE,),
-    "POST /reconciliation/exceptions/{exception_id}/refetch": (roles.RECONCILE,),
-    "POST /reconciliation/exceptions/{exception_id}/explain": (roles.RECONCILE,),
-    # books.statements: statements, balance history, receipts, the fees and FX report (read-only)
-    "GET /books/accounts/{account_id}/statement": (roles.BOOKS_VIEW,),
-    "GET /books/accounts/{account_id}/balance": (roles.BOOKS_VIEW,),
-    "GET /books/accounts/{account_id}/balance-history": (roles.BOOKS_VIEW,),
-    "GET /books/payouts/{payout_id}/receipt": (roles.BOOKS_VIEW,),
-    "GET /books/fees": (roles.BOOKS_VIEW,),
-    # analytics: each figure of the finance analytics, JSON or CSV (read-only)
-    "GET /analytics/{figure}": (roles.BOOKS_VIEW,),
-    # alerts: every role reads and subscribes; those who act acknowledge; admins keep the rules
-    "GET /alerts/kinds": (roles.ALERTS_VIEW,),
-    "GET /alerts/rules": (roles.ALERTS_VIEW,),
-    "POST /alerts/rules": (roles.ALERTS_MANAGE,),
-    "GET /alerts/rules/{rule_id}": (roles.ALERTS_VIEW,),
-    "PATCH /alerts/rules/{rule_id}": (roles.ALERTS_MANAGE,),
-    "POST /alerts/rules/{rule_id}/enable": (roles.ALERTS_MANAGE,),
-    "POST /alerts/rules/{rule_id}/disable": (roles.ALERTS_MANAGE,),
-    "GET /alerts/subscriptions": (roles.ALERTS_VIEW,),
-    "PUT /alerts/subscriptions/{rule_id}": (roles.ALERTS_VIEW,),
-    "GET /alerts": (roles.ALERTS_VIEW,),
-    "GET /alerts/{alert_id}": (roles.ALERTS_VIEW,),
-    "POST /alerts/{alert_id}/acknowledge": (roles.ALERTS_ACKNOWLEDGE,),
-}
+# The permission of every operation, "METHOD /path" as in openapi.json, as each app declares it
+# beside the operation (console.api_permissions.needs); filled when the routers are mounted below.
+# tests/config/test_api_permission_first.py checks every operation of the schema against it.
+OPERATION_PERMISSIONS: dict[str, Need] = {}
 
 
 def require_any(user: Any, need: Need) -> None:
@@ -439,6 +324,7 @@ class MeOut(Schema):
 
 
 @api.get("/me", response={200: MeOut, **ERROR_RESPONSES}, tags=["staff"])
+@needs()
 def me(request: HttpRequest) -> MeOut:
     """The logged-in staff member, their roles, and the token's scopes and expiry."""
     user = request.user
@@ -467,6 +353,7 @@ class LanguageOut(Schema):
 
 
 @api.put("/me/language", response={200: LanguageOut, **ERROR_RESPONSES}, tags=["staff"])
+@needs()
 def me_language(request: HttpRequest, payload: LanguageIn) -> LanguageOut:
     """Choose the language of your pages and emails (the profile page's choice)."""
     user = staff_language_set(
@@ -497,21 +384,21 @@ MOUNTS: tuple[tuple[str, Router], ...] = (
 
 
 def _guard(prefix: str, router: Router) -> None:
-    """Give each of the router's operations the auth of its OPERATION_PERMISSIONS entry.
+    """Give each of the router's operations the auth of the permission it declares (`@needs`).
 
     Set on the router's own operations before mounting (ninja copies an operation's auth when it
-    binds it to the API), so the permission is checked before ninja parses the request."""
+    binds it to the API), so the permission is checked before ninja parses the request. An
+    operation that declares none stops the start-up."""
     for path, path_view in router.path_operations.items():
         for operation in path_view.operations:
-            needs = set()
-            for method in operation.methods:
-                key = f"{method} {prefix}{path}"
-                if key not in OPERATION_PERMISSIONS:
-                    raise ImproperlyConfigured(f"{key} has no entry in OPERATION_PERMISSIONS.")
-                needs.add(OPERATION_PERMISSIONS[key])
-            if len(needs) != 1:
-                raise ImproperlyConfigured(f"{path}: one operation, one permission.")
-            auth = staff_auth(needs.pop())
+            need = declared_need(operation.view_func)
+            keys = [f"{method} {prefix}{path}" for method in operation.methods]
+            if need is None:
+                raise ImproperlyConfigured(
+                    f"{', '.join(keys)} declares no permission: add @needs(...) under its route."
+                )
+            OPERATION_PERMISSIONS.update(dict.fromkeys(keys, need))
+            auth = staff_auth(need)
             operation.auth_param = auth
             operation._set_auth(auth)
 

@@ -8,9 +8,11 @@ from django.http import Http404, HttpRequest
 from django.utils.translation import gettext
 from ninja import Router, Schema
 
+from console.api_permissions import needs
 from console.api_schemas import ERROR_RESPONSES
 from console.inputs import Text
 from gateway.api_support import ChangeOut
+from staff import roles
 from staff.changes import change_approve, change_reject, change_withdraw, changes_list
 from staff.errors import ServiceError
 from staff.models import ChangeProposal
@@ -39,6 +41,7 @@ def _out(proposal: ChangeProposal) -> ChangeOut:
 
 
 @router.get("/changes", response={200: list[ChangeOut], **ERROR_RESPONSES})
+@needs(roles.ADMIN_CHANGES_DECIDE, roles.AUDIT_LOG_VIEW)
 def changes(request: HttpRequest, state: str = "") -> list[ChangeOut]:
     """Admin changes, newest first (`state=pending` for those waiting)."""
     if state and state not in ChangeProposal.State.values:
@@ -56,17 +59,20 @@ def changes(request: HttpRequest, state: str = "") -> list[ChangeOut]:
 
 
 @router.get("/changes/{change_id}", response={200: ChangeOut, **ERROR_RESPONSES})
+@needs(roles.ADMIN_CHANGES_DECIDE, roles.AUDIT_LOG_VIEW)
 def change(request: HttpRequest, change_id: int) -> ChangeOut:
     return ChangeOut.of(_proposal(change_id))
 
 
 @router.post("/changes/{change_id}/approve", response={200: ChangeOut, **ERROR_RESPONSES})
+@needs(roles.ADMIN_CHANGES_DECIDE)
 def approve(request: HttpRequest, change_id: int) -> ChangeOut:
     """Another admin approves (step-up): it applies now, or fails with why (`state`, `reason`)."""
     return _out(change_approve(proposal=_proposal(change_id), by=staff_of(request)))
 
 
 @router.post("/changes/{change_id}/reject", response={200: ChangeOut, **ERROR_RESPONSES})
+@needs(roles.ADMIN_CHANGES_DECIDE)
 def reject(request: HttpRequest, change_id: int, body: RejectIn) -> ChangeOut:
     return _out(
         change_reject(proposal=_proposal(change_id), by=staff_of(request), reason=body.reason)
@@ -74,6 +80,7 @@ def reject(request: HttpRequest, change_id: int, body: RejectIn) -> ChangeOut:
 
 
 @router.post("/changes/{change_id}/withdraw", response={200: ChangeOut, **ERROR_RESPONSES})
+@needs(roles.ADMIN_CHANGES_DECIDE)
 def withdraw(request: HttpRequest, change_id: int) -> ChangeOut:
     """Its proposer takes it back."""
     return _out(change_withdraw(proposal=_proposal(change_id), by=staff_of(request)))

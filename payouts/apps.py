@@ -31,6 +31,15 @@ def _webhooks_registrations() -> None:
     )
 
 
+def _action_registrations() -> None:
+    from payouts.live import payout_changed
+    from payouts.models import Payout
+    from staff.actions import register_announcer
+
+    # Every action on a payout tells its open pages (staff.actions).
+    register_announcer(Payout, payout_changed)
+
+
 def _console_registrations() -> None:
     from console.dashboard import DashboardPanel, register_panel
     from console.health import register_check
@@ -91,6 +100,7 @@ class PayoutsConfig(AppConfig):
     verbose_name = "Payouts"
 
     def ready(self) -> None:
+        _action_registrations()
         _webhooks_registrations()
         _console_registrations()
         _policy_registrations()

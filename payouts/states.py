@@ -8,10 +8,9 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from payouts.live import payout_changed
 from payouts.models import ChangeSource, Payout, PayoutStatus, PayoutStatusChange
+from staff.actions import announce_change, record_action
 from staff.models import StaffUser
-from staff.services import audit_record
 
 S = PayoutStatus
 
@@ -161,8 +160,9 @@ def payout_transition(
             at=moment,
             event_id=event_id,
         )
+        # Every move reaches the open pages (after commit), whichever service made it.
         if audit:
-            audit_record(
+            record_action(
                 actor=by,
                 action=audit,
                 target=payout,
@@ -170,8 +170,8 @@ def payout_transition(
                 before={"status": previous},
                 after={"status": to},
             )
-        # Every move reaches the open pages (after commit), whichever service made it.
-        payout_changed(payout)
+        else:
+            announce_change(payout)
         if to == S.PENDING_APPROVAL:
             from payouts.approval.notifications import notify_waiting_for_approval
 
@@ -194,10 +194,7 @@ def payout_change_record(
     commits. `announce=False` only where a move follows in the same transaction and announces
     the payout itself (its message carries the newer status).
     """
-    with transaction.atomic():
-        audit_record(actor=by, action=audit, target=payout, details=details or {})
-        if announce:
-            payout_changed(payout)
+    record_action(actor=by, action=audit, target=payout, details=details or {}, announce=announce)
 
 
 def payout_locked(payout: Payout | int) -> Payout:

@@ -12,6 +12,7 @@ from django.utils.translation import gettext
 from ninja import Field, Router, Schema
 from ninja.params.functions import Query as QueryParam
 
+from console.api_permissions import needs
 from console.api_schemas import ERROR_RESPONSES, ErrorOut, Limit, Offset
 from console.inputs import Amount, Text
 from gateway.api_support import EnvironmentName, api_environment
@@ -19,6 +20,7 @@ from gateway.models import Environment
 from quotes import selectors
 from quotes.models import Quote
 from quotes.services import quote_reprice, quote_request
+from staff import roles
 from staff.requests import staff_of
 
 router = Router(tags=["quotes"])
@@ -162,6 +164,7 @@ ERRORS: dict[int, Any] = {**ERROR_RESPONSES, 409: ErrorOut, 502: ErrorOut}
 
 
 @router.post("/quotes", response={201: QuoteOut, **ERRORS})
+@needs(roles.PAYOUT_INITIATE)
 def create_quote(
     request: HttpRequest, payload: QuoteIn, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
@@ -181,6 +184,7 @@ QuoteCorridor = QueryParam("", description="BASE-DEST, e.g. USD-MXN.")
 
 
 @router.get("/quotes", response={200: list[QuoteOut], **ERROR_RESPONSES})
+@needs(roles.FINANCE_VIEW)
 def list_quotes(
     request: HttpRequest,
     status: str = "",
@@ -205,6 +209,7 @@ def _find(request: HttpRequest, quote_id: int, environment: str | None) -> Quote
 
 
 @router.get("/quotes/{quote_id}", response={200: QuoteOut, **ERROR_RESPONSES})
+@needs(roles.FINANCE_VIEW)
 def get_quote(
     request: HttpRequest, quote_id: int, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
@@ -213,6 +218,7 @@ def get_quote(
 
 
 @router.patch("/quotes/{quote_id}", response={200: QuoteOut, **ERRORS})
+@needs(roles.PAYOUT_INITIATE)
 def change_quote_amount(
     request: HttpRequest,
     quote_id: int,

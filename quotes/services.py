@@ -17,9 +17,9 @@ from gateway.schemas import Quote as UpstreamQuote
 from quotes.choices import STABLECOINS, choices_refresh
 from quotes.errors import QuoteFieldError, QuoteRefused, quote_errors
 from quotes.models import Quote, QuoteStatus
+from staff.actions import act, record_action
 from staff.models import StaffUser
 from staff.roles import PAYOUT_INITIATE
-from staff.services import audit_record
 
 MAX_AMOUNT = Decimal("999999999.99")
 
@@ -121,7 +121,8 @@ def _quote_record(
             updated_at=now,
             **_figures(remote),
         )
-        audit_record(
+        record_action(
+            announce=False,
             actor=by,
             action="quote.requested",
             target=quote,
@@ -248,8 +249,9 @@ def quote_reprice(*, by: StaffUser, quote: Quote, amount: Decimal) -> Quote:
         amount_in_destination=quote.amount_in_destination,
     )
     remote = _quote_update_upstream(quote, amount=amount)
-    with transaction.atomic():
-        locked = Quote.objects.select_for_update().get(pk=quote.pk)
+    # A quote has no page of its own that listens: its payouts' pages re-read it.
+    with act(actor=by, action="quote.repriced", target=quote, announce=False) as action:
+        locked = action.target
         before = _amounts(locked, amount=locked.requested_amount)
         for name, value in _figures(remote).items():
             setattr(locked, name, value)
@@ -257,15 +259,8 @@ def quote_reprice(*, by: StaffUser, quote: Quote, amount: Decimal) -> Quote:
         locked.repriced_count += 1
         locked.updated_at = timezone.now()
         locked.save()
-        audit_record(
-            actor=by,
-            action="quote.repriced",
-            target=locked,
-            details={
-                "quote_id": locked.upstream_id,
-                "before": before,
-                "after": _amounts(locked, amount=amount),
-            },
+        action.details.update(
+            quote_id=locked.upstream_id, before=before, after=_amounts(locked, amount=amount)
         )
     return locked
 
@@ -277,20 +272,18 @@ def quote_recheck(*, by: StaffUser, quote: Quote) -> Quote:
         remote = call_sync(upstream(quote.environment).quotations.get, quote.upstream_id)
     except UpstreamError as exc:
         raise QuoteRefused(quote_errors(exc)) from exc
-    with transaction.atomic():
-        locked = Quote.objects.select_for_update().get(pk=quote.pk)
+    with act(actor=by, action="quote.status_changed", target=quote, announce=False) as action:
+        locked = action.target
         previous = locked.status
         for name, value in _figures(remote).items():
             setattr(locked, name, value)
         locked.updated_at = timezone.now()
         locked.save()
-        if previous != locked.status:
-            audit_record(
-                actor=by,
-                action="quote.status_changed",
-                target=locked,
-                details={"quote_id": locked.upstream_id, "from": previous, "to": locked.status},
-            )
+        if previous == locked.status:
+            action.nothing_changed()
+        action.details.update(
+            {"quote_id": locked.upstream_id, "from": previous, "to": locked.status}
+        )
     return locked
 
 
@@ -302,5 +295,7 @@ def quotes_expire_due(*, now: Any = None) -> int:
             status=QuoteStatus.EXPIRED, updated_at=moment
         )
         if count:
-            audit_record(actor=None, action="quotes.expired", details={"count": count})
+            record_action(
+                actor=None, action="quotes.expired", details={"count": count}, announce=False
+            )
     return count

@@ -10,6 +10,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from ninja import Field, Header, Query, Router, Schema, Status
 
+from console.api_permissions import needs
 from console.api_schemas import ERROR_RESPONSES, ErrorOut, PageNumber, PageOut, PageSize, paginate
 from console.inputs import MultilineText, Text
 from gateway.api_support import (
@@ -162,6 +163,7 @@ class ReviewOut(Schema):
     response={201: EndUserOut, 409: ErrorOut, 502: ErrorOut, **ERROR_RESPONSES},
     summary="Create an end user",
 )
+@needs(roles.END_USERS_MANAGE)
 def create_end_user(
     request: HttpRequest,
     payload: EndUserIn,
@@ -179,6 +181,7 @@ def create_end_user(
 
 
 @router.get("/end-users", response={200: EndUserPage, **ERROR_RESPONSES}, summary="List end users")
+@needs(roles.DIRECTORY_VIEW)
 def list_end_users(
     request: HttpRequest,
     environment: str | None = EnvironmentName,
@@ -205,6 +208,7 @@ def list_end_users(
 
 
 @router.get("/end-users/{id}", response={200: EndUserOut, **ERROR_RESPONSES})
+@needs(roles.DIRECTORY_VIEW)
 def get_end_user(
     request: HttpRequest, id: int, environment: str | None = EnvironmentName
 ) -> EndUser:
@@ -216,6 +220,7 @@ def get_end_user(
     response={200: EndUserOut, 409: ErrorOut, 502: ErrorOut, **ERROR_RESPONSES},
     summary="Update an end user",
 )
+@needs(roles.END_USERS_MANAGE)
 def update_end_user(
     request: HttpRequest, id: int, payload: EndUserPatch, environment: str | None = EnvironmentName
 ) -> EndUser:
@@ -236,6 +241,7 @@ def update_end_user(
     response={200: EndUserOut, 502: ErrorOut, **ERROR_RESPONSES},
     summary="Refresh an end user from the upstream",
 )
+@needs(roles.DIRECTORY_VIEW)
 def refresh_end_user(
     request: HttpRequest, id: int, environment: str | None = EnvironmentName
 ) -> EndUser:
@@ -248,6 +254,7 @@ def refresh_end_user(
     response={201: ReviewOut, **ERROR_RESPONSES},
     summary="Add a compliance note",
 )
+@needs(roles.KYC_REVIEW)
 def add_kyc_note(
     request: HttpRequest, id: int, payload: NoteIn, environment: str | None = EnvironmentName
 ) -> Status[KycReview]:
@@ -260,6 +267,7 @@ def add_kyc_note(
     response={201: ReviewOut, **ERROR_RESPONSES},
     summary="Mark the KYC result reviewed, with a reason",
 )
+@needs(roles.KYC_REVIEW)
 def mark_kyc_reviewed(
     request: HttpRequest, id: int, payload: ReviewIn, environment: str | None = EnvironmentName
 ) -> Status[KycReview]:

@@ -9,13 +9,18 @@ class UsersConfig(AppConfig):
     verbose_name = gettext_lazy("End users")
 
     def ready(self) -> None:
+        from staff.actions import register_announcer
         from users.catch_up import end_users_catch_up
         from users.events import end_user_apply_event
-        from users.models import EndUser
+        from users.live import mirror_changed
+        from users.models import EndUser, UpstreamMirror
         from webhooks.contract import USER
         from webhooks.handlers import register_event_handler
         from webhooks.links import register_link_target
         from webhooks.mirrors import Mirror, register_mirror
+
+        # Every mirrored record (end user, virtual account, recipient) tells its pages it changed.
+        register_announcer(UpstreamMirror, mirror_changed)
 
         # End-user and KYC events (webhooks) keep the mirror current.
         register_event_handler(USER, end_user_apply_event)

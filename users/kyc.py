@@ -6,9 +6,9 @@ from django.db import transaction
 from django.utils.translation import gettext
 
 from staff import roles
+from staff.actions import record_action
 from staff.errors import ServiceError
 from staff.models import StaffUser
-from staff.services import audit_record
 from users.mirror import require, timeline_add
 from users.models import EndUser, KycReview, KycReviewKind
 
@@ -50,7 +50,7 @@ def _kyc_review(*, end_user: EndUser, by: StaffUser, text: str, kind: str) -> Ky
             summary=("Marked reviewed" if kind == KycReviewKind.REVIEWED else "Compliance note")
             + f" by {by.email}: {text}",
         )
-        audit_record(
+        record_action(
             actor=by,
             action=f"end_user.kyc_{kind}",
             target=end_user,

@@ -13,9 +13,9 @@ from gateway.client import call_sync, upstream
 from gateway.models import Environment
 from gateway.schemas import User as UpstreamUser
 from staff import roles
+from staff.actions import record_action
 from staff.errors import ServiceError
 from staff.models import StaffUser
-from staff.services import audit_record
 from users.mirror import (
     MirrorKind,
     mirror_create,
@@ -265,7 +265,7 @@ def end_user_update(
             actor=by,
             data={"changed": changes},
         )
-        audit_record(
+        record_action(
             actor=by,
             action="end_user.updated",
             target=end_user,

@@ -11,10 +11,12 @@ from django.utils.translation import gettext
 from ninja import Field, Query, Router, Schema, Status
 from ninja.params.functions import Query as QueryParam
 
+from console.api_permissions import needs
 from console.api_schemas import ERROR_RESPONSES, Limit, Offset
 from console.inputs import Text
 from gateway.api_support import ChangeOut
 from gateway.models import Environment
+from staff import roles
 from staff.errors import ServiceError
 from staff.redaction import mask
 from webhooks import selectors
@@ -201,6 +203,7 @@ def _endpoint_out(request: HttpRequest, environment: Environment) -> EndpointOut
 
 
 @router.get("/endpoints", response={200: list[EndpointOut], **ERROR_RESPONSES})
+@needs(roles.WEBHOOKS_MANAGE)
 def endpoint_list(request: HttpRequest) -> list[EndpointOut]:
     """Each environment's receiver URL and masked secrets (admins)."""
     _require(request, WEBHOOKS_MANAGE)
@@ -226,6 +229,7 @@ def _endpoint_change(request: HttpRequest, environment_id: int, *, rotate: bool)
 
 
 @router.post("/endpoints/{environment_id}/register", response={202: ChangeOut, **ERROR_RESPONSES})
+@needs(roles.WEBHOOKS_MANAGE)
 def endpoint_register(request: HttpRequest, environment_id: int) -> Any:
     """Propose registering the environment's receiver upstream (a first secret is generated when
     it applies): 202 with the admin change (`/changes/{id}`), applied once another admin
@@ -234,6 +238,7 @@ def endpoint_register(request: HttpRequest, environment_id: int) -> Any:
 
 
 @router.post("/endpoints/{environment_id}/rotate", response={202: ChangeOut, **ERROR_RESPONSES})
+@needs(roles.WEBHOOKS_MANAGE)
 def endpoint_rotate(request: HttpRequest, environment_id: int) -> Any:
     """Propose a new secret (the previous one stays accepted for the overlap window once it
     applies): 202 with the admin change."""
@@ -247,6 +252,7 @@ def _base(fallback: str) -> str:
 
 
 @router.get("/events", response={200: list[EventOut], **ERROR_RESPONSES})
+@needs(roles.WEBHOOK_EVENTS_VIEW)
 def event_list(
     request: HttpRequest,
     filters: Query[EventFilters],
@@ -262,6 +268,7 @@ def event_list(
 # Before /events/{event_pk}: paths match in order, and an id is any text until ninja checks it
 # (so a non-numeric id answers 400 in the one error shape, not Django's HTML 404).
 @router.post("/events/reprocess", response={200: RunOut, **ERROR_RESPONSES})
+@needs(roles.WEBHOOKS_MANAGE)
 def events_reprocess(request: HttpRequest, filters: EventFilters) -> RunOut:
     """Re-run every event the filters select (`{"status": "failed"}`: all failed ones)."""
     events = selectors.event_list(**_filters(filters))
@@ -270,6 +277,7 @@ def events_reprocess(request: HttpRequest, filters: EventFilters) -> RunOut:
 
 
 @router.get("/events/{event_pk}", response={200: EventDetailOut, **ERROR_RESPONSES})
+@needs(roles.WEBHOOK_EVENTS_VIEW)
 def event_detail(request: HttpRequest, event_pk: int) -> dict[str, Any]:
     """One event with its payload, deliveries, processing attempts and linked objects."""
     _require(request, WEBHOOK_EVENTS_VIEW)
@@ -298,6 +306,7 @@ def event_detail(request: HttpRequest, event_pk: int) -> dict[str, Any]:
 
 
 @router.post("/events/{event_pk}/reprocess", response={200: RunOut, **ERROR_RESPONSES})
+@needs(roles.WEBHOOKS_MANAGE)
 def event_reprocess(request: HttpRequest, event_pk: int) -> RunOut:
     """Re-run one event (queued; follow it at /runs/{id})."""
     event = WebhookEvent.objects.filter(pk=event_pk).first()
@@ -312,6 +321,7 @@ def event_reprocess(request: HttpRequest, event_pk: int) -> RunOut:
 
 
 @router.get("/runs/{run_pk}", response={200: RunOut, **ERROR_RESPONSES})
+@needs(roles.WEBHOOKS_MANAGE)
 def run_progress(request: HttpRequest, run_pk: int) -> RunOut:
     """Progress of a reprocessing run."""
     _require(request, WEBHOOKS_MANAGE)
@@ -322,6 +332,7 @@ def run_progress(request: HttpRequest, run_pk: int) -> RunOut:
 
 
 @router.get("/missed", response={200: list[MissedOut], **ERROR_RESPONSES})
+@needs(roles.WEBHOOK_EVENTS_VIEW)
 def missed_list(
     request: HttpRequest, limit: int = QueryParam(100, ge=1, le=MAX_LIMIT)
 ) -> list[dict[str, Any]]:

@@ -1,7 +1,7 @@
 """/api/v1/reconciliation: runs (list, read, start) and the exceptions queue with its actions.
 
-Every operation's permission is in config/api.py's OPERATION_PERMISSIONS (books.reconciliation
-block): readers need books.view_books, actions books.reconcile; the services check again.
+Every operation states its permission beside itself (`@needs`, console.api_permissions):
+readers need books.view_books, actions books.reconcile; the services check again.
 """
 
 from __future__ import annotations
@@ -21,9 +21,11 @@ from books.reconciliation.models import (
     ReconciliationException,
     ReconciliationRun,
 )
+from console.api_permissions import needs
 from console.api_schemas import ERROR_RESPONSES, ErrorOut, PageNumber, PageOut, PageSize, paginate
 from console.inputs import MultilineText, Text
 from gateway.api_support import EnvironmentName, acting_staff, api_environment
+from staff import roles
 from staff.errors import ServiceError
 from staff.models import StaffUser
 
@@ -171,6 +173,7 @@ def _item(request: HttpRequest, exception_id: int) -> ReconciliationException:
 
 
 @router.get("/runs", response={200: RunPage, **ERROR_RESPONSES}, summary="List runs")
+@needs(roles.BOOKS_VIEW)
 def list_runs(
     request: HttpRequest,
     environment: str | None = EnvironmentName,
@@ -188,6 +191,7 @@ def list_runs(
     response={201: RunOut, 409: ErrorOut, **ERROR_RESPONSES},
     summary="Start a run",
 )
+@needs(roles.RECONCILE)
 def start_run(
     request: HttpRequest, payload: RunIn, environment: str | None = EnvironmentName
 ) -> Status[ReconciliationRun]:
@@ -216,6 +220,7 @@ def start_run(
 
 
 @router.get("/runs/{run_id}", response={200: RunOut, **ERROR_RESPONSES}, summary="Read a run")
+@needs(roles.BOOKS_VIEW)
 def get_run(request: HttpRequest, run_id: int) -> ReconciliationRun:
     return _run(request, run_id)
 
@@ -223,6 +228,7 @@ def get_run(request: HttpRequest, run_id: int) -> ReconciliationRun:
 @router.get(
     "/exceptions", response={200: ExceptionPage, **ERROR_RESPONSES}, summary="The exceptions queue"
 )
+@needs(roles.BOOKS_VIEW)
 def list_exceptions(
     request: HttpRequest,
     environment: str | None = EnvironmentName,
@@ -253,6 +259,7 @@ def list_exceptions(
     response={200: ExceptionDetailOut, **ERROR_RESPONSES},
     summary="Read an exception, with its comments",
 )
+@needs(roles.BOOKS_VIEW)
 def get_exception(request: HttpRequest, exception_id: int) -> ReconciliationException:
     return _item(request, exception_id)
 
@@ -270,6 +277,7 @@ ACTION_RESPONSES: dict[int, Any] = {
 
 
 @router.post("/exceptions/{exception_id}/assign", response=ACTION_RESPONSES, summary="Assign")
+@needs(roles.RECONCILE)
 def assign_exception(
     request: HttpRequest, exception_id: int, payload: AssignIn
 ) -> ReconciliationException:
@@ -287,6 +295,7 @@ def assign_exception(
 
 
 @router.post("/exceptions/{exception_id}/comments", response=ACTION_RESPONSES, summary="Comment")
+@needs(roles.RECONCILE)
 def comment_exception(
     request: HttpRequest, exception_id: int, payload: CommentIn
 ) -> ReconciliationException:
@@ -297,6 +306,7 @@ def comment_exception(
 
 
 @router.post("/exceptions/{exception_id}/state", response=ACTION_RESPONSES, summary="Set state")
+@needs(roles.RECONCILE)
 def set_exception_state(
     request: HttpRequest, exception_id: int, payload: StateIn
 ) -> ReconciliationException:
@@ -314,6 +324,7 @@ def set_exception_state(
     response=ACTION_RESPONSES,
     summary="Adopt an upstream payout PayOps does not know",
 )
+@needs(roles.RECONCILE)
 def adopt_exception(request: HttpRequest, exception_id: int) -> ReconciliationException:
     services.exception_adopt(item=_item(request, exception_id), by=acting_staff(request))
     return _acted(request, exception_id)
@@ -324,6 +335,7 @@ def adopt_exception(request: HttpRequest, exception_id: int) -> ReconciliationEx
     response=ACTION_RESPONSES,
     summary="Fetch the payout again and apply it",
 )
+@needs(roles.RECONCILE)
 def refetch_exception(request: HttpRequest, exception_id: int) -> ReconciliationException:
     services.exception_refetch(item=_item(request, exception_id), by=acting_staff(request))
     return _acted(request, exception_id)
@@ -334,6 +346,7 @@ def refetch_exception(request: HttpRequest, exception_id: int) -> Reconciliation
     response=ACTION_RESPONSES,
     summary="Mark as explained (a balance: record the adjustment)",
 )
+@needs(roles.RECONCILE)
 def explain_exception(
     request: HttpRequest, exception_id: int, payload: ReasonIn
 ) -> ReconciliationException:

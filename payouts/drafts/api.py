@@ -15,6 +15,7 @@ from ninja.files import UploadedFile
 from ninja.params.functions import Query as QueryParam
 
 from accounts.models import Recipient, VirtualAccount
+from console.api_permissions import needs
 from console.api_schemas import ERROR_RESPONSES, ErrorOut, Limit, Offset
 from console.inputs import Amount, MultilineText, Text
 from gateway.api_support import EnvironmentName
@@ -35,6 +36,7 @@ from payouts.models import DocumentKind, PayoutChannel
 from payouts.pages import document_file_response
 from quotes.api import environment_of, staff_of
 from quotes.models import Quote
+from staff import roles
 from staff.errors import ServiceError
 
 router = Router(tags=["payouts"])
@@ -154,6 +156,7 @@ def _values(payload: DraftIn | DraftPatch, environment: Environment | None) -> D
 @router.post(
     "/payouts", response={201: PayoutOut, **ERRORS}, operation_id="payouts_api_create_payout"
 )
+@needs(roles.PAYOUT_INITIATE)
 def create_payout(
     request: HttpRequest, payload: DraftIn, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
@@ -171,6 +174,7 @@ def create_payout(
     response={200: list[PayoutOut], **ERROR_RESPONSES},
     operation_id="payouts_api_list_payouts",
 )
+@needs(roles.FINANCE_VIEW, roles.COMPLIANCE_VIEW)
 def list_payouts(
     request: HttpRequest,
     q: Text = PayoutSearch,
@@ -207,6 +211,7 @@ def list_payouts(
     response={200: PayoutOut, **ERROR_RESPONSES},
     operation_id="payouts_api_get_payout",
 )
+@needs(roles.FINANCE_VIEW, roles.COMPLIANCE_VIEW)
 def get_payout(
     request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
@@ -219,6 +224,7 @@ def get_payout(
     response={200: PayoutOut, **ERRORS},
     operation_id="payouts_api_update_payout",
 )
+@needs(roles.PAYOUT_INITIATE)
 def update_payout(
     request: HttpRequest,
     payout_id: int,
@@ -237,6 +243,7 @@ def update_payout(
 @router.delete(
     "/payouts/{payout_id}", response={204: None, **ERRORS}, operation_id="payouts_api_delete_payout"
 )
+@needs(roles.PAYOUT_INITIATE)
 def delete_payout(
     request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
@@ -249,6 +256,7 @@ def delete_payout(
     response={200: PayoutOut, **ERRORS},
     operation_id="payouts_api_preview_payout",
 )
+@needs(roles.PAYOUT_INITIATE)
 def preview_payout(
     request: HttpRequest,
     payout_id: int,
@@ -265,6 +273,7 @@ def preview_payout(
     response={201: DocumentOut, **ERRORS},
     operation_id="payouts_api_add_document",
 )
+@needs(roles.PAYOUT_INITIATE)
 def add_document(
     request: HttpRequest,
     payout_id: int,
@@ -284,6 +293,7 @@ def add_document(
     response={200: PayoutOut, **ERRORS},
     operation_id="payouts_api_submit_payout",
 )
+@needs(roles.PAYOUT_INITIATE)
 def submit_payout(
     request: HttpRequest,
     payout_id: int,
@@ -314,6 +324,7 @@ class DocumentReadOut(DocumentOut):
     response={200: list[DocumentReadOut], **ERROR_RESPONSES},
     operation_id="payouts_api_list_documents",
 )
+@needs(roles.FINANCE_VIEW, roles.COMPLIANCE_VIEW)
 def list_documents(
     request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
@@ -346,6 +357,7 @@ def list_documents(
         }
     },
 )
+@needs(roles.FINANCE_VIEW, roles.COMPLIANCE_VIEW)
 def download_document(
     request: HttpRequest,
     payout_id: int,

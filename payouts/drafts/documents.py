@@ -34,8 +34,8 @@ from payouts.drafts.services import require_own_draft
 from payouts.errors import PayoutInvalid
 from payouts.models import DocumentKind, Payout, PayoutDocument, PayoutDocumentView
 from payouts.selectors import require_payout_reader
+from staff.actions import record_action
 from staff.models import StaffUser
-from staff.services import audit_record
 
 # Magic bytes of the types a setting may allow: (type, extension, signature, offset).
 SIGNATURES: tuple[tuple[str, str, bytes, int], ...] = (
@@ -290,7 +290,7 @@ def _document_audit(
     by: StaffUser, payout: Payout, document: PayoutDocument, action: str, facts: tuple[str, ...]
 ) -> None:
     details = {"document": document.pk, **{name: getattr(document, name) for name in facts}}
-    audit_record(actor=by, action=action, target=payout, details=details)
+    record_action(actor=by, action=action, target=payout, details=details)
 
 
 def document_add(

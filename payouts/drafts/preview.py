@@ -18,8 +18,8 @@ from payouts.models import (
     Payout,
     ReservationStatus,
 )
+from staff.actions import record_action
 from staff.models import StaffUser
-from staff.services import audit_record
 
 
 def payout_preview(*, by: StaffUser, payout: Payout, reserve: bool = False) -> Payout:
@@ -64,7 +64,7 @@ def payout_preview(*, by: StaffUser, payout: Payout, reserve: bool = False) -> P
             locked.preview_quote_status = ReservationStatus.NONE
         locked.updated_at = timezone.now()
         locked.save()
-        audit_record(
+        record_action(
             actor=by,
             action="payout.previewed",
             target=locked,
@@ -126,7 +126,7 @@ def reservations_expire_due(*, now: datetime | None = None) -> int:
             preview_quote_status=ReservationStatus.ACTIVE, preview_quote_expires_at__lte=moment
         ).update(preview_quote_status=ReservationStatus.EXPIRED, updated_at=moment)
         if count:
-            audit_record(
+            record_action(
                 actor=None, action="payouts.reservations_expired", details={"count": count}
             )
     return count

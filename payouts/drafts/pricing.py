@@ -13,7 +13,7 @@ from gateway.client import call_sync, upstream
 from gateway.schemas import Fees, PayoutCreated, PayoutPreview
 from payouts.approval import notifications
 from payouts.models import NotificationKind, Payout, PayoutMode
-from staff.services import audit_record
+from staff.actions import record_action
 
 logger = logging.getLogger("payouts")
 
@@ -185,7 +185,7 @@ def charge_record(*, payout: Payout, created: PayoutCreated, at: datetime) -> No
         return
     summary = "; ".join(_sentence(d) for d in differences)
     logger.warning("payout %s charged otherwise than shown: %s", payout.pk, summary)
-    audit_record(
+    record_action(
         actor=None,
         action="payout.charge_differs",
         target=payout,

@@ -32,9 +32,9 @@ from payouts.models import (
 )
 from payouts.states import EDITABLE, payout_transition
 from quotes.models import Quote
+from staff.actions import record_action
 from staff.models import StaffUser
 from staff.roles import PAYOUT_INITIATE
-from staff.services import audit_record
 
 # Fields whose change makes the last preview (and its reserved quote) stale.
 PRICED_FIELDS = (
@@ -180,7 +180,7 @@ def payout_draft_create(
     with transaction.atomic():
         payout.save()
         _timeline_start(payout, by=by)
-        audit_record(
+        record_action(
             actor=by,
             action="payout.draft_created",
             target=payout,
@@ -248,7 +248,7 @@ def payout_draft_update(*, by: StaffUser, payout: Payout, values: DraftValues) -
             _clear_preview(locked)
         locked.updated_at = now
         locked.save()
-        audit_record(
+        record_action(
             actor=by,
             action="payout.draft_edited",
             target=locked,
@@ -263,7 +263,7 @@ def payout_draft_delete(*, by: StaffUser, payout: Payout) -> None:
         locked = Payout.objects.select_for_update().get(pk=payout.pk)
         require_own_draft(by, locked)
         files = [(doc.file.storage, str(doc.file.name)) for doc in locked.documents.all()]
-        audit_record(
+        record_action(
             actor=by,
             action="payout.draft_deleted",
             target=locked,

@@ -5,11 +5,13 @@ from __future__ import annotations
 from django.http import FileResponse, HttpRequest
 from ninja import Router
 
+from console.api_permissions import needs
 from console.api_schemas import ERROR_RESPONSES
 from gateway.api_support import EnvironmentName, acting_staff
 from payouts.api_support import payout_found
 from payouts.evidence.services import payout_evidence_pack
 from payouts.evidence.views import evidence_response
+from staff import roles
 
 router = Router(tags=["payouts"])
 
@@ -29,6 +31,7 @@ router = Router(tags=["payouts"])
         }
     },
 )
+@needs(roles.PAYOUT_EVIDENCE_VIEW)
 def download_evidence(
     request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
 ) -> FileResponse:

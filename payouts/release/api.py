@@ -9,6 +9,7 @@ from django.http import HttpRequest
 from django.utils.translation import gettext
 from ninja import Field, Router, Schema
 
+from console.api_permissions import needs
 from console.inputs import Text
 from gateway.api_support import EnvironmentName
 from payouts.api_support import (
@@ -27,6 +28,7 @@ from payouts.release.initiation import payout_retry
 from payouts.release.step import otp_step
 from payouts.selectors import require_payout_reader
 from quotes.api import staff_of
+from staff import roles
 
 router = Router(tags=["approvals"])
 
@@ -49,6 +51,7 @@ class OtpConfirmIn(Schema):
     response={200: OtpStepOut, **ERRORS},
     operation_id="payouts_approvals_api_otp_state",
 )
+@needs(roles.FINANCE_VIEW, roles.COMPLIANCE_VIEW)
 def otp_state(
     request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
@@ -77,6 +80,7 @@ def otp_state(
     response={200: OtpSentOut, **ERRORS},
     operation_id="payouts_approvals_api_otp_send",
 )
+@needs(roles.PAYOUT_APPROVE)
 def otp_send(
     request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:
@@ -100,6 +104,7 @@ def otp_send(
     response={202: PayoutStateOut, **ERRORS},
     operation_id="payouts_approvals_api_otp_confirm",
 )
+@needs(roles.PAYOUT_APPROVE)
 def otp_confirm(
     request: HttpRequest,
     payout_id: int,
@@ -121,6 +126,7 @@ def otp_confirm(
     response={202: PayoutStateOut, **ERRORS},
     operation_id="payouts_approvals_api_resend",
 )
+@needs(roles.PAYOUT_APPROVE)
 def resend(
     request: HttpRequest, payout_id: int, environment: str | None = EnvironmentName
 ) -> tuple[int, Any]:

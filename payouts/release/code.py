@@ -26,9 +26,9 @@ from payouts.models import Payout, PayoutStatus
 from payouts.release.initiation import submission_start
 from payouts.release.step import OTP_LIFETIME, otp_facts, otp_step_decide
 from payouts.states import payout_change_record, payout_locked
+from staff.actions import record_action
 from staff.models import StaffUser
 from staff.roles import PAYOUT_APPROVE
-from staff.services import audit_record
 from staff.step_up import proof_of, step_up_require
 
 S = PayoutStatus
@@ -172,7 +172,7 @@ def payout_otp_confirm(*, payout: Payout | int, by: StaffUser, code: str) -> Pay
                 step.error_code or "otp_not_sent", step.message, field="code", status=400
             )
         proof = proof_of(by)
-        audit_record(
+        record_action(
             actor=by,
             action="payout.otp_entered",
             target=locked,

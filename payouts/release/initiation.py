@@ -34,8 +34,8 @@ from payouts.release.waiting import gave_up_message, recovery_due, wait_cleared,
 from payouts.states import can_move, payout_change_record, payout_locked, payout_transition
 from payouts.tracking.upstream_status import upstream_status
 from staff import crypto
+from staff.actions import record_action
 from staff.models import StaffUser
-from staff.services import audit_record
 
 logger = logging.getLogger("payouts")
 S = PayoutStatus
@@ -334,6 +334,6 @@ def payout_retry(*, payout: Payout | int, by: StaffUser) -> Payout:
                 "not_submitting",
                 gettext("Only a payout waiting for the upstream's answer is re-sent."),
             )
-        audit_record(actor=by, action="payout.resend", target=locked, details={})
+        record_action(actor=by, action="payout.resend", target=locked, details={})
         _queue_submit(locked.pk)
     return locked

@@ -1,6 +1,7 @@
-"""Permission before body (issue 19 item 4): every operation states its permission once
-(config.api.OPERATION_PERMISSIONS) and the auth step refuses a caller without it (403) before
-ninja parses anything, so an invalid body never turns a refusal into a 400."""
+"""Permission before body (issue 19 item 4): every operation states its permission once, beside
+itself (`@needs`, read into config.api.OPERATION_PERMISSIONS), and the auth step refuses a caller
+without it (403) before ninja parses anything, so an invalid body never turns a refusal into a
+400."""
 
 from __future__ import annotations
 
@@ -83,3 +84,25 @@ def test_a_role_with_the_permission_gets_the_400_of_its_bad_body(
         response = _bad_request(client, method, path, operation)
         assert response.status_code == 400, (method, path, response.content)
         assert response.json()["code"] == "validation_error"
+
+
+def test_an_operation_that_declares_no_permission_stops_the_start_up() -> None:
+    from django.core.exceptions import ImproperlyConfigured
+    from ninja import Router
+
+    from config.api import _guard
+    from console.api_permissions import needs
+
+    declared, undeclared = Router(), Router()
+
+    @declared.get("/declared")
+    @needs("books.view_books")
+    def fine(request: Any) -> None: ...
+
+    @undeclared.get("/forgotten")
+    def forgotten(request: Any) -> None: ...
+
+    _guard("/test", declared)
+    assert OPERATION_PERMISSIONS.pop("GET /test/declared") == ("books.view_books",)
+    with pytest.raises(ImproperlyConfigured, match="GET /test/forgotten declares no permission"):
+        _guard("/test", undeclared)

@@ -47,3 +47,19 @@ def test_a_service_announcing_the_same_move_again_sends_it_once(draft_payout: Pa
         live.payout_changed(payout)
 
     assert len(messages()) == len(READERS)
+
+
+def test_a_change_that_moves_no_status_reaches_the_payout_readers_too(
+    draft_payout: Payout,
+) -> None:
+    """A draft's edit goes through staff.actions, which announces every action on a payout:
+    the maker's other open tab of the same draft re-reads it."""
+    from payouts.drafts.services import DraftValues, payout_draft_update
+
+    payout_draft_update(
+        by=draft_payout.maker, payout=draft_payout, values=DraftValues(memo="Invoice 42")
+    )
+
+    sent = messages()
+    assert {group for group, _ in sent} == READERS
+    assert all(payload == {"payout_id": draft_payout.pk, "status": "draft"} for _, payload in sent)

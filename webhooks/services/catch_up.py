@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import transaction
 
 from gateway.models import Environment
-from staff.services import audit_record
+from staff.actions import record_action
 from webhooks.mirrors import CatchUpResult, mirrors
 from webhooks.models import WebhookEndpoint
 
@@ -47,7 +47,9 @@ def webhook_catch_up_run(*, environment: Environment) -> dict[str, CatchUpResult
             results[mirror.kind] = CatchUpResult(stopped=f"{type(exc).__name__}: {exc}"[:200])
     endpoint = WebhookEndpoint.objects.filter(environment=environment).first()
     with transaction.atomic():
-        audit_record(
+        # The mirrors' own records announce what the catch-up changed; the run itself has no page.
+        record_action(
+            announce=False,
             actor=None,
             action="webhooks.caught_up",
             target=endpoint if endpoint is not None else environment,

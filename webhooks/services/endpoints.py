@@ -20,8 +20,8 @@ from gateway.errors import UpstreamError
 from gateway.models import Environment
 from gateway.service_errors import service_error_from_upstream
 from staff import crypto
+from staff.actions import record_action
 from staff.errors import ServiceError
-from staff.services import audit_record
 from staff.step_up import step_up_require
 from webhooks.models import WebhookEndpoint
 from webhooks.permissions import WEBHOOKS_MANAGE
@@ -150,7 +150,9 @@ def _registration_record(
             # What the upstream did while no receiver (or another URL) was registered never
             # arrives: the mirrors re-read their open records once this commits.
             webhook_catch_up_queue_on_commit(environment=environment)
-        audit_record(
+        # The receiver's pages are read on demand: nothing listens for an endpoint.
+        record_action(
+            announce=False,
             actor=by,
             action="webhooks.secret_rotated" if rotated else "webhooks.registered",
             target=endpoint,
@@ -228,7 +230,8 @@ def webhook_secrets_reveal(*, endpoint: WebhookEndpoint, base_url: str = "") -> 
     operator at the shell already holds the encryption keys the secrets are stored under.
     """
     with transaction.atomic():
-        audit_record(
+        record_action(
+            announce=False,
             actor=None,
             action="webhooks.secrets_revealed",
             target=endpoint,

@@ -16,7 +16,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 
 from console import metrics
-from staff.services import audit_record
+from staff.actions import record_action
 from webhooks import contract
 from webhooks.handlers import HandlerMissing, handler_for
 from webhooks.links import link_fill
@@ -214,7 +214,9 @@ def webhook_reprocess_start(
         run = ReprocessRun.objects.create(
             created_by=by, description=description[:300], event_ids=pks, total=len(pks)
         )
-        audit_record(
+        # Its progress page follows the run through the run's own messages, once it starts.
+        record_action(
+            announce=False,
             actor=by,
             action="webhooks.reprocess",
             target=run,
