@@ -146,7 +146,6 @@ NOT_YET_ON_ACTIONS = {
     "staff/sessions.py",
     "staff/signals.py",
     "staff/views.py",
-    "users/mirror.py",
 }
 # The helper itself.
 HOME = {"staff/actions.py"}

@@ -20,9 +20,9 @@ from django.utils.translation import gettext
 from gateway.client import call_sync
 from gateway.errors import UpstreamError
 from gateway.service_errors import service_error_from_upstream
+from staff.actions import record_action
 from staff.errors import ServiceError
 from staff.models import StaffUser
-from staff.services import audit_record
 from users.mirror.records import MirrorKind, timeline_add
 from users.models import UpstreamMirror
 
@@ -220,7 +220,7 @@ def mirror_store_created[M: UpstreamMirror, R](
             after_answer(row)
         row.save()
         timeline_add(row, summary=summary(row), actor=by)
-        audit_record(
+        record_action(
             actor=by,
             action=f"{kind.audit}.created",
             target=row,

@@ -9,7 +9,7 @@ from typing import Any
 from django.db import IntegrityError, transaction
 
 from gateway.models import Environment
-from staff.services import audit_record
+from staff.actions import record_action
 from users.mirror.records import EventDataError, MirrorKind, timeline_add
 from users.models import TimelineKind, UpstreamMirror
 
@@ -58,7 +58,7 @@ def mirror_apply_event[M: UpstreamMirror](
             data=data,
         )
         if outcome.applied:
-            audit_record(
+            record_action(
                 actor=None,
                 action=f"{kind.audit}.event.{event_type}",
                 target=row,

@@ -15,9 +15,9 @@ from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticError
 
 from gateway.schemas import Timestamp
+from staff.actions import record_action
 from staff.errors import ServiceError
 from staff.models import StaffUser
-from staff.services import audit_record
 from users.live import mirror_changed
 from users.models import TimelineEntryBase, TimelineKind, UpstreamMirror
 
@@ -115,7 +115,7 @@ def record_refresh[M: UpstreamMirror](
         summary="Refreshed from the upstream: " + ", ".join(changed),
         data={"before": {k: before[k] for k in changed}} if timeline_keeps_before else None,
     )
-    audit_record(
+    record_action(
         actor=by,
         action=f"{kind.audit}.refreshed",
         target=target,
