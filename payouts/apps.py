@@ -20,7 +20,7 @@ class PayoutsConfig(AppConfig):
         from payouts.selectors import state_metrics
         from payouts.tracking.catch_up import open_payout_ids, payouts_catch_up
         from payouts.tracking.events import payout_apply_event
-        from payouts.tracking.health import quiet_check, quiet_panel_context
+        from payouts.tracking.health import polling_late_check, quiet_check, quiet_panel_context
         from staff.roles import FINANCE_VIEW
         from webhooks.contract import PAYOUT
         from webhooks.handlers import register_event_handler
@@ -42,6 +42,8 @@ class PayoutsConfig(AppConfig):
         )
         # A payout quiet past its state's expected time (tracking.quiet): a warning, not a fault.
         register_check("payouts_quiet", quiet_check)
+        # Open payouts polling reads later than their state's cadence (its allowance is short).
+        register_check("payouts_polling", polling_late_check)
         register_metrics("payouts.states", state_metrics)
         register_panel(
             DashboardPanel(
