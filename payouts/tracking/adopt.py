@@ -88,6 +88,7 @@ def payout_adopt(
             charged_total=(record.from_amount or 0) + (record.fee or 0),
             charged_total_currency=record.from_currency or "USD",
             charged_at=created_at,
+            upstream_created_at=record.created_at,
         )
         previous = ""
         for status, at in moves:
