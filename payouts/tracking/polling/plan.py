@@ -1,8 +1,8 @@
 """
-The polling plan, a pure decision over explicit state (like the limiter's `decide`): how often
-each open payout is read, which ones are due now, and which upstream reads cover them for the
-fewest calls within the pass's allowance (`budget.allowance`). `run` gathers the state and makes
-the reads; `outcome` says what each read told.
+The polling plan, a pure decision over explicit state (like the limiter's `decide`): which
+upstream reads cover the payouts due now (`due`: how often each is read, and when it is late) for
+the fewest calls, each read cut to fit the pass's allowance (`budget.allowance`). `run` gathers
+the state and makes the reads; `outcome` says what each read told.
 
 The reads (decisions.md 2): `GET /v1/payouts?status=&from_date=&to_date=&page=&limit=100` (dates
 filter on the upstream's creation day) and `GET /v1/payouts/{id}`. Four kinds of query:
