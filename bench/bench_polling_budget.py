@@ -112,7 +112,7 @@ class Staleness:
             self.payouts[pk] = (env, status, read, updated)
 
     def sample(self, now: datetime) -> None:
-        from payouts.tracking.polling.plan import Rules, cadence
+        from payouts.tracking.polling.due import Rules, cadence
         from payouts.tracking.polling.run import TRACKED
 
         rules = Rules()

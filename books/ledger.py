@@ -6,10 +6,17 @@ from our own records, each a movement of the upstream's `available_balance`:
 
 - deposit (`accounts.Deposit`): + amount, at `received_at`;
 - payout (a fiat `Payout` the upstream accepted, with its charged figures): - amount - fees, at
-  `charged_at`;
+  `upstream_created_at` (when the upstream made it and debited the account), else `charged_at`
+  (when its initiation's answer came: the 201 carries no time);
 - reversal (that payout failing, returned or cancelled afterwards: the upstream gives back the
-  whole debit, fees included, decisions.md 3): + amount + fees, at the status change;
+  whole debit, fees included, decisions.md 3): + amount + fees, at the status change's
+  `upstream_at` (when the upstream made the move), else its `at` (when PayOps learned it);
 - adjustment (`books.BalanceAdjustment`, explained by a person): signed, at `at`.
+
+Every entry is dated when the upstream made it, where it says, so that a balance reading (whose
+`as_of` is the upstream's time of the balance's last change) meets the ledger at the same
+instant: a return learned days later, or a payout in flight when the balance was read, leaves no
+lasting gap (docs/books.md, "Dating the ledger").
 
 Crypto payouts never touch the balance (a stablecoin deposit funds each one), so they are not in
 it. An account opens with a zero balance upstream, so the balance as of `t` is the sum of every
@@ -116,7 +123,7 @@ def _charged_payouts(va: VirtualAccount) -> QuerySet[Payout]:
         Payout.objects.filter(virtual_account=va, mode=PayoutMode.FIAT, upstream_id__isnull=False)
         .exclude(charged_total__isnull=True, charged_amount__isnull=True)
         .annotate(
-            debit_at=Coalesce("charged_at", "submitted_at", "created_at"),
+            debit_at=Coalesce("upstream_created_at", "charged_at", "submitted_at", "created_at"),
             debit_fees=Coalesce("charged_total_fees", "preview_total_fees", Value(ZERO)),
             debit_amount=Coalesce("charged_amount", "amount"),
         )
@@ -124,15 +131,16 @@ def _charged_payouts(va: VirtualAccount) -> QuerySet[Payout]:
 
 
 def _reversals(va: VirtualAccount) -> QuerySet[PayoutStatusChange]:
-    """The first move of each charged fiat payout into a reversing state."""
+    """The moves of each charged fiat payout into a reversing state, dated by the upstream."""
     return (
         PayoutStatusChange.objects.filter(
             payout__in=_charged_payouts(va).values("pk"),
             to_status__in=REVERSING,
         )
         .exclude(from_status__in=REVERSING)
+        .annotate(ledger_at=Coalesce("upstream_at", "at"))
         .select_related("payout")
-        .order_by("at", "pk")
+        .order_by("ledger_at", "pk")
     )
 
 
@@ -156,7 +164,7 @@ def _reversal_movement(change: PayoutStatusChange) -> Movement:
     fees = (payout.charged_total_fees or payout.preview_total_fees or ZERO).quantize(CENTS)
     amount = (payout.charged_amount or payout.amount).quantize(CENTS)
     return Movement(
-        at=change.at,
+        at=change.ledger_at,  # type: ignore[attr-defined]
         kind=MovementKind.REVERSAL,
         amount=amount + fees,
         fees=fees,
@@ -267,13 +275,13 @@ def _reversal_movements(
     A payout is given back once, at its first move into a reversing state: a later second move
     (returned, then failed) is not a second refund."""
     first: dict[int, PayoutStatusChange] = {}
-    changes = _reversals(va).filter(_window("at", None, end))
+    changes = _reversals(va).filter(_window("ledger_at", None, end))
     for change in changes.iterator(chunk_size=2000):
         first.setdefault(change.payout_id, change)
     return [
         _reversal_movement(change)
         for change in first.values()
-        if start is None or change.at > start
+        if start is None or change.ledger_at > start  # type: ignore[attr-defined]
     ]
 
 

@@ -46,11 +46,13 @@ def _console_registrations() -> None:
     from console.metrics import register_metrics
     from payouts.approval.views import dashboard_panel_context
     from payouts.selectors import state_metrics
-    from payouts.tracking.health import quiet_check, quiet_panel_context
+    from payouts.tracking.health import polling_late_check, quiet_check, quiet_panel_context
     from staff.roles import FINANCE_VIEW
 
     # A payout quiet past its state's expected time (tracking.quiet): a warning, not a fault.
     register_check("payouts_quiet", quiet_check)
+    # Open payouts polling reads later than their state's cadence (its allowance is short).
+    register_check("payouts_polling", polling_late_check)
     register_metrics("payouts.states", state_metrics)
     register_panel(
         DashboardPanel(

@@ -124,6 +124,7 @@ def payout_transition(
     event_id: str = "",
     audit: str = "",
     details: dict[str, Any] | None = None,
+    upstream_at: datetime | None = None,
 ) -> PayoutStatusChange:
     """
     Move `payout` (locked by the caller, e.g. select_for_update) to `to`, the whole job in one
@@ -131,6 +132,8 @@ def payout_transition(
     person's or the system's act, and the live message to open pages once it commits.
     `source` is a ChangeSource (staff, event, poll, system). Moves the upstream reports (event,
     poll) name no audit action: their timeline row and event record say where they came from.
+    `at` is our clock (the timeline's order); `upstream_at` the upstream's time of the move when
+    it said (the ledger's date of a reversal).
     """
     if source not in ChangeSource.values:
         raise ValueError(f"unknown change source {source!r}")
@@ -159,6 +162,7 @@ def payout_transition(
             reason=reason[:500],
             at=moment,
             event_id=event_id,
+            upstream_at=upstream_at,
         )
         # Every move reaches the open pages (after commit), whichever service made it.
         if audit:

@@ -186,6 +186,10 @@ class Payout(IdempotentModel):
     charged_total = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True)
     charged_total_currency = models.CharField(max_length=8, blank=True)
     charged_at = models.DateTimeField(null=True, blank=True)
+    # When the upstream made the payout (and debited a fiat one), by its own clock: the first
+    # report that says (GET or list `created_at`, a `payout.*` event's). The ledger dates the
+    # debit here, else at `charged_at` (docs/books.md).
+    upstream_created_at = models.DateTimeField(null=True, blank=True)
     charge_differs = models.BooleanField(default=False)
     charge_differences = models.JSONField(default=list, blank=True)
     # Polling's straggler bookkeeping (tracking.polling): reads in a row that did not find the

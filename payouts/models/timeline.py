@@ -35,6 +35,9 @@ class PayoutStatusChange(models.Model):
     at = models.DateTimeField(default=timezone.now)
     # The upstream event that caused the move, when one did (blank for staff, poll, system).
     event_id = models.CharField(max_length=80, blank=True)
+    # When the upstream made the move, by its own clock, when it said (the event's time, the
+    # GET's history): `at` is when PayOps learned it. The ledger dates a reversal here.
+    upstream_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ("at", "pk")

@@ -96,6 +96,7 @@ def payout_adopt(
             updated_at=timezone.now(),
             submitted_at=created_at,
             **_charged_fields(record, created_at),
+            upstream_created_at=record.created_at,
         )
         previous = ""
         for status, at in moves:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -106,9 +107,16 @@ def _apply(payout: Payout, record: PayoutEvent, report: StatusReport) -> None:
     payout.upstream_status = target.upper()
     if record.source == ChangeSource.POLL:
         payout.last_polled_at = timezone.now()
+    if report.created_at is not None and payout.upstream_created_at is None:
+        payout.upstream_created_at = report.created_at  # the ledger's date of the debit
+        fields.append("upstream_created_at")
     previous = str(payout.status)
     if target == payout.status:
         record.note = "already in this state"
+        if report.moved_at is not None:  # a later report says when the upstream made the move
+            payout.status_changes.filter(to_status=target, upstream_at=None).update(
+                upstream_at=report.moved_at
+            )
     elif can_move(payout.status, target):
         if target in (S.FAILED, S.RETURNED) and report.reason:
             payout.failure_reason = report.reason[:200]
@@ -123,6 +131,7 @@ def _apply(payout: Payout, record: PayoutEvent, report: StatusReport) -> None:
             # record); a skewed upstream clock must not reorder the timeline or the polling.
             at=timezone.now(),
             event_id=record.event_id if record.source == ChangeSource.EVENT else "",
+            upstream_at=report.moved_at,
         )
         record.applied = True
         if target in (S.FAILED, S.RETURNED):
@@ -176,6 +185,11 @@ def replay_unmatched_events(payout: Payout) -> int:
             at=record.occurred_at,
             reason=str((record.data or {}).get("reason") or ""),
         )
+        try:  # the upstream's own times, read again from what was kept
+            told = upstream_status(record.data or {}, event_type=record.event_type)
+            report = replace(report, moved_at=told.moved_at, created_at=told.created_at)
+        except UnreadableStatus:
+            pass
         _apply(payout, record, report)
     return len(waiting)
 

@@ -1,8 +1,11 @@
-"""Payouts quiet past their state's expected time (tracking.quiet): health check and dashboard.
+"""Payouts quiet past their state's expected time (tracking.quiet), and payouts polling reads
+later than their cadence: health checks and dashboard.
 
 A warning, not a failure (docs/console.md): the process serves normally, and the payout may
 simply be slow. The readiness check `payouts_quiet` names how many and the oldest; the
-dashboard panel lists them for finance staff, each with a link to its page.
+dashboard panel lists them for finance staff, each with a link to its page. The check
+`payouts_polling` names how many open payouts the last polling pass of each environment left
+unread a whole cadence past their due time (`polling.due.is_late`): its allowance cannot keep up.
 """
 
 from __future__ import annotations
@@ -14,16 +17,19 @@ from operator import or_
 from typing import Any
 
 from asgiref.sync import sync_to_async
+from django.core.cache import cache
 from django.db.models import Max, Q
 from django.http import HttpRequest
 from django.utils import timezone
 
 from console.health import CheckResult
+from gateway.models import Environment
 from payouts.models import Payout
 from payouts.tracking.quiet import EXPECTED_QUIET, QuietVerdict, quiet_verdict
 
 # At most this many quiet payouts are examined (oldest first); the count says "or more" beyond.
 SCAN_LIMIT = 500
+LATE_TTL = 2 * 3600  # a pass runs every 5 minutes; an older count is no longer news
 
 
 @dataclass(frozen=True)
@@ -104,3 +110,35 @@ def quiet_panel_context(request: HttpRequest) -> dict[str, Any]:
         ],
         "more": max(0, len(found) - 10),
     }
+
+
+def _late_key(environment_id: int) -> str:
+    return f"payouts:poll:late:{environment_id}"
+
+
+def polling_late_record(environment: Environment, *, late: int, now: datetime) -> None:
+    """What a polling pass left late (the cache is shared by the worker and the web processes)."""
+    cache.set(_late_key(environment.pk), (late, now), LATE_TTL)
+
+
+def polling_late_report() -> CheckResult:
+    environments = list(Environment.objects.filter(is_active=True).order_by("pk"))
+    found = cache.get_many([_late_key(env.pk) for env in environments])
+    late = []
+    for env in environments:
+        count, at = found.get(_late_key(env.pk), (0, None))
+        if count:
+            late.append(f"{count} in {env.name} (pass at {at:%Y-%m-%d %H:%M} UTC)")
+    if not late:
+        return {"status": "ok", "detail": "polling reads every open payout within its cadence"}
+    return {
+        "status": "warning",
+        "detail": (
+            "open payouts read later than their state's cadence (unread a whole cadence past "
+            "their due time; polling's allowance cannot keep up): " + "; ".join(late)
+        ),
+    }
+
+
+async def polling_late_check() -> CheckResult:
+    return await sync_to_async(polling_late_report)()

@@ -38,6 +38,11 @@ class StatusReport:
     previous: str | None = None  # a LOCAL value, when the upstream said where it came from
     at: datetime | None = None
     reason: str = ""
+    # The upstream's own times, when the payload says (docs/books.md, "Dating the ledger"): when
+    # it made the move to `status` (status_changed's time, the GET's history) and when it made
+    # the payout (GET/list and `payout.*` events' `created_at`).
+    moved_at: datetime | None = None
+    created_at: datetime | None = None
 
 
 def _status(value: Any) -> PayoutStatus:
@@ -73,11 +78,15 @@ def upstream_status(payload: Mapping[str, Any], *, event_type: str = "") -> Stat
     body: Mapping[str, Any] = payload
     inner = body.get("data")
     at = _moment(body.get("created_at") or body.get("updated_at"))
+    moved_at: datetime | None = None
+    created_at = _moment(body.get("created_at"))
     if isinstance(inner, Mapping) and ("status" in inner or "payout_id" in inner):
-        # The 201 envelope or status_changed's nesting: the figures live one level down.
+        # The 201 envelope or status_changed's nesting: the figures live one level down, and
+        # the envelope's `created_at` is the event's (the move's) time, not the payout's.
         event_type = event_type or str(body.get("event_type") or "")
         body = inner
         at = _moment(body.get("updated_at")) or at
+        moved_at, created_at = at, _moment(body.get("created_at"))
     upstream_id = str(body.get("payout_id") or body.get("id") or "")
     if not upstream_id:
         raise UnreadableStatus("no payout id in the payload")
@@ -98,10 +107,22 @@ def upstream_status(payload: Mapping[str, Any], *, event_type: str = "") -> Stat
     if str(body.get("failure_reason") or body.get("reason") or "") == "returned":
         returned = returned or status is PayoutStatus.FAILED
     local = LOCAL[PayoutStatus.RETURNED] if returned else LOCAL[status]
+    if isinstance(history, list):  # GET and list items: the move's time from their history
+        moved_at = _moved_at(history, status) or _moment(body.get("updated_at"))
     return StatusReport(
         upstream_id=upstream_id,
         status=local,
         previous=LOCAL[previous] if previous else None,
         at=at,
         reason=str(body.get("reason") or body.get("failure_reason") or ""),
+        moved_at=moved_at,
+        created_at=created_at,
     )
+
+
+def _moved_at(history: list[Any], status: PayoutStatus) -> datetime | None:
+    """The time of the last step of the upstream's history into `status`."""
+    for item in reversed(history):
+        if isinstance(item, Mapping) and str(item.get("status", "")).upper() == status.value:
+            return _moment(item.get("at"))
+    return None

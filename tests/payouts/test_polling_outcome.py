@@ -7,8 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from payouts.tracking.polling.budget import Budget, allowance
+from payouts.tracking.polling.due import Tracked
 from payouts.tracking.polling.outcome import after_get, resolve
-from payouts.tracking.polling.plan import Kind, Query, Tracked
+from payouts.tracking.polling.plan import Kind, Query
 
 NOW = datetime(2026, 11, 18, 12, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)

@@ -7,18 +7,15 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 
-from payouts.tracking.polling.plan import (
-    Kind,
-    Population,
+from payouts.tracking.polling.due import (
     Rules,
     Tracked,
     cadence,
     jitter,
-    next_look,
-    plan,
     straggler_delay,
     timing,
 )
+from payouts.tracking.polling.plan import Kind, Population, next_look, plan
 
 NOW = datetime(2026, 11, 18, 12, 0, tzinfo=UTC)  # a Wednesday
 RULES = Rules()

@@ -75,3 +75,46 @@ def test_american_spelling_of_cancelled() -> None:
 def test_unreadable_payloads_are_refused_never_guessed(payload: dict[str, str]) -> None:
     with pytest.raises(UnreadableStatus):
         upstream_status(payload)
+
+
+def test_the_upstreams_own_times_of_the_move_and_of_the_payout() -> None:
+    """The ledger's dates (docs/books.md, "Dating the ledger"): when the upstream made the move
+    and when it made the payout, from every shape that says; none from one that does not."""
+    from datetime import UTC, datetime
+
+    got = upstream_status(
+        {
+            "payout_id": PID,
+            "status": "FAILED",
+            "events": [
+                {"status": "CREATED", "at": "2026-11-20T09:00:00.000Z"},
+                {"status": "COMPLETED", "at": "2026-11-20T09:00:15.000Z"},
+                {"status": "FAILED", "at": "2026-11-21T08:30:00.000Z"},
+            ],
+            "created_at": "2026-11-20T09:00:00.000Z",
+            "updated_at": "2026-11-21T08:30:00.000Z",
+        }
+    )
+    assert got.status == "returned"
+    assert got.moved_at == datetime(2026, 11, 21, 8, 30, tzinfo=UTC)
+    assert got.created_at == datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+
+    changed = upstream_status(
+        {
+            "event_type": "payout.status_changed",
+            "created_at": "2026-11-21T08:30:00.000Z",
+            "data": {"payout_id": PID, "status": "FAILED", "previous_status": "COMPLETED"},
+        }
+    )
+    assert changed.moved_at == datetime(2026, 11, 21, 8, 30, tzinfo=UTC)
+    assert changed.created_at is None  # the envelope's time is the event's, not the payout's
+
+    flat = upstream_status(
+        {"payout_id": PID, "status": "FAILED", "created_at": "2026-11-20T09:00:00.000Z"},
+        event_type="payout.returned",
+    )
+    assert flat.moved_at is None  # the payout's creation, not the return's time
+    assert flat.created_at == datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+
+    answer = upstream_status({"data": {"id": PID, "status": "created"}})
+    assert (answer.moved_at, answer.created_at) == (None, None)  # the 201 says no time

@@ -6,7 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from payouts.tracking.polling.plan import Kind, Query, Tracked
+from payouts.tracking.polling.due import Tracked
+from payouts.tracking.polling.plan import Kind, Query
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """
-The polling plan, a pure decision over explicit state (like the limiter's `decide`): how often
-each open payout is read, which ones are due now, and which upstream reads cover them for the
-fewest calls within the pass's allowance (`budget.allowance`). `run` gathers the state and makes
-the reads; `outcome` says what each read told.
+The polling plan, a pure decision over explicit state (like the limiter's `decide`): which
+upstream reads cover the payouts due now (`due`: how often each is read, and when it is late) for
+the fewest calls, each read cut to fit the pass's allowance (`budget.allowance`). `run` gathers
+the state and makes the reads; `outcome` says what each read told.
 
 The reads (decisions.md 2): `GET /v1/payouts?status=&from_date=&to_date=&page=&limit=100` (dates
 filter on the upstream's creation day) and `GET /v1/payouts/{id}`. Four kinds of query:
@@ -20,14 +20,22 @@ filter on the upstream's creation day) and `GET /v1/payouts/{id}`. Four kinds of
 from __future__ import annotations
 
 import enum
-import hashlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime
+
+from payouts.tracking.polling.due import (
+    COMPLETED,
+    HOUR,
+    Rules,
+    Timing,
+    Tracked,
+    is_late,
+    timing,
+)
 
 PAGE_SIZE = 100  # the upstream's largest `limit`
-HOUR, DAY = timedelta(hours=1), timedelta(days=1)
 
 # Our open states, as the upstream's list filter spells them (`submitting` with an upstream id is
 # a moment between the answer and its record: it has no upstream name and is read by WINDOW/GET).
@@ -42,8 +50,6 @@ UPSTREAM_NAME = {
     "returned": "FAILED",  # a return is FAILED upstream
     "cancelled": "CANCELLED",
 }
-MOVING = frozenset({"submitting", "created", "pending", "processing", "kyt_pending"})
-COMPLETED = "completed"
 
 
 class Kind(enum.StrEnum):
@@ -51,107 +57,6 @@ class Kind(enum.StrEnum):
     STATUS = "status"
     RETURNS = "returns"
     GET = "get"
-
-
-@dataclass(frozen=True)
-class Rules:
-    """The cadences and margins (settings feed `first` and `return_watch`)."""
-
-    first: timedelta = timedelta(minutes=10)  # a payout that just moved: webhooks first
-    return_watch: timedelta = timedelta(days=30)  # completed payouts watched this long
-    ripe_share: float = 0.5  # a payout this far into its cadence joins a due neighbour's read
-    jitter_share: float = 0.1  # each payout's due time is spread by up to this share
-    straggler_base: timedelta = timedelta(minutes=30)
-    straggler_cap: timedelta = DAY
-    clock_margin: timedelta = HOUR  # our clock against the upstream's around a creation time
-    gap_days: int = 1  # creation windows at most this many days apart are read together
-    max_per_pass: int = 10  # a listing estimated above this is split by date
-
-
-# Cadence by state and by how long the payout has been in it: (younger than, read every).
-# `None` is "the rest of its life"; the first tier of a moving payout is `Rules.first`.
-_IN_REVIEW = ((DAY, HOUR), (7 * DAY, 4 * HOUR), (None, 12 * HOUR))
-_MOVING_LATER = ((6 * HOUR, timedelta(minutes=30)), (DAY, HOUR), (7 * DAY, 6 * HOUR), (None, DAY))
-
-
-def cadence(status: str, age: timedelta, rules: Rules) -> timedelta | None:
-    """How often a payout in `status` for `age` is read; None: not watched (any more)."""
-    if status == COMPLETED:  # only a return can follow: a twice-daily sweep while it may come
-        return 12 * HOUR if age < rules.return_watch else None
-    tiers: tuple[tuple[timedelta | None, timedelta], ...]
-    if status == "in_review":  # a person upstream decides: hours, not minutes
-        tiers = _IN_REVIEW
-    elif status in MOVING:  # the next step is due within minutes; the longer it waits the rarer
-        tiers = ((HOUR, rules.first), *_MOVING_LATER)
-    else:
-        return None
-    return next(every for limit, every in tiers if limit is None or age < limit)
-
-
-def straggler_delay(misses: int, rules: Rules) -> timedelta:
-    """After `misses` reads that did not find a payout, wait this long before the next one."""
-    if misses <= 0:
-        return timedelta(0)
-    return min(rules.straggler_cap, rules.straggler_base * 2 ** min(misses - 1, 16))
-
-
-def jitter(upstream_id: str) -> float:
-    """A stable fraction in [0, 1) for this payout: due times spread without any randomness."""
-    digest = hashlib.blake2b(upstream_id.encode(), digest_size=4).digest()
-    return int.from_bytes(digest, "big") / 2**32
-
-
-@dataclass(frozen=True)
-class Tracked:
-    """One open payout as the plan sees it."""
-
-    key: int
-    upstream_id: str
-    status: str
-    entered_at: datetime  # when it reached `status`
-    created_from: datetime  # bounds of the upstream's creation time, by our clock
-    created_until: datetime
-    heard_at: datetime | None = None  # the last poll that read it, or the last event received
-    misses: int = 0  # reads in a row that did not find it where it should be
-    missed_at: datetime | None = None
-
-    @property
-    def news_at(self) -> datetime:
-        return max(self.entered_at, self.heard_at or self.entered_at)
-
-    def window(self, rules: Rules) -> tuple[date, date]:
-        return (
-            (self.created_from - rules.clock_margin).date(),
-            (max(self.created_until, self.created_from) + rules.clock_margin).date(),
-        )
-
-
-@dataclass(frozen=True)
-class Timing:
-    every: timedelta
-    due_at: datetime
-    due: bool
-    ripe: bool
-    urgency: float  # time since news over the cadence: the most overdue goes first
-
-
-def timing(t: Tracked, *, now: datetime, rules: Rules) -> Timing | None:
-    """When `t` is due (None: not watched any more)."""
-    every = cadence(t.status, now - t.entered_at, rules)
-    if every is None:
-        return None
-    quiet = now - t.news_at
-    due_at = t.news_at + every + every * rules.jitter_share * jitter(t.upstream_id)
-    if t.misses and t.missed_at is not None:
-        due_at = max(due_at, t.missed_at + straggler_delay(t.misses, rules))
-    seconds = max(every.total_seconds(), 1.0)
-    return Timing(
-        every=every,
-        due_at=due_at,
-        due=now >= due_at,
-        ripe=not t.misses and quiet >= every * rules.ripe_share,
-        urgency=quiet.total_seconds() / seconds,
-    )
 
 
 @dataclass(frozen=True)
@@ -193,6 +98,7 @@ class Query:
     estimate: int  # calls
     urgency: float = 0.0
     oldest_news: datetime | None = None
+    oldest_due: datetime | None = None  # the earliest due time among `due`: it orders the reads
     status: str | None = None  # the upstream's name, for STATUS and RETURNS ("FAILED")
     from_date: date | None = None
     to_date: date | None = None
@@ -204,6 +110,9 @@ class Plan:
     queries: tuple[Query, ...]  # to run now, in this order
     deferred: tuple[Query, ...]  # due but beyond the allowance: first in line next pass
     due: frozenset[int]
+    # Unread a whole cadence past their due time and not read by this pass: the health check says
+    # how many (polling's allowance cannot keep up with them).
+    late: frozenset[int] = frozenset()
 
     @property
     def estimate(self) -> int:
@@ -243,6 +152,7 @@ def _query(
         estimate=estimate,
         urgency=max((e.timing.urgency for e in due), default=0.0),
         oldest_news=min((e.t.news_at for e in due), default=None),
+        oldest_due=min((e.timing.due_at for e in due), default=None),
         status=status,
         from_date=span[0] if span else None,
         to_date=span[1] if span else None,
@@ -264,14 +174,17 @@ def _listings(
 ) -> list[Query]:
     """
     One listing over the members' creation days covering every payout of `pool` it shows; split
-    (by members, so none falls between two halves) while it would take more than a pass's calls.
-    A part without a due payout waits for its own turn.
+    (by members, so none falls between two halves) while it would take more than the pass may
+    make (`rules.max_per_pass`, already cut to the pass's allowance). A part without a due payout
+    waits for its own turn; one payout's window still too long for the pass is read by GET.
     """
     if not any(e.timing.due for e in members):
         return []
     start, end = min(e.start for e in members), max(e.end for e in members)
     estimate = pages(population.estimate(status, start, end))
-    if estimate > rules.max_per_pass and len(members) > 1:
+    if estimate > rules.max_per_pass and len(members) == 1:
+        return [_get(members[0])]
+    if estimate > rules.max_per_pass:
         ordered = sorted(members, key=lambda e: (e.start, e.end))
         half = len(ordered) // 2
         return [
@@ -295,10 +208,15 @@ def _clusters(entries: Iterable[_Entry], rules: Rules) -> list[list[_Entry]]:
     return groups
 
 
-def _cheapest(*options: list[Query] | None) -> list[Query]:
-    """The option with the fewest calls; on a tie the first (the one that tells the most)."""
+def _cheapest(*options: list[Query] | None, singles: Sequence[_Entry]) -> list[Query]:
+    """The option with the fewest calls; on a tie the first (the one that tells the most). One
+    GET per due payout of `singles` comes last, and is only built when it is the cheapest."""
     usable = [option for option in options if option is not None]
-    return min(usable, key=lambda queries: sum(q.estimate for q in queries))
+    best = min(usable, key=lambda queries: sum(q.estimate for q in queries))
+    due = [e for e in singles if e.timing.due]
+    if len(due) < sum(q.estimate for q in best):
+        return [_get(e) for e in due]
+    return best
 
 
 def _cover_active(
@@ -321,8 +239,7 @@ def _cover_active(
                 rules,
             )
         ]
-    one_by_one = [_get(e) for e in group if e.timing.due]
-    return _cheapest(window, by_status, one_by_one)
+    return _cheapest(window, by_status, singles=group)
 
 
 def _cover_returns(
@@ -330,7 +247,7 @@ def _cover_returns(
 ) -> list[Query]:
     """Completed payouts: their returns listed (FAILED), or read one by one."""
     returns = _listings(Kind.RETURNS, "FAILED", group, pool, population, rules)
-    return _cheapest(returns, [_get(e) for e in group if e.timing.due])
+    return _cheapest(returns, singles=group)
 
 
 def plan(
@@ -342,11 +259,17 @@ def plan(
     allowance: int,
 ) -> Plan:
     """
-    Which reads to make now, most overdue first, within `allowance` calls. A due payout pulls into
-    its read every payout past `ripe_share` of its cadence whose creation days are near (one read
-    for many, and the next ones fall due together); the rest of what the read shows is refreshed
-    too. What does not fit waits, and being more overdue next pass, goes first then.
+    Which reads to make now, within `allowance` calls. A due payout pulls into its read every
+    payout past `ripe_share` of its cadence whose creation days are near (one read for many, and
+    the next ones fall due together); the rest of what the read shows is refreshed too.
+
+    Every read is cut to fit the pass (a listing split by payouts, down to single GETs), so
+    whatever the allowance, the first read in line always fits. Reads go in the order of their
+    earliest due time, the most overdue (by its cadence) first among equals: what waited has an
+    earlier due time than anything that fell due since, so it goes first the next pass, and no
+    read waits for ever. Due payouts left unread a whole cadence past their due time are `late`.
     """
+    rules = replace(rules, max_per_pass=max(1, min(rules.max_per_pass, allowance)))
     entries = []
     for t in tracked:
         when = timing(t, now=now, rules=rules)
@@ -361,7 +284,23 @@ def plan(
     completed = [e for e in listable if e.t.status == COMPLETED and e.t.key not in told]
     for group in _clusters((e for e in completed if e.timing.due or e.timing.ripe), rules):
         queries += _cover_returns(group, completed, population, rules)
-    queries.sort(key=lambda q: (-q.urgency, q.oldest_news or now))
+    queries.sort(key=lambda q: (q.oldest_due or now, -q.urgency, q.oldest_news or now))
+    chosen, deferred = _within(queries, allowance)
+    read = {key for q in chosen for key in q.covers}
+    return Plan(
+        queries=chosen,
+        deferred=deferred,
+        due=frozenset(e.t.key for e in entries if e.timing.due),
+        late=frozenset(
+            e.t.key for e in entries if is_late(e.timing, now=now) and e.t.key not in read
+        ),
+    )
+
+
+def _within(
+    queries: Iterable[Query], allowance: int
+) -> tuple[tuple[Query, ...], tuple[Query, ...]]:
+    """The reads that fit the allowance, in order, and those that wait."""
     chosen: list[Query] = []
     deferred: list[Query] = []
     spent = 0
@@ -371,11 +310,7 @@ def plan(
             spent += query.estimate
         else:
             deferred.append(query)
-    return Plan(
-        queries=tuple(chosen),
-        deferred=tuple(deferred),
-        due=frozenset(e.t.key for e in entries if e.timing.due),
-    )
+    return tuple(chosen), tuple(deferred)
 
 
 def next_look(

@@ -24,21 +24,18 @@ from gateway.models import Environment
 from gateway.selectors import calls_since, iso_week_bounds
 from payouts.models import ChangeSource, Payout, PayoutEvent
 from payouts.tracking.events import payout_apply_report
+from payouts.tracking.health import polling_late_record
 from payouts.tracking.polling.budget import Budget, allowance
+from payouts.tracking.polling.due import COMPLETED, MOVING, Rules, Tracked, timing
 from payouts.tracking.polling.outcome import after_get, resolve
 from payouts.tracking.polling.plan import (
-    COMPLETED,
-    MOVING,
     PAGE_SIZE,
     UPSTREAM_NAME,
     Kind,
     Population,
     Query,
-    Rules,
-    Tracked,
     next_look,
     plan,
-    timing,
 )
 from payouts.tracking.upstream_status import StatusReport, UnreadableStatus, upstream_status
 
@@ -343,6 +340,8 @@ def poll_environment(environment: Environment, *, now: datetime) -> int:
     applied, all_read = 0, True
     if any((when := timing(t, now=now, rules=the_rules)) and when.due for t in tracked):
         applied, all_read = _read_due(environment, tracked, now=now, rules=the_rules)
+    else:
+        polling_late_record(environment, late=0, now=now)
     look = next_look(tracked, now=now, rules=the_rules, all_read=all_read)
     cache.set(_next_look_key(environment), (look, now), NEXT_LOOK_TTL)
     return applied
@@ -358,9 +357,10 @@ def _read_due(
     work = Pass(environment, tracked, known, room)
     finished = work.run(the_plan.queries)
     work.keep_what_was_learned()
+    polling_late_record(environment, late=len(the_plan.late), now=now)
     logger.info(
         "payout polling of environment %s: %d due, %d reads (%d calls of %d allowed), "
-        "%d changes, %d reads wait for budget",
+        "%d changes, %d reads wait for budget, %d payouts late",
         environment.pk,
         len(the_plan.due),
         len(the_plan.queries),
@@ -368,6 +368,7 @@ def _read_due(
         room,
         work.applied,
         len(the_plan.deferred),
+        len(the_plan.late),
     )
     return work.applied, finished and not the_plan.deferred
 
