@@ -19,7 +19,8 @@ from accounts.models import BalanceSnapshot
 from books.ledger import balance_as_of
 from books.reconciliation.models import ExceptionKind, ReconciliationException
 from books.reconciliation.services import exception_refetch, run_start
-from books.statements.statement import balance_history, statement_build
+from books.statements.history import balance_history
+from books.statements.statement import statement_build
 from payouts.models import Payout, PayoutStatus
 from staff.models import StaffUser
 from tests.books.test_reconciliation_live import funded, initiated
