@@ -1,0 +1,118 @@
+"""The pages issue 30 (items 7, 8, 10) changed, at a desk (1280 px) and a phone (390 px): nothing
+overflows sideways, no CSP violation; the filters of the payout search and the audit trail log no
+console error; a phone rejects a payout from the inbox card. Screenshots land in /tmp/finui-shots/
+for a person to look at."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from payouts.models import PayoutStatus
+from staff.models import AuditEntry, StaffUser
+from tests.browser.test_look import PayoutRecords, page_overflow, payouts_at_every_stage
+
+pytestmark = pytest.mark.browser
+
+SHOTS = Path("/tmp/finui-shots")
+SIZES = {"desk": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
+
+# (name, role, path): each page as a role whose work it is.
+PAGES: list[tuple[str, str, Callable[[PayoutRecords], str]]] = [
+    ("recipient-approvals", "compliance", lambda r: "/accounts/recipients/approvals/"),
+    ("recipient-approvals-maker", "finance_maker", lambda r: "/accounts/recipients/approvals/"),
+    (
+        "recipient-change",
+        "finance_approver",
+        lambda r: f"/accounts/recipients/{r.draft.recipient_id}/",
+    ),
+    ("payout-form", "finance_maker", lambda r: "/payouts/new/"),
+    ("inbox", "finance_approver", lambda r: "/payouts/approvals/?scope=anyone"),
+    (
+        "audit-entry",
+        "admin",
+        lambda r: "/audit/%s/"
+        % AuditEntry.objects.filter(action="recipient.change_proposed").get().pk,
+    ),
+]
+
+
+def _shot(page: Page, name: str, size: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}-{size}.png"), full_page=True)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_changed_pages_fit_a_desk_and_a_phone(
+    page: Page,
+    demo_staff: dict[str, StaffUser],
+    sign_in: Callable[..., None],
+    console_errors: list[str],
+    size: str,
+) -> None:
+    records = payouts_at_every_stage(demo_staff)
+    page.set_viewport_size(SIZES[size])
+    signed_in = ""
+    for name, role, path_of in PAGES:
+        if role != signed_in:
+            page.context.clear_cookies()
+            sign_in(page, demo_staff[role].email)
+            signed_in = role
+        response = page.goto(path_of(records))
+        assert response is not None and response.status == 200, name
+        expect(page.get_by_role("heading", level=1)).to_be_visible()
+        _shot(page, name, size)
+        assert page_overflow(page) == 0, name
+    # The bulk confirmation, reached as an approver does: select one, ask to approve.
+    page.goto("/payouts/approvals/?scope=anyone")
+    page.locator(f'input[name="payout"][value="{records.crypto.pk}"]').check()
+    page.get_by_test_id("bulk-approve").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Approve 1 payout?")
+    _shot(page, "bulk-confirm", size)
+    assert page_overflow(page) == 0
+    assert console_errors == []
+
+
+def test_filtering_the_payout_search_and_the_audit_trail_logs_no_console_error(
+    page: Page,
+    demo_staff: dict[str, StaffUser],
+    sign_in: Callable[..., None],
+    console_errors: list[str],
+) -> None:
+    payouts_at_every_stage(demo_staff)
+    sign_in(page, demo_staff["admin"].email)
+    for path in ("/payouts/", "/audit/"):
+        for size in SIZES.values():
+            page.set_viewport_size(size)
+            page.goto(path)
+            bar = page.locator("form.filter-bar")
+            bar.locator("input[type=search], input[type=text]").first.fill("recipient")
+            bar.get_by_role("button", name="Filter").click()
+            page.wait_for_load_state("networkidle")
+            expect(page).to_have_url(f"{page.url.split('?')[0]}?{page.url.split('?')[1]}")
+            assert "?" in page.url, path
+            page.go_back()
+            page.wait_for_load_state("networkidle")
+    assert console_errors == []
+
+
+def test_a_phone_rejects_a_payout_from_its_inbox_card(
+    page: Page,
+    demo_staff: dict[str, StaffUser],
+    sign_in: Callable[..., None],
+) -> None:
+    records = payouts_at_every_stage(demo_staff)
+    page.set_viewport_size(SIZES["phone"])
+    sign_in(page, demo_staff["finance_approver"].email)
+    page.goto("/payouts/approvals/?scope=anyone")
+    card = page.locator(f'tr[data-payout="{records.crypto.pk}"]')
+    card.get_by_text("Reject…").click()
+    card.get_by_label("Reason").fill("The invoice is for another company")
+    card.get_by_role("button", name="Reject", exact=True).click()
+    page.wait_for_load_state()
+    records.crypto.refresh_from_db()
+    assert records.crypto.status == PayoutStatus.REJECTED
+    assert records.crypto.rejection_reason == "The invoice is for another company"
