@@ -9,11 +9,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from django.utils import timezone
 from playwright.sync_api import Page, expect
 
+from gateway.services.environments import environment_switch
 from payouts.models import PayoutStatus
 from staff.models import AuditEntry, StaffUser
+from tests.books.statement_fixtures import build_october
 from tests.browser.test_look import PayoutRecords, page_overflow, payouts_at_every_stage
+from tests.finance import make_environment, make_virtual_account
 
 pytestmark = pytest.mark.browser
 
@@ -64,9 +68,14 @@ def test_the_changed_pages_fit_a_desk_and_a_phone(
         response = page.goto(path_of(records))
         assert response is not None and response.status == 200, name
         expect(page.get_by_role("heading", level=1)).to_be_visible()
+        if name == "payout-form":  # the chosen labels show in the picture
+            page.get_by_label("Pay from").select_option(index=1)
+            page.get_by_label("Recipient", exact=True).select_option(index=1)
         _shot(page, name, size)
         assert page_overflow(page) == 0, name
     # The bulk confirmation, reached as an approver does: select one, ask to approve.
+    page.context.clear_cookies()
+    sign_in(page, demo_staff["finance_approver"].email)
     page.goto("/payouts/approvals/?scope=anyone")
     page.locator(f'input[name="payout"][value="{records.crypto.pk}"]').check()
     page.get_by_test_id("bulk-approve").click()
@@ -116,3 +125,46 @@ def test_a_phone_rejects_a_payout_from_its_inbox_card(
     records.crypto.refresh_from_db()
     assert records.crypto.status == PayoutStatus.REJECTED
     assert records.crypto.rejection_reason == "The invoice is for another company"
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_books_and_analytics_pages_fit_and_show_everything(
+    page: Page,
+    demo_staff: dict[str, StaffUser],
+    sign_in: Callable[..., None],
+    console_errors: list[str],
+    size: str,
+) -> None:
+    environment = make_environment()
+    build_october(environment)
+    make_virtual_account(environment, account_number="5550001234", balance_as_of=timezone.now())
+    approver = demo_staff["finance_approver"]
+    environment_switch(user=approver, environment=environment)
+    page.set_viewport_size(SIZES[size])
+    sign_in(page, approver.email)
+    for name, path in (
+        ("statements", "/books/statements/"),
+        ("fees-report", "/books/fees/?start=2026-10-01&end=2026-10-31"),
+        ("analytics", "/analytics/?start=2026-10-01&end=2026-10-31"),
+    ):
+        response = page.goto(path)
+        assert response is not None and response.status == 200, name
+        expect(page.get_by_role("heading", level=1)).to_be_visible()
+        _shot(page, name, size)
+        assert page_overflow(page) == 0, name
+    expect(page.locator("canvas[data-chart-drawn=true]")).to_have_count(6)
+    scale = page.evaluate(
+        "() => { const c = Chart.getChart(document.querySelector("
+        "'[data-testid=figure-budget] canvas')); return [c.scales.y.max, "
+        "Chart.getChart(document.querySelector('[data-testid=figure-volume] canvas'))"
+        ".options.scales.y.title.text]; }"
+    )
+    assert scale == [100, "Amount sent (USD)"]
+    if size == "desk":  # every column of the fees and the spread shows without scrolling
+        page.goto("/books/fees/?start=2026-10-01&end=2026-10-31")
+        hidden = page.evaluate(
+            "[...document.querySelectorAll('[data-testid$=-report]')]"
+            ".map(t => t.parentElement.scrollWidth - t.parentElement.clientWidth)"
+        )
+        assert len(hidden) == 2 and all(width <= 0 for width in hidden), hidden
+    assert console_errors == []
