@@ -32,13 +32,15 @@ def october() -> October:
 
 
 def _chart(html: str, name: str) -> dict[str, object]:
-    found = re.search(rf'<script id="chart-data-{name}" type="application/json">(.*?)</script>', html)
+    script = rf'<script id="chart-data-{name}" type="application/json">(.*?)</script>'
+    found = re.search(script, html)
     assert found is not None, name
     return json.loads(found[1])
 
 
 def test_shares_are_drawn_against_100_and_every_axis_says_what_it_counts(
-    october: October, client_for  # type: ignore[no-untyped-def]
+    october: October,
+    client_for,  # type: ignore[no-untyped-def]
 ) -> None:
     html = client_for("finance_approver").get("/analytics/", QUERY).content.decode()
     assert _chart(html, "budget")["y_max"] == 100
@@ -51,7 +53,8 @@ def test_shares_are_drawn_against_100_and_every_axis_says_what_it_counts(
 
 
 def test_the_analytics_page_opens_with_headline_figures(
-    october: October, client_for  # type: ignore[no-untyped-def]
+    october: October,
+    client_for,  # type: ignore[no-untyped-def]
 ) -> None:
     html = client_for("auditor").get("/analytics/", QUERY).content.decode()
     block = re.search(r'<dl class="headlines" data-testid="headlines">(.*?)</dl>', html, re.S)

@@ -38,8 +38,7 @@ PAGES: list[tuple[str, str, Callable[[PayoutRecords], str]]] = [
     (
         "audit-entry",
         "admin",
-        lambda r: "/audit/%s/"
-        % AuditEntry.objects.filter(action="recipient.change_proposed").get().pk,
+        lambda r: f"/audit/{AuditEntry.objects.get(action='recipient.change_proposed').pk}/",
     ),
 ]
 
