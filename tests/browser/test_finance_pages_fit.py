@@ -13,11 +13,11 @@ from django.utils import timezone
 from playwright.sync_api import Page, expect
 
 from gateway.services.environments import environment_switch
-from payouts.models import PayoutStatus
+from payouts.models import ChangeSource, PayoutStatus
 from staff.models import AuditEntry, StaffUser
 from tests.books.statement_fixtures import build_october
-from tests.browser.test_look import PayoutRecords, page_overflow, payouts_at_every_stage
-from tests.finance import make_environment, make_virtual_account
+from tests.browser.test_look import PayoutRecords, _move, page_overflow, payouts_at_every_stage
+from tests.finance import make_draft, make_environment, make_recipient, make_virtual_account
 
 pytestmark = pytest.mark.browser
 
@@ -57,6 +57,22 @@ def test_the_changed_pages_fit_a_desk_and_a_phone(
     size: str,
 ) -> None:
     records = payouts_at_every_stage(demo_staff)
+    # A first payout to a new recipient: the inbox card carries the long flag.
+    maker = demo_staff["finance_maker"]
+    fresh = make_recipient(
+        records.draft.environment,
+        records.draft.virtual_account.end_user,
+        created_by=demo_staff["compliance"],
+        first_name="Wenceslao Maximiliano",
+    )
+    first = make_draft(
+        maker=maker,
+        environment=records.draft.environment,
+        virtual_account=records.draft.virtual_account,
+        recipient=fresh,
+        amount="1234567.89",
+    )
+    _move(first, (PayoutStatus.PENDING_APPROVAL, ChangeSource.STAFF), by=maker)
     page.set_viewport_size(SIZES[size])
     signed_in = ""
     for name, role, path_of in PAGES:
@@ -67,6 +83,10 @@ def test_the_changed_pages_fit_a_desk_and_a_phone(
         response = page.goto(path_of(records))
         assert response is not None and response.status == 200, name
         expect(page.get_by_role("heading", level=1)).to_be_visible()
+        if name == "inbox":
+            expect(page.get_by_test_id("recipient-flag").first).to_have_text(
+                "First payout to this recipient"
+            )
         if name == "payout-form":  # the chosen labels show in the picture
             page.get_by_label("Pay from").select_option(index=1)
             page.get_by_label("Recipient", exact=True).select_option(index=1)
@@ -81,6 +101,13 @@ def test_the_changed_pages_fit_a_desk_and_a_phone(
     expect(page.get_by_role("heading", level=1)).to_have_text("Approve 1 payout?")
     _shot(page, "bulk-confirm", size)
     assert page_overflow(page) == 0
+    # No blank band between the menu and a short page's heading.
+    gap = page.evaluate(
+        "document.querySelector('main h1').getBoundingClientRect().top"
+        " - document.querySelector('.sidebar').getBoundingClientRect().bottom"
+    )
+    if size == "phone":
+        assert gap < 80, gap
     assert console_errors == []
 
 
