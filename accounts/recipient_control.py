@@ -98,10 +98,20 @@ def pending_change(recipient: Recipient) -> RecipientChange | None:
 # --- who may decide ---------------------------------------------------------------------------
 
 
-def decision_refusal(
-    by: StaffUser, recipient: Recipient, change: RecipientChange | None
-) -> RecipientDecisionRefused | None:
-    """Why `by` may not approve or reject what is pending on `recipient` (None: they may)."""
+def who_may_approve() -> str:
+    """The plain line a page shows instead of the buttons: who decides."""
+    names = [
+        str(roles.ROLES_BY_KEY[key].display_name) if key in roles.ROLES_BY_KEY else key
+        for key in sorted(recipient_approver_roles())
+    ]
+    return gettext(
+        "Recipients and changes of their bank details are approved by: %(roles)s; never by "
+        "the person who registered the recipient or proposed the change."
+    ) % {"roles": ", ".join(names)}
+
+
+def approver_refusal(by: StaffUser) -> RecipientDecisionRefused | None:
+    """Why `by` may approve no recipient at all (their permission or role; None: they may)."""
     if not by.has_perm(roles.RECIPIENTS_APPROVE):
         return RecipientDecisionRefused(
             "not_permitted", gettext("You may not approve recipients."), status=403
@@ -115,6 +125,16 @@ def decision_refusal(
             + ".",
             status=403,
         )
+    return None
+
+
+def decision_refusal(
+    by: StaffUser, recipient: Recipient, change: RecipientChange | None
+) -> RecipientDecisionRefused | None:
+    """Why `by` may not approve or reject what is pending on `recipient` (None: they may)."""
+    refusal = approver_refusal(by)
+    if refusal is not None:
+        return refusal
     if recipient.created_by_id == by.pk:
         return RecipientDecisionRefused(
             "recipient_creator",

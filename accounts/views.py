@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
-from accounts import recipient_control, recipients, selectors, virtual_accounts
+from accounts import bank_details, recipient_control, recipients, selectors, virtual_accounts
 from accounts.forms import (
     RECIPIENT_ERROR_FIELDS,
     VIRTUAL_ACCOUNT_ERROR_FIELDS,
@@ -26,7 +26,7 @@ from accounts.forms import (
     VirtualAccountFilterForm,
     VirtualAccountForm,
 )
-from accounts.models import Recipient
+from accounts.models import Recipient, RecipientChange
 from console.lists import is_htmx
 from staff import roles
 from staff.errors import ServiceError
@@ -160,11 +160,22 @@ def recipient_create(request: HttpRequest) -> HttpResponse:
     )
 
 
+def _bank_details(recipient: Recipient, change: RecipientChange | None) -> dict[str, Any]:
+    """What an approver checks: the details, or a pending change's before and after."""
+    current = recipient_control.current_values(recipient)
+    return {
+        "details": bank_details.bank_detail_rows(current),
+        "compared": bank_details.compared_rows(current, change.values) if change else None,
+    }
+
+
 def _detail_context(request: HttpRequest, recipient: Recipient) -> dict[str, Any]:
     user = staff_of(request)
     change = recipient.pending_changes[0] if recipient.pending_changes else None  # type: ignore[attr-defined]
     waiting = change is not None or recipient.status == "pending_approval"
     return {
+        **_bank_details(recipient, change),
+        "who_may_approve": recipient_control.who_may_approve(),
         "recipient": recipient,
         "payouts": selectors.recipient_payouts(recipient),
         "change": change,
@@ -198,12 +209,23 @@ def recipient_approvals(request: HttpRequest) -> HttpResponse:
         change = row.pending_changes[0] if row.pending_changes else None  # type: ignore[attr-defined]
         refusal = recipient_control.decision_refusal(user, row, change)
         items.append(
-            {"recipient": row, "change": change, "refusal": refusal.message if refusal else ""}
+            {
+                "recipient": row,
+                "change": change,
+                "refusal": refusal.message if refusal else "",
+                **_bank_details(row, change),
+            }
         )
     return render(
         request,
         "accounts/recipient_approvals.html",
-        {"items": items, "reject_form": RecipientRejectForm()},
+        {
+            "items": items,
+            "reject_form": RecipientRejectForm(),
+            # Someone who may decide nothing reads one plain line, not a refusal per item.
+            "may_not_decide": recipient_control.approver_refusal(user) is not None,
+            "who_may_approve": recipient_control.who_may_approve(),
+        },
     )
 
 

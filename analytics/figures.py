@@ -13,12 +13,26 @@ from django.utils.translation import gettext
 
 from analytics import selectors
 from console.exports import Cell
+from console.templatetags.ui import money
 
 Figure = dict[str, Any]
 
 
 def _money(value: Decimal) -> str:
     return str(value)
+
+
+def _sums(pairs: list[tuple[str, Decimal]]) -> str:
+    """Money summed per currency, each with its currency: `1,234.56 USD · 10.00 USDC`."""
+    totals: dict[str, Decimal] = {}
+    for currency, amount in pairs:
+        totals[currency] = totals.get(currency, Decimal(0)) + amount
+    return " · ".join(money(v, c) for c, v in sorted(totals.items())) or money(Decimal(0), "USD")
+
+
+def headlines(figures: list[Figure]) -> list[dict[str, str]]:
+    """The page's row of headline figures, each figure's own, in the figures' order."""
+    return [h for figure in figures for h in figure.get("headlines", [])]
 
 
 def _labels(period: selectors.Period) -> list[str]:
@@ -29,8 +43,16 @@ def _volume(period: selectors.Period, user: Any) -> Figure:
     days = period.days()
     volume = selectors.volume(period=period, by=user)
     corridors = sorted({r.corridor for r in volume})
+    currencies = ", ".join(sorted({r.currency for r in volume})) or "USD"
     by_key = {(r.day, r.corridor): r for r in volume}
     return {
+        "headlines": [
+            {"label": gettext("Payouts charged"), "value": str(sum(r.payouts for r in volume))},
+            {
+                "label": gettext("Amount sent"),
+                "value": _sums([(r.currency, r.amount) for r in volume]),
+            },
+        ],
         "title": gettext("Volume by corridor and day"),
         "header": [
             gettext("Day"),
@@ -43,6 +65,8 @@ def _volume(period: selectors.Period, user: Any) -> Figure:
         "chart": {
             "type": "bar",
             "stacked": True,
+            "x_title": gettext("Day (UTC)"),
+            "y_title": gettext("Amount sent (%(currency)s)") % {"currency": currencies},
             "labels": _labels(period),
             "series": [
                 {
@@ -60,13 +84,22 @@ def _volume(period: selectors.Period, user: Any) -> Figure:
 
 def _outcomes(period: selectors.Period, user: Any) -> Figure:
     outcomes = selectors.outcomes(period=period, by=user)
+    completed = next((r for r in outcomes if r.outcome == "Completed"), None)
     return {
+        "headlines": [
+            {
+                "label": gettext("Success rate (completed)"),
+                "value": f"{completed.share} %" if completed and completed.payouts else "—",
+            }
+        ],
         "title": gettext("Success and return rates"),
         "header": [gettext("Outcome"), gettext("Payouts"), gettext("Share (%)")],
         # The selector's outcomes are English words marked with gettext_noop: said here.
         "rows": [[gettext(r.outcome), r.payouts, r.share] for r in outcomes],
         "chart": {
             "type": "bar",
+            "y_max": 100,
+            "y_title": gettext("Share of payouts charged (%)"),
             "labels": [gettext(r.outcome) for r in outcomes],
             "series": [{"label": gettext("Share (%)"), "data": [str(r.share) for r in outcomes]}],
         },
@@ -89,7 +122,16 @@ def _completion(period: selectors.Period, user: Any) -> Figure:
             ]
         )
     by_day = {r.day: r for r in times.rows}
+    overall = times.overall
     return {
+        "headlines": [
+            {
+                "label": gettext("Median time to complete"),
+                "value": gettext("%(minutes)s min") % {"minutes": overall.p50_minutes}
+                if overall is not None
+                else "—",
+            }
+        ],
         "title": gettext("Time to complete (minutes from charge)"),
         "header": [
             gettext("Day charged"),
@@ -100,6 +142,8 @@ def _completion(period: selectors.Period, user: Any) -> Figure:
         "rows": rows,
         "chart": {
             "type": "line",
+            "x_title": gettext("Day charged (UTC)"),
+            "y_title": gettext("Minutes from charge to completion"),
             "labels": _labels(period),
             "series": [
                 {
@@ -115,6 +159,12 @@ def _completion(period: selectors.Period, user: Any) -> Figure:
 def _fees(period: selectors.Period, user: Any) -> Figure:
     report = selectors.fees(period=period, by=user)
     return {
+        "headlines": [
+            {
+                "label": gettext("Fees paid"),
+                "value": _sums([(r.currency, r.total_fees) for r in report.rows]),
+            }
+        ],
         "title": gettext("Fees and FX spread paid"),
         "header": [
             gettext("Corridor"),
@@ -129,6 +179,9 @@ def _fees(period: selectors.Period, user: Any) -> Figure:
         "chart": {
             "type": "bar",
             "stacked": True,
+            "x_title": gettext("Corridor"),
+            "y_title": gettext("Paid (%(currency)s)")
+            % {"currency": ", ".join(sorted({r.currency for r in report.rows})) or "USD"},
             "labels": [r.corridor for r in report.rows],
             "series": [
                 {"label": gettext("Fees"), "data": [str(r.total_fees) for r in report.rows]},
@@ -151,6 +204,9 @@ def _balances(period: selectors.Period, user: Any) -> Figure:
         ],
         "chart": {
             "type": "line",
+            "x_title": gettext("Day (UTC)"),
+            "y_title": gettext("Balance (%(currency)s)")
+            % {"currency": ", ".join(sorted({s.account.currency for s in series})) or "USD"},
             "labels": _labels(period),
             "series": [
                 {
@@ -176,6 +232,9 @@ def _budget(period: selectors.Period, user: Any) -> Figure:
         "rows": [[g.environment.name, g.used, g.budget, round(g.used_percent, 1)] for g in gauges],
         "chart": {
             "type": "bar",
+            # A budget is a share of 100 %: 0.4 % draws as a sliver, not a full bar.
+            "y_max": 100,
+            "y_title": gettext("Weekly budget used (%)"),
             "labels": [g.environment.name for g in gauges],
             "series": [
                 {"label": gettext("Used (%)"), "data": [round(g.used_percent, 1) for g in gauges]}

@@ -12,7 +12,7 @@ from django.shortcuts import render
 from django.utils.translation import gettext
 
 from analytics import selectors
-from analytics.figures import FIGURES, figure_build
+from analytics.figures import FIGURES, figure_build, headlines
 from analytics.forms import AnalyticsForm
 from books.statements.forms import month_to_date
 from console.exports import Cell, csv_response
@@ -56,10 +56,12 @@ def overview(request: HttpRequest) -> HttpResponseBase:
     query = request.GET.copy()
     query.pop("format", None)
     query.pop("figure", None)
+    figures = [figure_build(name, period=period, by=user) for name in FIGURES]
     context = {
         "form": form,
         "period": period,
-        "figures": [figure_build(name, period=period, by=user) for name in FIGURES],
+        "figures": figures,
+        "headlines": headlines(figures),
         "query": query.urlencode(),
     }
     return render(request, "analytics/overview.html", context)

@@ -166,13 +166,15 @@ def active_virtual_accounts(environment: Environment | None) -> QuerySet[Virtual
 
 
 def payout_recipients(environment: Environment | None) -> QuerySet[Recipient]:
+    """The recipients a payout form offers: payable ones only (approved by a second person)."""
+    return payout_recipients_named(environment).filter(status=RecipientStatus.APPROVED)
+
+
+def payout_recipients_named(environment: Environment | None) -> QuerySet[Recipient]:
+    """The recipients a posted form may name: any on a payout rail, so that one not payable
+    (waiting, rejected, archived, superseded) reaches the service, whose refusal says why."""
     return (
-        Recipient.objects.filter(
-            environment=environment,
-            account_type__in=("WIRE", "SWIFT"),
-            # Pending ones stay choosable so the refusal says why; the others are out of use.
-            status__in=(RecipientStatus.APPROVED, RecipientStatus.PENDING_APPROVAL),
-        )
+        Recipient.objects.filter(environment=environment, account_type__in=("WIRE", "SWIFT"))
         .exclude(upstream_id="")
         .order_by("last_name", "company_name", "pk")
     )

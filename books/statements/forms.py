@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 from django import forms
@@ -20,6 +20,12 @@ MAX_DAYS = 366
 def month_to_date() -> tuple[date, date]:
     today = timezone.now().date()
     return today.replace(day=1), today
+
+
+def last_month() -> tuple[date, date]:
+    """The whole calendar month before today's (UTC)."""
+    end = month_to_date()[0] - timedelta(days=1)
+    return end.replace(day=1), end
 
 
 def period_checked(start: date | None, end: date | None) -> tuple[date, date]:

@@ -8,13 +8,19 @@ import io
 from datetime import date
 
 from django.contrib.auth.decorators import login_required, permission_required
-from django.http import FileResponse, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import (
+    FileResponse,
+    HttpRequest,
+    HttpResponse,
+    QueryDict,
+    StreamingHttpResponse,
+)
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
 from accounts.models import VirtualAccount, VirtualAccountMode
 from books.statements import fees, history, pdf, receipts, statement
-from books.statements.forms import FeesReportForm, StatementForm, month_to_date
+from books.statements.forms import FeesReportForm, StatementForm, last_month, month_to_date
 from books.statements.receipt_pdf import receipt_pdf_write
 from console.exports import csv_response
 from gateway.selectors import environment_choices, environment_current
@@ -68,12 +74,20 @@ def statements_page(request: HttpRequest) -> HttpResponseBase:
     accounts = _accounts(request)
     first, last = month_to_date()
     data = request.GET.copy() if request.GET else None
+    if data is None and len(accounts) == 1:
+        # One account: its statement, month to date, without a pick.
+        data = QueryDict(mutable=True)
+        data.update({"account": str(accounts[0].pk), "start": str(first), "end": str(last)})
     form = StatementForm(data, accounts=accounts, initial={"start": first, "end": last})
     va = form.account_chosen()
+    previous = last_month()
     context: dict[str, object] = {
         "form": form,
         "accounts": accounts,
-        "query": request.GET.urlencode(),
+        "query": data.urlencode() if data is not None else "",
+        # Nothing picked yet: each account with its balance and a statement one click away.
+        "last_month": {"start": previous[0], "end": previous[1]},
+        "month_to_date": {"start": first, "end": last},
     }
     if va is not None:
         user = staff_of(request)

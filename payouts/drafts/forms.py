@@ -6,10 +6,12 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from django import forms
+from django.db.models import QuerySet
+from django.forms.models import ModelChoiceIterator
 from django.utils import timezone
 from django.utils.translation import gettext, gettext_lazy
 
-from accounts.models import Recipient, VirtualAccount
+from accounts.models import Recipient, VirtualAccount, VirtualAccountMode
 from console.inputs import AmountField, TextField
 from console.templatetags.ui import money
 from gateway.models import Environment
@@ -28,17 +30,54 @@ if TYPE_CHECKING:
 DRAFT_FIELDS = {"client_markup": "client_markup_fixed_fee"}
 
 
+def _ending(number: str, upstream_id: str) -> str:
+    """What tells one account from another of the same holder: its number's last four, else
+    (not issued yet) the end of its upstream id."""
+    if number:
+        return f"…{number[-4:]}"
+    return gettext("id …%(end)s") % {"end": upstream_id[-6:]} if upstream_id else ""
+
+
 class AccountChoiceField(forms.ModelChoiceField):
+    """An account named by what tells it apart: holder, currency and mode, number, balance."""
+
     def label_from_instance(self, obj: VirtualAccount) -> str:
-        balance = gettext("balance unknown")
-        if obj.available_balance is not None:
-            balance = money(obj.available_balance, obj.currency)
-        return f"{obj.end_user.display_name} · {obj.get_mode_display()} · {balance}"
+        if obj.mode == VirtualAccountMode.CRYPTO:
+            kind = gettext("%(currency)s crypto") % {"currency": obj.currency}
+            balance = gettext("funded by stablecoin per payout")
+        else:
+            kind = gettext("%(currency)s fiat") % {"currency": obj.currency}
+            balance = gettext("balance unknown")
+            if obj.available_balance is not None:
+                balance = gettext("balance %(amount)s") % {
+                    "amount": money(obj.available_balance, obj.currency)
+                }
+        ending = _ending(obj.account_number, obj.upstream_id)
+        return " · ".join(p for p in (obj.end_user.display_name, kind, ending, balance) if p)
+
+
+class _OfferedChoices(ModelChoiceIterator):
+    """The choices of a `RecipientChoiceField`: its `offered` rows when it has them."""
+
+    def __init__(self, field: RecipientChoiceField) -> None:
+        super().__init__(field)
+        if field.offered is not None:
+            self.queryset = field.offered
 
 
 class RecipientChoiceField(forms.ModelChoiceField):
+    """A recipient named by what tells it apart: name, rail, bank (and country), last four.
+
+    It validates against `queryset` (every recipient a form may name, so the service says why
+    one is not payable) but offers only `offered` (the payable ones)."""
+
+    iterator = _OfferedChoices
+    offered: QuerySet[Recipient] | None = None
+
     def label_from_instance(self, obj: Recipient) -> str:
-        return f"{obj.display_name} · {obj.account_type} {obj.masked_account_number}"
+        bank = obj.bank_name or obj.swift_code or obj.routing_number
+        where = f"{bank} ({obj.country})" if bank else obj.country
+        return f"{obj.display_name} · {obj.account_type} · {where} · {obj.masked_account_number}"
 
 
 class QuoteChoiceField(forms.ModelChoiceField):
@@ -129,7 +168,9 @@ class PayoutDraftForm(forms.Form):
             "Sent as extra_info; at most %(max)s characters."
         ) % {"max": INTERNAL_NOTES_MAX}
         self.fields["virtual_account"].queryset = selectors.active_virtual_accounts(environment)  # type: ignore[attr-defined]
-        self.fields["recipient"].queryset = selectors.payout_recipients(environment)  # type: ignore[attr-defined]
+        recipient = self.fields["recipient"]
+        recipient.offered = selectors.payout_recipients(environment)  # type: ignore[attr-defined]
+        recipient.queryset = selectors.payout_recipients_named(environment)  # type: ignore[attr-defined]
         self.fields["quote"].queryset = Quote.objects.filter(  # type: ignore[attr-defined]
             environment=environment, status=QuoteStatus.ACTIVE, expires_at__gt=timezone.now()
         )
