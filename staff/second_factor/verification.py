@@ -25,9 +25,9 @@ from staff.second_factor.devices import (
     second_factor_devices,
 )
 from staff.second_factor.errors import SecondFactorNotAllowed, SecondFactorRefused
-from staff.second_factor.gate import is_verified
 from staff.second_factor.models import AuthenticatorDevice
 from staff.second_factor.recovery import recovery_codes_issue
+from staff.second_factor.state import is_verified
 from staff.services import audit_record
 from staff.step_up import (
     SECOND_FACTOR_AT_SESSION_KEY,
