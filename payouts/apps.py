@@ -8,6 +8,10 @@ class PayoutsConfig(AppConfig):
     verbose_name = "Payouts"
 
     def ready(self) -> None:
+        from payouts.models import Payout
+        from staff.crypto import register_encrypted_fields
+
+        register_encrypted_fields(Payout, "otp_code_encrypted")  # the upstream's release code
         from accounts.recipients import register_recipient_approver_roles
         from console.dashboard import DashboardPanel, register_panel
         from console.health import register_check
