@@ -33,9 +33,11 @@ class AlertsConfig(AppConfig):
             webhook_receiver,
             webhook_silence,
         )
+        from alerts.models import AlertRule
         from alerts.rule_changes import register_alert_change_kinds
         from console.dashboard import DashboardPanel, register_panel
         from console.schedules import register_schedule
+        from staff.crypto import register_encrypted_fields
         from staff.roles import ALERTS_VIEW
 
         for module in (
@@ -53,6 +55,7 @@ class AlertsConfig(AppConfig):
             module.register()
         # Rule changes are admin changes (staff.changes): another admin approves them.
         register_alert_change_kinds()
+        register_encrypted_fields(AlertRule, "webhook_url_encrypted")
         from alerts.bootstrap import default_rules_create
         from console.bootstrap import register_step
 

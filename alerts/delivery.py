@@ -34,6 +34,7 @@ from alerts.models import (
     DigestSent,
     SubscriptionMode,
 )
+from alerts.webhook_targets import webhook_resolved_refusal
 from staff import roles
 from staff.crypto import decrypt
 from staff.models import StaffUser
@@ -106,7 +107,9 @@ def delivery_send(*, delivery_id: int, now: datetime | None = None) -> str:
             _send_webhook(delivery)
     except Exception as exc:  # any failure: retried later, the alert stays
         attempts = delivery.attempts + 1
-        failed = attempts >= settings.ALERTS_DELIVERY_MAX_ATTEMPTS
+        # A refused target is not retried: its address will not become public by waiting.
+        refused = isinstance(exc, WebhookRefused) and exc.final
+        failed = refused or attempts >= settings.ALERTS_DELIVERY_MAX_ATTEMPTS
         delay = min(timedelta(minutes=2 ** (attempts - 1)), BACKOFF_CAP)
         AlertDelivery.objects.filter(pk=delivery.pk).update(
             attempts=attempts,
@@ -201,11 +204,28 @@ def slack_payload(alert: Alert, event: str) -> dict[str, Any]:
     }
 
 
+class WebhookRefused(Exception):
+    """A webhook delivery refused before any request (webhook_targets); `final` (a private
+    address) fails the delivery at once, an unresolved name is retried like any failure."""
+
+    def __init__(self, message: str, *, final: bool) -> None:
+        super().__init__(message)
+        self.final = final
+
+
 def _send_webhook(delivery: AlertDelivery) -> None:
     rule = delivery.alert.rule
     if not rule.webhook_url_encrypted:
         raise RuntimeError("the rule has no webhook any more")
     url = decrypt(rule.webhook_url_encrypted)
+    refusal = webhook_resolved_refusal(url)
+    if refusal:
+        # Never sent: the name resolves to (or is) an address inside our network (SSRF), or to
+        # nothing. The history names the rule's hint, never the URL (a secret).
+        why = "a private address" if refusal == "private" else "no address"
+        raise WebhookRefused(
+            f"{rule.webhook_url_hint}: refused, it resolves to {why}", final=refusal == "private"
+        )
     with translation.override(settings.LANGUAGE_CODE):
         payload = slack_payload(delivery.alert, delivery.event)
     try:

@@ -283,9 +283,14 @@ def register_alert_change_kinds() -> None:
         apply=_create_apply,
         version=_new_rule_version,
         label=gettext_lazy("New alert rule"),
+        secret_keys=("webhook_url",),
     )
     register_change_kind(
-        CHANGE_KIND, apply=_change_apply, version=_version, label=gettext_lazy("Alert rule")
+        CHANGE_KIND,
+        apply=_change_apply,
+        version=_version,
+        label=gettext_lazy("Alert rule"),
+        secret_keys=("webhook_url",),
     )
     register_change_kind(
         ENABLED_KIND,

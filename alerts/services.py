@@ -29,6 +29,7 @@ from alerts.models import (
     SubscriptionMode,
 )
 from alerts.summaries import Summary
+from alerts.webhook_targets import webhook_host_refusal
 from gateway.models import Environment
 from payouts.models import Payout
 from staff import roles
@@ -62,6 +63,16 @@ def _checked_webhook_url(url: str) -> str:
         raise ServiceError(
             _("The webhook URL is not valid."),
             errors=[("webhook_url", _("must be an https:// URL"))],
+        )
+    if webhook_host_refusal(url):
+        raise ServiceError(
+            _("The webhook URL points inside a private network."),
+            errors=[
+                (
+                    "webhook_url",
+                    _("must be a public address (not loopback, private, link-local or metadata)"),
+                )
+            ],
         )
     return url
 

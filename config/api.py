@@ -59,6 +59,7 @@ from staff.api_tokens import SAFE_METHODS, api_token_authenticate, read_only, to
 from staff.errors import ServiceError
 from staff.models import ApiToken, StaffUser
 from staff.roles import has_staff_role, user_roles
+from staff.second_factor.state import sign_in_incomplete_error, sign_in_state
 from staff.services import staff_language_set
 from staff.step_up import proof_attach, proof_of
 from users.api import router as users_router
@@ -105,9 +106,16 @@ def refuse_nul_in_query(request: HttpRequest) -> None:
             )
 
 
+def _has_authorization(request: HttpRequest) -> bool:
+    return "HTTP_AUTHORIZATION" in request.META
+
+
 class StaffTokenAuth(HttpBearer):
     """`Authorization: Bearer <personal API token>`: the request acts as the token's owner,
-    narrowed to its scopes; then the operation's permission (`need`), before any parsing."""
+    narrowed to its scopes; then the operation's permission (`need`), before any parsing.
+
+    A request that sends an Authorization header is judged by it alone: another scheme, or a
+    malformed, unknown, revoked or expired token is 401, never a fall-back to the session."""
 
     def __init__(self, need: Need = ANY_STAFF) -> None:
         super().__init__()
@@ -115,7 +123,15 @@ class StaffTokenAuth(HttpBearer):
 
     def __call__(self, request: HttpRequest) -> Any:
         refuse_nul_in_query(request)
-        return super().__call__(request)
+        if not _has_authorization(request):
+            return None  # no header: the session decides (StaffSessionAuth)
+        scheme, _, raw = request.META["HTTP_AUTHORIZATION"].partition(" ")
+        if scheme.lower() != self.openapi_scheme.lower():
+            raise AuthenticationError
+        user = self.authenticate(request, raw.strip())
+        if user is None:
+            raise AuthenticationError
+        return user
 
     def authenticate(self, request: HttpRequest, token: str) -> Any:
         user = _token_user(token)
@@ -133,7 +149,9 @@ class StaffTokenAuth(HttpBearer):
 
 
 class StaffSessionAuth(SessionAuth):
-    """The browser's session (with its CSRF check), then the operation's permission."""
+    """The browser's session (with its CSRF check), only once its sign-in is complete (the
+    second factor passed where the person's roles require one: staff.second_factor.state), and
+    never for a request that sent an Authorization header; then the operation's permission."""
 
     def __init__(self, need: Need = ANY_STAFF) -> None:
         super().__init__()
@@ -144,9 +162,14 @@ class StaffSessionAuth(SessionAuth):
         return super().__call__(request)
 
     def authenticate(self, request: HttpRequest, key: str | None) -> Any:
+        if _has_authorization(request):
+            return None
         user = super().authenticate(request, key)
         if user is None:
             return None
+        state = sign_in_state(user, request.session)
+        if state != "done":
+            raise sign_in_incomplete_error(state)
         require_any(user, self.need)
         return user
 
@@ -157,15 +180,14 @@ def staff_auth(need: Need = ANY_STAFF) -> list[Any]:
 
 
 def staff_docs_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """The OpenAPI page and schema: a valid bearer token or a staff session reads them; a bad
-    token is 401 in the one error shape; anonymous browsers go to the login page, role-less
-    people get 403."""
+    """The OpenAPI page and schema: a valid bearer token or a signed-in staff session reads them;
+    any other Authorization header is 401 in the one error shape (never the session); anonymous
+    browsers go to the login page, role-less people get 403."""
 
     @wraps(view)
     def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        header = request.headers.get("Authorization", "")
-        if header:
-            scheme, _, raw = header.partition(" ")
+        if _has_authorization(request):
+            scheme, _, raw = request.META["HTTP_AUTHORIZATION"].partition(" ")
             user = _token_user(raw) if scheme.lower() == "bearer" else None
             if user is None:
                 return _unauthorized(request)
@@ -173,6 +195,9 @@ def staff_docs_only(view: Callable[..., HttpResponse]) -> Callable[..., HttpResp
             return view(request, *args, **kwargs)
         if not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path())
+        state = sign_in_state(request.user, request.session)
+        if state != "done":
+            return on_service_error(request, sign_in_incomplete_error(state))
         if not has_staff_role(request.user):
             raise PermissionDenied
         return view(request, *args, **kwargs)

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from console.broadcast import STAFF_EVENTS_GROUP, role_group
 from staff.roles import has_staff_role, user_roles
-from staff.second_factor.gate import session_sign_in_complete
+from staff.second_factor.state import sign_in_complete
 from staff.sessions import SessionCheck, session_check
 
 # Close codes in the application range (4000-4999), mirroring HTTP 401 and 403.
@@ -25,7 +25,7 @@ CLOSE_SESSION_RECHECK = 4408
 @database_sync_to_async
 def _signed_in(user: Any, session: Any) -> bool:
     # A session still at its second step (or its enrolment) is not signed in yet.
-    return session is not None and session_sign_in_complete(user, session)
+    return sign_in_complete(user, session)
 
 
 @database_sync_to_async

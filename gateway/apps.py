@@ -16,14 +16,24 @@ class GatewayConfig(AppConfig):
         from console.metrics import register_metrics
         from console.schedules import register_schedule
         from gateway.health import upstream_check
+        from gateway.models import Environment
         from gateway.selectors import budget_metrics
         from gateway.services.environment_changes import register_environment_change_kinds
         from gateway.tasks import refresh_upstream_tokens
         from gateway.views import quota_panel_context
+        from staff.crypto import register_encrypted_fields
         from staff.roles import ENVIRONMENTS_MANAGE
 
         # Credentials, base URL and verification email changes are admin changes (staff.changes).
         register_environment_change_kinds()
+        register_encrypted_fields(
+            Environment,
+            "client_id_encrypted",
+            "password_encrypted",
+            "api_key_encrypted",
+            "webhook_secret_encrypted",
+            "previous_webhook_secret_encrypted",
+        )
         register_panel(
             DashboardPanel(
                 "gateway.quota",

@@ -35,9 +35,12 @@ def _action_registrations() -> None:
     from payouts.live import payout_changed
     from payouts.models import Payout
     from staff.actions import register_announcer
+    from staff.crypto import register_encrypted_fields
 
     # Every action on a payout tells its open pages (staff.actions).
     register_announcer(Payout, payout_changed)
+    # The upstream's release code, re-encrypted by gateway_rotate_key with every other secret.
+    register_encrypted_fields(Payout, "otp_code_encrypted")
 
 
 def _console_registrations() -> None:

@@ -285,6 +285,22 @@ def payout_live(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "payouts/payout_live.html", live_context(request, payout))
 
 
+def refused_as_person(exc: Exception) -> bool:
+    """A refusal about who is asking (their role, or a rule about them such as approving one's
+    own payout): pages answer it 403, as the API does, never a redirect that reads as success."""
+    return isinstance(exc, PermissionDenied) or getattr(exc, "status", None) == 403
+
+
+def with_status(response: HttpResponse, status: int) -> HttpResponse:
+    response.status_code = status
+    return response
+
+
+def forbidden_page(request: HttpRequest, pk: int) -> HttpResponse:
+    """The payout page again, answering 403; its message says why (messages.error first)."""
+    return with_status(payout_detail(request, pk), 403)
+
+
 def live_action(
     request: HttpRequest,
     pk: int,
@@ -293,7 +309,8 @@ def live_action(
     **form_errors: Any,
 ) -> HttpResponse:
     """Run a live-region action, `act(payout, person)` (a service call); a refusal is said in
-    the region, and as a message when the page is re-read whole (always for a permission)."""
+    the region, and as a message when the page is re-read whole (always for a permission); a
+    refusal of the person is 403 (`refused_as_person`)."""
     payout = payout_of_request(request, pk)
     try:
         act(payout, staff_of(request))
@@ -303,6 +320,10 @@ def live_action(
         error = refusal_text(exc)
         if isinstance(exc, PermissionDenied) or not is_htmx(request):
             messages.error(request, error)
+        if refused_as_person(exc):
+            if not is_htmx(request):
+                return forbidden_page(request, pk)
+            return with_status(live_region(request, pk, action_error=error, **form_errors), 403)
         return live_region(request, pk, action_error=error, **form_errors)
     if not is_htmx(request):
         messages.success(request, ok)

@@ -76,6 +76,43 @@ class NewToken:
     plaintext: str
 
 
+def scopes_within_role(user: StaffUser) -> list[str]:
+    """The scopes that give `user` something: those allowing at least one of their permissions.
+    A token is never made with another (it would stand for more than its owner may do)."""
+    return [
+        scope
+        for scope, permissions in TOKEN_SCOPES.items()
+        if any(user.has_perm(permission) for permission in permissions)
+    ]
+
+
+def default_scopes(user: StaffUser) -> list[str]:
+    """DEFAULT_SCOPES, less those beyond the person's roles (an auditor's default is read)."""
+    allowed = scopes_within_role(user)
+    return [scope for scope in DEFAULT_SCOPES if scope in allowed]
+
+
+def _refuse_beyond_role(user: StaffUser, chosen: list[str]) -> None:
+    allowed = scopes_within_role(user)
+    beyond = [scope for scope in chosen if scope not in allowed]
+    if beyond:
+        raise ServiceError(
+            gettext(
+                "%(email)s's roles hold no permission of the scope %(scopes)s: a token never "
+                "exceeds its owner."
+            )
+            % {"email": user.email, "scopes": ", ".join(beyond)},
+            errors=[
+                (
+                    "scopes",
+                    gettext("beyond this person's roles: %(scopes)s (allowed: %(allowed)s)")
+                    % {"scopes": ", ".join(beyond), "allowed": ", ".join(allowed) or "-"},
+                )
+            ],
+            code="scope_beyond_role",
+        )
+
+
 def _clean_scopes(scopes: Iterable[str]) -> list[str]:
     chosen = [str(scope).strip() for scope in scopes]
     unknown = sorted({scope for scope in chosen if scope not in TOKEN_SCOPES})
@@ -98,18 +135,21 @@ def api_token_create(
     *,
     user: StaffUser,
     name: str,
-    scopes: Iterable[str] = DEFAULT_SCOPES,
+    scopes: Iterable[str] | None = None,
     days: int = DEFAULT_DAYS,
     by: StaffUser | None = None,
 ) -> NewToken:
     """A new token for `user`, by themselves or by the system (`by` None: the operator's
     `manage.py api_token create`, whose shell access stands for the step-up; it is audited as
-    such). A privileged scope needs a fresh step-up of `by` and at most 90 days."""
+    such). Every scope must allow one of `user`'s permissions (none beyond their roles, even by
+    the operator's break-glass); `scopes` None is `default_scopes(user)`. A privileged scope
+    needs a fresh step-up of `by` and at most 90 days."""
     if by is not None and by.pk != user.pk:
         raise PermissionDenied(gettext("Staff create API tokens for themselves only."))
     if not has_staff_role(user):
         raise PermissionDenied(gettext("Only active staff with a role may hold API tokens."))
-    chosen = _clean_scopes(scopes)
+    chosen = _clean_scopes(default_scopes(user) if scopes is None else scopes)
+    _refuse_beyond_role(user, chosen)
     longest = max_days(chosen)
     if not 1 <= days <= longest:
         raise ServiceError(

@@ -4,6 +4,18 @@ from django.apps import AppConfig
 from django.db.models.signals import post_migrate
 
 
+def register_staff_secrets() -> None:
+    """Staff's secrets at rest, for key rotation: authenticator seeds, and admin changes' payloads
+    (each kind names its secret keys: staff.changes.register_change_kind)."""
+    from staff.changes import proposal_secrets_rotate
+    from staff.crypto import register_encrypted_fields
+    from staff.models import ChangeProposal
+    from staff.second_factor.models import AuthenticatorDevice
+
+    register_encrypted_fields(AuthenticatorDevice, "seed_encrypted")
+    register_encrypted_fields(ChangeProposal, rotate_row=proposal_secrets_rotate)
+
+
 class StaffConfig(AppConfig):
     name = "staff"
     verbose_name = "Staff"
@@ -15,4 +27,5 @@ class StaffConfig(AppConfig):
         signals.connect()
         sessions.connect()
         register_staff_change_kinds()
+        register_staff_secrets()
         post_migrate.connect(signals.on_post_migrate, sender=self, dispatch_uid="staff.roles")

@@ -37,6 +37,7 @@ from django.db.models import Q
 from django.utils import timezone, translation
 from django.utils.translation import gettext
 
+from staff import crypto
 from staff.errors import ServiceError
 from staff.models import ChangeProposal, StaffUser
 from staff.roles import ADMIN, may_grant_roles
@@ -65,6 +66,9 @@ class ChangeKind:
     # False for a change that calls the upstream (which never happens inside a transaction): the
     # approval commits first (state `approved`), then `apply` runs and the state follows it.
     in_transaction: bool = True
+    # The payload's keys holding secrets encrypted with staff.crypto (a ciphertext, or dicts and
+    # lists of them): key rotation re-encrypts them, so a pending proposal outlives an old key.
+    secret_keys: tuple[str, ...] = ()
 
 
 CHANGE_KINDS: dict[str, ChangeKind] = {}
@@ -77,14 +81,39 @@ def register_change_kind(
     version: Callable[[ChangeProposal], str],
     label: StrOrPromise,
     in_transaction: bool = True,
+    secret_keys: tuple[str, ...] = (),
 ) -> None:
-    """Declare a kind of admin change (from the owning app's ready(); once per kind)."""
+    """Declare a kind of admin change (from the owning app's ready(); once per kind), and which
+    keys of its payload hold encrypted secrets (`secret_keys`)."""
     existing = CHANGE_KINDS.get(kind)
     if existing is not None and (existing.apply, existing.version) != (apply, version):
         raise ImproperlyConfigured(f"The change kind {kind!r} is already registered.")
     CHANGE_KINDS[kind] = ChangeKind(
-        kind=kind, label=label, apply=apply, version=version, in_transaction=in_transaction
+        kind=kind,
+        label=label,
+        apply=apply,
+        version=version,
+        in_transaction=in_transaction,
+        secret_keys=secret_keys,
     )
+
+
+def proposal_secrets_rotate(proposal: ChangeProposal, rotate: Callable[[str], str]) -> list[str]:
+    """Re-encrypt, with `rotate`, the secrets of a proposal's payload its kind declared
+    (`secret_keys`), in place; ["payload"] when any was (staff.crypto's row rotator)."""
+    spec = CHANGE_KINDS.get(proposal.kind)
+    if spec is None or not spec.secret_keys or not isinstance(proposal.payload, dict):
+        return []
+    payload = dict(proposal.payload)
+    count = 0
+    for key in spec.secret_keys:
+        if key in payload:
+            payload[key], n = crypto.reencrypt_nested(payload[key], rotate)
+            count += n
+    if not count:
+        return []
+    proposal.payload = payload
+    return ["payload"]
 
 
 def change_kind(kind: str) -> ChangeKind:

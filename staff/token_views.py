@@ -26,10 +26,12 @@ from staff.api_tokens import (
     api_token_create,
     api_token_list,
     api_token_revoke,
+    default_scopes,
+    scopes_within_role,
 )
 from staff.errors import ServiceError
 from staff.models import ApiToken, StaffUser
-from staff.roles import TOKEN_SCOPE_LABELS, TOKEN_SCOPES, has_staff_role, user_roles
+from staff.roles import TOKEN_SCOPE_LABELS, has_staff_role, user_roles
 from staff.services import staff_language_set
 from staff.step_up import StepUpRequired
 
@@ -66,11 +68,11 @@ class ApiTokenForm(forms.Form):
         days.choices = [
             (n, ngettext("%(days)s day", "%(days)s days", n) % {"days": n}) for n in DAYS_CHOICES
         ]
+        allowed = scopes_within_role(user)
         field.choices = [
-            (scope, label)
-            for scope, label in TOKEN_SCOPE_LABELS.items()
-            if any(user.has_perm(permission) for permission in TOKEN_SCOPES[scope])
+            (scope, label) for scope, label in TOKEN_SCOPE_LABELS.items() if scope in allowed
         ]
+        field.initial = default_scopes(user)
 
 
 class LanguageForm(forms.Form):

@@ -11,13 +11,15 @@ sign-in gate (staff.second_factor.gate) lets through.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import timedelta
 
 from django.test import Client
 from django.utils import timezone
 from django_otp import DEVICE_ID_SESSION_KEY
 
-from staff.models import AuthenticatorDevice, StaffUser
+from staff.api_tokens import api_token_create, is_privileged, scopes_within_role
+from staff.models import ApiToken, AuthenticatorDevice, StaffUser
 from staff.step_up import SECOND_FACTOR_AT_SESSION_KEY, Proof, proof_attach, step_up_minutes
 
 
@@ -57,3 +59,19 @@ def client_signed_in(user: StaffUser, *, second_factor: bool = True) -> Client:
     session[SECOND_FACTOR_AT_SESSION_KEY] = at.isoformat()
     session.save()
     return client
+
+
+def token_with_scopes(user: StaffUser, scopes: Iterable[str], *, days: int = 30) -> str:
+    """A bearer token of `user` holding `scopes` as stored, even scopes beyond the person's roles.
+
+    Creation refuses those today (staff.api_tokens), but a token made before its owner lost a
+    role holds them: tests of what a token may do at use (never more than its owner) need one.
+    """
+    wanted = list(scopes)
+    allowed = scopes_within_role(user)
+    within = [scope for scope in wanted if scope in allowed] or allowed[:1]
+    new = api_token_create(user=user, name="t", scopes=within, days=days)
+    if within != wanted:
+        stepped = timezone.now() if is_privileged(wanted) else new.token.stepped_up_at
+        ApiToken.objects.filter(pk=new.token.pk).update(scopes=wanted, stepped_up_at=stepped)
+    return new.plaintext

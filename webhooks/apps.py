@@ -37,10 +37,12 @@ class WebhooksConfig(AppConfig):
         from console.health import register_check
         from console.metrics import register_metrics
         from console.schedules import register_schedule
+        from staff.crypto import register_encrypted_fields
         from webhooks.contract import PAYMENT_LINK
         from webhooks.handlers import register_event_handler
         from webhooks.health import receivers_check, silence_check
         from webhooks.links import payment_link_event_record
+        from webhooks.models import WebhookEndpoint
         from webhooks.permissions import WEBHOOK_EVENTS_VIEW
         from webhooks.selectors import lag_metrics
         from webhooks.services.endpoint_changes import register_webhook_change_kinds
@@ -49,6 +51,12 @@ class WebhooksConfig(AppConfig):
 
         # Registration and secret rotation are admin changes (staff.changes).
         register_webhook_change_kinds()
+        register_encrypted_fields(
+            WebhookEndpoint,
+            "secret_encrypted",
+            "previous_secret_encrypted",
+            "pending_secret_encrypted",
+        )
         # Payment-link events have no owning app: webhooks records them itself.
         register_event_handler(PAYMENT_LINK, payment_link_event_record)
         # Warnings, not failures (docs/console.md): the process still serves.

@@ -8,7 +8,7 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer
 
 from staff.roles import has_staff_role
-from staff.second_factor.gate import session_sign_in_complete
+from staff.second_factor.state import sign_in_complete
 from webhooks.permissions import GROUP_PERMISSIONS
 from webhooks.services.live import EVENT_STREAM_GROUP, object_group
 
@@ -19,7 +19,7 @@ CLOSE_FORBIDDEN = 4403
 @database_sync_to_async
 def _is_staff(user: Any, session: Any) -> bool:
     # A session still at its second step (or its enrolment) is not signed in yet.
-    if session is None or not session_sign_in_complete(user, session):
+    if not sign_in_complete(user, session):
         return False
     return has_staff_role(user)
 

@@ -8,7 +8,6 @@ proposal's payload and shown only as "replaced"; applying calls `environment_upd
 
 from __future__ import annotations
 
-import hashlib
 import json
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -37,12 +36,13 @@ def _json_value(value: Any) -> Any:
 
 
 def environment_version(environment: Environment) -> str:
-    """Its public fields and encrypted credentials, hashed: any edit since gives another."""
+    """Its public fields and credentials, keyed-hashed: any edit since gives another; a key
+    rotation (the same credentials under another key) does not."""
     state = {
         **_public_fields(environment),
-        **{name: getattr(environment, f"{name}_encrypted") for name in CREDENTIAL_FIELDS},
+        **{name: getattr(environment, name) for name in CREDENTIAL_FIELDS},
     }
-    return hashlib.sha256(json.dumps(state, sort_keys=True, default=str).encode()).hexdigest()
+    return crypto.secrets_version("environment", json.dumps(state, sort_keys=True, default=str))
 
 
 def _version(proposal: ChangeProposal) -> str:
@@ -109,5 +109,9 @@ def _apply(proposal: ChangeProposal, *, by: StaffUser | None) -> None:
 
 def register_environment_change_kinds() -> None:
     register_change_kind(
-        KIND, apply=_apply, version=_version, label=gettext_lazy("Environment credentials")
+        KIND,
+        apply=_apply,
+        version=_version,
+        label=gettext_lazy("Environment credentials"),
+        secret_keys=("credentials",),
     )

@@ -1,17 +1,15 @@
-"""Re-encrypt every stored secret under the newest key of PAYOPS_ENCRYPTION_KEYS."""
+"""Re-encrypt every stored secret under the newest key of PAYOPS_ENCRYPTION_KEYS: every model each
+app declared with staff.crypto.register_encrypted_fields (columns, and secrets inside payloads such
+as those of pending admin changes). The gateway's cached upstream tokens are not rotated: a token
+no key opens is dropped and fetched again (gateway.tokens)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.apps import apps
 from django.db import models, transaction
 
 from staff import crypto
-
-# A secret column is a text field whose name ends with this suffix (Environment's credentials and
-# webhook secrets today); any app that stores a secret the same way is rotated too.
-ENCRYPTED_SUFFIX = "_encrypted"
 
 
 @dataclass
@@ -26,21 +24,6 @@ class RotationCounts:
         return sum(self.values.values())
 
 
-def encrypted_fields() -> dict[type[models.Model], list[str]]:
-    """Every model with secret columns, and those columns' names."""
-    found: dict[type[models.Model], list[str]] = {}
-    for model in apps.get_models():
-        names = [
-            f.name
-            for f in model._meta.get_fields()
-            if isinstance(f, models.TextField | models.CharField)
-            and f.name.endswith(ENCRYPTED_SUFFIX)
-        ]
-        if names:
-            found[model] = names
-    return found
-
-
 def secrets_rotate() -> RotationCounts:
     """
     Re-encrypt every non-empty secret column under the newest key, in one transaction: either all
@@ -48,20 +31,38 @@ def secrets_rotate() -> RotationCounts:
     """
     counts = RotationCounts()
     with transaction.atomic():
-        for model, names in encrypted_fields().items():
-            label = model._meta.label
+        for entry in crypto.encrypted_fields():
+            label = entry.model._meta.label
             counts.rows[label] = 0
             counts.values[label] = 0
-            for row in model._default_manager.select_for_update().order_by("pk").iterator():
-                changed = []
-                for name in names:
-                    value = getattr(row, name)
-                    if value:
-                        setattr(row, name, crypto.reencrypt(value))
-                        changed.append(name)
+            rows = entry.model._default_manager.select_for_update().order_by("pk")
+            for row in rows.iterator():
+                changed, values = _row_rotate(row, entry)
                 if changed:
                     # update_fields keeps auto_now columns (updated_at) out of it: no user edit.
                     row.save(update_fields=changed)
                     counts.rows[label] += 1
-                    counts.values[label] += len(changed)
+                    counts.values[label] += values
     return counts
+
+
+def _row_rotate(row: models.Model, entry: crypto.EncryptedFields) -> tuple[list[str], int]:
+    """Re-encrypt one row's secrets in place: the fields changed, and how many secrets."""
+    changed: list[str] = []
+    values = 0
+    for name in entry.columns:
+        value = getattr(row, name)
+        if value:
+            setattr(row, name, crypto.reencrypt(value))
+            changed.append(name)
+            values += 1
+    if entry.rotate_row is not None:
+        counted: list[int] = []
+
+        def rotate(ciphertext: str) -> str:
+            counted.append(1)
+            return crypto.reencrypt(ciphertext)
+
+        changed.extend(entry.rotate_row(row, rotate))
+        values += len(counted)
+    return changed, values

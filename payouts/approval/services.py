@@ -33,7 +33,7 @@ from payouts.models import (
 )
 from payouts.states import payout_change_record, payout_locked, payout_transition
 from staff.models import StaffUser
-from staff.roles import PAYOUT_APPROVE, PAYOUT_INITIATE
+from staff.roles import APPROVAL_POLICY_MANAGE, PAYOUT_APPROVE, PAYOUT_INITIATE
 from staff.step_up import proof_of, step_up_require
 
 S = PayoutStatus
@@ -467,6 +467,9 @@ def payout_approval_withdraw(*, payout: Payout | int, by: StaffUser, reason: str
     approved payout goes back to pending approval). No step-up: withdrawing only removes an
     approval, it can never move money; the reason is required and kept.
     """
+    if not (by.has_perm(PAYOUT_APPROVE) or by.has_perm(APPROVAL_POLICY_MANAGE)):
+        # The API's permission for it (config.api), held here for every caller.
+        raise PermissionDenied(gettext("Only approvers withdraw approvals."))
     reason = reason_required(reason, ask=gettext("Say why the approval is withdrawn."))
     with transaction.atomic():
         locked = payout_locked(payout)

@@ -27,7 +27,7 @@ from payouts.release.code import payout_otp_confirm, payout_otp_send
 from payouts.release.initiation import payout_retry
 from payouts.release.step import otp_step
 from payouts.release.step_context import OtpForm, release_step_context
-from payouts.views import live_action
+from payouts.views import forbidden_page, live_action, refused_as_person
 from staff.requests import staff_of
 from staff.step_up import StepUpRequired
 
@@ -37,15 +37,19 @@ STEP_TEMPLATE = "payouts/includes/release_step.html"
 def _step(request: HttpRequest, pk: int, **context: Any) -> HttpResponse:
     """The step fragment (HTMX), or back to the payout page with the outcome as a message."""
     step_ok, step_error = context.pop("step_ok", ""), context.pop("step_error", "")
+    status = context.pop("status", 200)  # 403: the person was refused (refused_as_person)
     if not is_htmx(request):
         if step_error:
             messages.error(request, step_error)
         elif step_ok:
             messages.success(request, step_ok)
+        if status == 403:
+            return forbidden_page(request, pk)
         return redirect("payouts:detail", pk=pk)
     payout = payout_of_request(request, pk)  # fresh: after the action
     context = {"payout": payout, **release_step_context(request, payout, **context)}
-    return render(request, STEP_TEMPLATE, {**context, "step_ok": step_ok, "step_error": step_error})
+    context = {**context, "step_ok": step_ok, "step_error": step_error}
+    return render(request, STEP_TEMPLATE, context, status=status)
 
 
 @login_required
@@ -64,7 +68,8 @@ def otp_send_view(request: HttpRequest, pk: int) -> HttpResponse:
     try:
         payout_otp_send(payout=payout, by=staff_of(request))
     except REFUSALS as exc:
-        return _step(request, pk, step_error=refusal_text(exc))
+        status = 403 if refused_as_person(exc) else 200
+        return _step(request, pk, step_error=refusal_text(exc), status=status)
     step = otp_step(Payout.objects.select_related("environment").get(pk=pk))
     ok = gettext("Code sent.")
     if step is not None and step.codes_sent > 1:
@@ -78,7 +83,7 @@ def otp_confirm_view(request: HttpRequest, pk: int) -> HttpResponse:
     """Enter the code: the step answers, and re-reads the live region when the payout moved."""
     payout = payout_of_request(request, pk)
     form = OtpForm(request.POST)
-    error = ""
+    error, status = "", 200
     if form.is_valid():
         try:
             payout_otp_confirm(payout=payout, by=staff_of(request), code=form.cleaned_data["code"])
@@ -89,10 +94,11 @@ def otp_confirm_view(request: HttpRequest, pk: int) -> HttpResponse:
                 exc.add_to_form(form)
             else:
                 error = refusal_text(exc)
+                status = 403 if refused_as_person(exc) else 200
         else:
             ok = gettext("Code entered: sending the payout.")
             return _step(request, pk, step_ok=ok, focus=True, reread_region=True)
-    return _step(request, pk, otp_form=form, step_error=error, focus=True)
+    return _step(request, pk, otp_form=form, step_error=error, focus=True, status=status)
 
 
 @require_POST

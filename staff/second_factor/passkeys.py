@@ -19,7 +19,7 @@ from django_otp_webauthn import views as webauthn
 from django_otp_webauthn.models import WebAuthnCredential
 
 from staff.errors import ServiceError
-from staff.second_factor.gate import is_verified
+from staff.second_factor.state import is_verified
 from staff.second_factor.verification import (
     Purpose,
     _may_add,

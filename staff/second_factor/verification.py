@@ -25,9 +25,9 @@ from staff.second_factor.devices import (
     second_factor_devices,
 )
 from staff.second_factor.errors import SecondFactorNotAllowed, SecondFactorRefused
-from staff.second_factor.gate import is_verified
-from staff.second_factor.models import AuthenticatorDevice
+from staff.second_factor.models import AuthenticatorDevice, RecoveryCodeDevice
 from staff.second_factor.recovery import recovery_codes_issue
+from staff.second_factor.state import is_verified
 from staff.services import audit_record
 from staff.step_up import (
     SECOND_FACTOR_AT_SESSION_KEY,
@@ -88,6 +88,38 @@ def _refuse(user: StaffUser, *, purpose: Purpose, message: str, throttled: bool)
     )
 
 
+def _throttled_devices(user: StaffUser) -> list[AuthenticatorDevice | RecoveryCodeDevice]:
+    """The person's code-checking devices (authenticator apps, recovery codes), their rows locked
+    in pk order until the transaction ends: one person, one throttle, checked and counted by one
+    request at a time (PostgreSQL; SQLite writes one at a time anyway)."""
+    apps = AuthenticatorDevice.objects.select_for_update().filter(user=user, confirmed=True)
+    recovery = RecoveryCodeDevice.objects.select_for_update().filter(user=user, confirmed=True)
+    return [*apps.order_by("pk"), *recovery.order_by("pk")]
+
+
+def _check_code(
+    user: StaffUser, typed: str
+) -> tuple[AuthenticatorDevice | RecoveryCodeDevice | None, bool]:
+    """(the device `typed` is a code of, or None; whether the person is throttled). Locked: a
+    throttled person's code is not even checked, and a wrong code counts on every device, so
+    wrong recovery codes hold back the app's codes too and the other way round."""
+    with transaction.atomic():
+        devices = _throttled_devices(user)
+        if any(not device.verify_is_allowed()[0] for device in devices):
+            return None, True
+        for device in devices:
+            kind_fits = typed.isdigit() == isinstance(device, AuthenticatorDevice)
+            if kind_fits and device.verify_token(typed):
+                for other in devices:  # one person, one throttle: the right code resets it all
+                    if other is not device and other.throttling_failure_count:
+                        other.throttle_reset(commit=True)
+                return device, False
+        for device in devices:
+            if typed.isdigit() != isinstance(device, AuthenticatorDevice):
+                device.throttle_increment(commit=True)  # the devices verify_token did not count
+    return None, False
+
+
 def second_factor_verify(request: HttpRequest, *, code: str, purpose: Purpose) -> Verified:
     """Check a code from an authenticator app, or a recovery code (used up); verify the session."""
     user = _user(request)
@@ -96,19 +128,13 @@ def second_factor_verify(request: HttpRequest, *, code: str, purpose: Purpose) -
         raise SecondFactorRefused(
             gettext("Enter the code from your authenticator app, or a recovery code.")
         )
-    totp_devices = list(AuthenticatorDevice.objects.filter(user=user, confirmed=True))
-    recovery = recovery_device(user)
-    throttled = any(not d.verify_is_allowed()[0] for d in totp_devices) or bool(
-        recovery and not recovery.verify_is_allowed()[0]
-    )
-    if typed.isdigit():
-        for device in totp_devices:
-            if device.verify_token(typed):
-                second_factor_passed(request, device=device, method="totp", purpose=purpose)
-                return Verified(method="totp")
-    elif recovery is not None and recovery.verify_token(typed):
-        second_factor_passed(request, device=recovery, method="recovery_code", purpose=purpose)
-        return Verified(method="recovery_code", recovery_codes_left=recovery.remaining())
+    device, throttled = _check_code(user, typed)
+    if isinstance(device, AuthenticatorDevice):
+        second_factor_passed(request, device=device, method="totp", purpose=purpose)
+        return Verified(method="totp")
+    if isinstance(device, RecoveryCodeDevice):
+        second_factor_passed(request, device=device, method="recovery_code", purpose=purpose)
+        return Verified(method="recovery_code", recovery_codes_left=device.remaining())
     _refuse(
         user,
         purpose=purpose,

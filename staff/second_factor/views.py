@@ -27,7 +27,6 @@ from staff.second_factor.devices import (
     second_factor_devices,
 )
 from staff.second_factor.forms import CodeForm, ResetRequestForm, TotpConfirmForm
-from staff.second_factor.gate import sign_in_state
 from staff.second_factor.reset import (
     RESET_KIND,
     is_admin,
@@ -35,6 +34,7 @@ from staff.second_factor.reset import (
     second_factor_reset_confirm,
     second_factor_reset_request,
 )
+from staff.second_factor.state import sign_in_state
 from staff.second_factor.totp import totp_pending, totp_qr_svg, totp_secret
 from staff.second_factor.verification import (
     NEW_RECOVERY_CODES_SESSION_KEY,
@@ -115,7 +115,7 @@ def _code_page(request: HttpRequest, *, purpose: Purpose, template: str) -> Http
 @login_required
 def second_factor(request: HttpRequest) -> HttpResponse:
     """Sign-in's second step: an authenticator code, a passkey, or a recovery code."""
-    if sign_in_state(request) != "verify":
+    if sign_in_state(request.user, request.session) != "verify":
         return HttpResponseRedirect(_next(request))
     return _code_page(request, purpose="sign_in", template="staff/second_factor.html")
 

@@ -23,8 +23,8 @@ from alerts.services import (
     rule_update,
     subscription_set,
 )
-from gateway.services.key_rotation import encrypted_fields
 from staff.bootstrap import DEMO_PASSWORD
+from staff.crypto import ENCRYPTED_FIELDS
 from staff.errors import ServiceError
 from staff.models import AuditEntry, StaffUser
 from tests.alerts.receiver import Receiver
@@ -259,8 +259,8 @@ def test_rule_changes_are_audited_and_the_webhook_stays_secret(
     assert change.after["thresholds"] == {"percent_left": 10}
     assert change.after["severity"] == "critical"
     assert url not in str(change.after)
-    # The key rotation finds the column by its suffix and re-encrypts it with every other secret.
-    assert encrypted_fields()[AlertRule] == ["webhook_url_encrypted"]
+    # Alerts declares the column, so key rotation re-encrypts it with every other secret.
+    assert ENCRYPTED_FIELDS[AlertRule].columns == ("webhook_url_encrypted",)
     rule_set_enabled(rule=rule, enabled=False, by=admin)
     assert AuditEntry.objects.filter(action="alerts.rule_disabled").count() == 1
     assert AlertRule.objects.get(pk=rule.pk).enabled is False

@@ -11,9 +11,8 @@ import pytest
 from django.test import Client
 
 from config.api import api
-from staff.api_tokens import api_token_create
+from staff.api_tokens import api_token_create, scopes_within_role
 from staff.models import StaffUser
-from staff.roles import TOKEN_SCOPES
 from tests.finance import make_environment
 
 pytestmark = pytest.mark.django_db
@@ -29,7 +28,8 @@ def one_shape(response: Any) -> dict[str, Any]:
 
 
 def client_of(user: StaffUser) -> Client:
-    token = api_token_create(user=user, name="t", scopes=tuple(TOKEN_SCOPES), days=30)
+    # Every scope the person's roles reach (a token is made with no other: issue 30 item 2).
+    token = api_token_create(user=user, name="t", scopes=scopes_within_role(user), days=30)
     return Client(headers={"Authorization": f"Bearer {token.plaintext}"})
 
 

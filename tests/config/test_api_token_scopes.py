@@ -20,7 +20,7 @@ from staff.models import ApiToken, AuditEntry, StaffUser
 from staff.roles import ENVIRONMENTS_MANAGE, PAYOUT_APPROVE, TOKEN_SCOPES, scope_permissions
 from staff.step_up import Proof, StepUpRequired, proof_attach, step_up_fresh
 from tests.finance import make_environment
-from tests.identity import client_signed_in, stepped_up
+from tests.identity import client_signed_in, stepped_up, token_with_scopes
 
 pytestmark = pytest.mark.django_db
 
@@ -28,8 +28,8 @@ ALL = tuple(TOKEN_SCOPES)
 
 
 def bearer(user: StaffUser, scopes: tuple[str, ...], days: int = 30) -> dict[str, str]:
-    token = api_token_create(user=user, name="t", scopes=scopes, days=days).plaintext
-    return {"Authorization": f"Bearer {token}"}
+    # As stored, even beyond the owner's roles (a token from before they lost a role).
+    return {"Authorization": f"Bearer {token_with_scopes(user, scopes, days=days)}"}
 
 
 def call(method: str, path: str, headers: dict[str, str], body: Any = None) -> Any:

@@ -225,3 +225,32 @@ async def test_a_session_still_at_its_second_step_is_refused_with_4401(roles_syn
     )
     assert (await accepted.connect())[0]
     await accepted.disconnect()
+
+
+@pytest.mark.parametrize("path", ["/ws/events/", "/ws/webhooks/"])
+async def test_a_password_only_sign_in_opens_no_live_stream_whatever_its_headers(
+    roles_synced, path: str
+) -> None:  # type: ignore[no-untyped-def]
+    """The real sign-in page's password step, then a socket with a junk Authorization header:
+    refused by the same rule as the pages and the API (staff.second_factor.state)."""
+    from tests.identity import enrolled
+    from tests.staff.second_factor_support import password_signed_in, person
+
+    def password_only_cookie() -> bytes:
+        approver = person("approver-ws-login@example.test", "finance_approver")
+        enrolled(approver)
+        client = password_signed_in(approver)
+        name = settings.SESSION_COOKIE_NAME
+        return f"{name}={client.cookies[name].value}".encode()
+
+    cookie = await sync_to_async(password_only_cookie)()
+    headers = [
+        (b"origin", b"http://testserver"),
+        (b"host", b"testserver"),
+        (b"authorization", b"Basic eDp5"),
+        (b"cookie", cookie),
+    ]
+    communicator = WebsocketCommunicator(application, path, headers=headers)
+    connected, code = await communicator.connect(timeout=CONNECT_WAIT)
+    assert not connected
+    assert code in {CLOSE_UNAUTHENTICATED, CLOSE_FORBIDDEN}

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from staff.api_tokens import api_token_create
+from staff.api_tokens import api_token_create, scopes_within_role
 from staff.bootstrap import seed_demo_staff
 from staff.models import StaffUser
-from staff.roles import TOKEN_SCOPES, roles_sync
+from staff.roles import roles_sync
 from tests.gateway.conftest import live_emulator, sandbox  # noqa: F401  (fixtures reused here)
 
 
@@ -55,10 +55,13 @@ class ApiClient:
 @pytest.fixture
 def api(staff: dict[str, StaffUser]) -> dict[str, ApiClient]:
     """An API client per role, each acting through that person's personal token with every
-    scope (so each acts with their role's permissions; tests/config covers the scopes)."""
+    scope their roles reach (so each acts with their role's permissions; tests/config covers the
+    scopes)."""
     return {
         role: ApiClient(
-            api_token_create(user=user, name="tests", scopes=TOKEN_SCOPES, days=90).plaintext
+            api_token_create(
+                user=user, name="tests", scopes=scopes_within_role(user), days=90
+            ).plaintext
         )
         for role, user in staff.items()
     }

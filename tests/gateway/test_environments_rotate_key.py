@@ -106,3 +106,78 @@ def test_rotation_re_encrypts_authenticator_seeds_and_their_codes_still_verify(s
     assert device.seed_encrypted != before
     assert device.seed == seed
     assert device.verify_token(code_now(device))
+
+
+def test_a_pending_credential_proposal_is_applied_after_the_old_key_is_retired(
+    settings, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    """Issue 30 item 3: the proposal's encrypted payload moves to the new key with every other
+    secret, so approving it after the old key is gone applies the new credentials."""
+    from gateway.services.environment_changes import environment_change
+    from staff.changes import change_approve
+    from staff.models import ChangeProposal
+    from staff.roles import roles_sync
+    from tests.identity import stepped_up
+    from tests.staff.second_factor_support import person
+
+    settings.PAYOPS_ENCRYPTION_KEYS = [OLD_KEY]
+    roles_sync()
+    first = person("rotate-admin-one@example.test", "admin")
+    second = person("rotate-admin-two@example.test", "admin")
+    environment = _environment("Pending")
+    proposal = environment_change(
+        environment=environment, by=stepped_up(first), password="pw-new-0005-secret"
+    )
+    assert proposal is not None and proposal.state == ChangeProposal.State.PENDING
+    before = proposal.payload["credentials"]["password"]
+
+    settings.PAYOPS_ENCRYPTION_KEYS = [NEW_KEY, OLD_KEY]
+    out = StringIO()
+    call_command("gateway_rotate_key", stdout=out)
+    assert "staff.ChangeProposal: 1 rows, 1 secrets re-encrypted" in out.getvalue()
+    assert "pw-new-0005-secret" not in out.getvalue()
+    settings.PAYOPS_ENCRYPTION_KEYS = [NEW_KEY]  # the old key is retired
+
+    proposal.refresh_from_db()
+    assert proposal.payload["credentials"]["password"] != before
+    with django_capture_on_commit_callbacks(execute=True):
+        decided = change_approve(proposal=proposal, by=stepped_up(second))
+    assert decided.state == ChangeProposal.State.APPLIED, decided.reason
+    assert Environment.objects.get(pk=environment.pk).password == "pw-new-0005-secret"
+
+
+def test_a_pending_alert_rule_proposal_keeps_its_webhook_url_through_a_rotation(settings) -> None:  # type: ignore[no-untyped-def]
+    from staff.changes import CHANGE_KINDS
+    from staff.models import ChangeProposal
+    from staff.roles import roles_sync
+    from tests.staff.second_factor_support import person
+
+    settings.PAYOPS_ENCRYPTION_KEYS = [OLD_KEY]
+    roles_sync()
+    url = "https://hooks.example.test/services/T000/B000/secret-path"
+    assert CHANGE_KINDS["alerts.rule_change"].secret_keys == ("webhook_url",)
+    proposal = ChangeProposal.objects.create(
+        kind="alerts.rule_change",
+        summary="s",
+        payload={"rule": 1, "webhook_url": crypto.encrypt(url)},
+        target_version="v",
+        proposed_by=person("rotate-alerts@example.test", "admin"),
+    )
+    settings.PAYOPS_ENCRYPTION_KEYS = [NEW_KEY, OLD_KEY]
+    call_command("gateway_rotate_key", stdout=StringIO())
+    settings.PAYOPS_ENCRYPTION_KEYS = [NEW_KEY]
+    proposal.refresh_from_db()
+    assert crypto.decrypt(proposal.payload["webhook_url"]) == url
+
+
+def test_every_secret_column_of_every_app_is_declared_for_rotation() -> None:
+    """A column named like a secret (`*_encrypted`) that no app declared would be left behind."""
+    from django.apps import apps
+
+    declared = {
+        (entry.model, name) for entry in crypto.encrypted_fields() for name in entry.columns
+    }
+    for model in apps.get_models():
+        for field in model._meta.get_fields():
+            if field.name.endswith("_encrypted"):
+                assert (model, field.name) in declared, f"{model._meta.label}.{field.name}"

@@ -7,12 +7,12 @@ Applying calls the upstream, so it runs after the approval commits (`in_transact
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from django.utils.translation import gettext, gettext_lazy
 
 from gateway.models import Environment
+from staff import crypto
 from staff.changes import change_propose, register_change_kind
 from staff.errors import ServiceError
 from staff.models import ChangeProposal
@@ -34,8 +34,10 @@ def _version(proposal: ChangeProposal) -> str:
     ).first()
     if endpoint is None:
         return "unregistered"
-    state = f"{endpoint.secret_encrypted}|{endpoint.registered_url}"
-    return hashlib.sha256(state.encode()).hexdigest()
+    # The secret itself, not its ciphertext: a key rotation is no change of the endpoint.
+    return crypto.secrets_version(
+        "webhook_endpoint", f"{endpoint.secret}|{endpoint.registered_url}"
+    )
 
 
 def webhook_endpoint_change_propose(

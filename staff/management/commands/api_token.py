@@ -29,8 +29,11 @@ class Command(BaseCommand):
         create.add_argument("--name", default="command line")
         create.add_argument(
             "--scopes",
-            default=",".join(DEFAULT_SCOPES),
-            help="comma-separated: read, prepare, approve, admin (default read,prepare)",
+            default=None,
+            help=(
+                "comma-separated: read, prepare, approve, admin, within the person's roles "
+                f"(default {','.join(DEFAULT_SCOPES)}, less those beyond their roles)"
+            ),
         )
         create.add_argument("--days", type=int, default=DEFAULT_DAYS, help="lifetime in days")
         create.add_argument(
@@ -45,8 +48,12 @@ class Command(BaseCommand):
         user = StaffUser.objects.filter(email=email).first()
         if user is None:
             raise CommandError(f"No staff user with email {email}.")
-        scopes = [scope.strip() for scope in str(options["scopes"]).split(",") if scope.strip()]
-        if is_privileged(scopes) and not options["break_glass"]:
+        scopes = (
+            None
+            if options["scopes"] is None
+            else [scope.strip() for scope in str(options["scopes"]).split(",") if scope.strip()]
+        )
+        if scopes is not None and is_privileged(scopes) and not options["break_glass"]:
             raise CommandError(
                 "approve and admin tokens are made on the profile page after step-up; from the "
                 "command line only with --break-glass (audited, 90 days at most)."
