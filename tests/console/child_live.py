@@ -7,6 +7,8 @@
     python -m tests.console.child_live payout <pk> <status>   move a payout, as polling would
     python -m tests.console.child_live activate <va pk>       apply virtual_account.activated
     python -m tests.console.child_live verify <end user pk>   apply user.verification.accepted
+    python -m tests.console.child_live initiated <pk> <id>    record the upstream's 201 for a payout
+    python -m tests.console.child_live event <pk> <STATUS>    apply a payout.* event to that payout
 
 Run with `environment()`: the test's database, and no Redis (the outbox layer carries it).
 """
@@ -63,6 +65,26 @@ def _apply_event(action: str, pk: int) -> None:
     )
 
 
+def _payout_upstream(action: str, pk: int, value: str) -> None:
+    """The worker's work on a payout: the initiation's answer recorded, or an event applied."""
+    from gateway.schemas.payouts import PayoutCreated
+    from payouts.models import Payout
+    from payouts.release.initiation import initiation_recorded
+    from payouts.tracking.events import payout_apply_event
+
+    payout = Payout.objects.get(pk=pk)
+    if action == "initiated":
+        answer = {"id": value, "status": "CREATED", "amount": str(payout.amount), "currency": "USD"}
+        initiation_recorded(payout_id=pk, created=PayoutCreated.model_validate(answer))
+        return
+    data = {"event_id": f"evt_{pk}_{value}_{os.getpid()}", "payout_id": payout.upstream_id}
+    payout_apply_event(
+        environment=payout.environment,
+        event_type=f"payout.{value.lower()}",
+        data={**data, "status": value},
+    )
+
+
 def main() -> None:
     from tests.gateway.child_caller import setup
 
@@ -94,6 +116,8 @@ def main() -> None:
 
         with transaction.atomic():
             payout_transition(payout_locked(int(args[0])), args[1], source=ChangeSource.POLL)
+    elif action in ("initiated", "event"):
+        _payout_upstream(action, int(args[0]), args[1])
     elif action in ("activate", "verify"):
         _apply_event(action, int(args[0]))
     else:
