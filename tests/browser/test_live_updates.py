@@ -230,9 +230,13 @@ def test_a_live_end_user_page_reads_as_a_fresh_load_after_the_verification(
     page = open_page(demo_staff["compliance"], f"/end-users/{end_user.pk}/")
 
     another_process("verify", str(end_user.pk))
-
     expect(page.get_by_test_id("verification-status")).to_have_text("Verified", timeout=SEEN)
     expect_as_a_fresh_load(page, within_ms=SEEN)
+
+    another_process("rename", str(end_user.pk))
+    expect(page.locator("#end-user-page")).to_contain_text("Updated", timeout=SEEN)
+    expect_as_a_fresh_load(page, within_ms=SEEN)
+    expect(page.get_by_role("heading", level=1)).to_contain_text("Renamed")
     assert not_reloaded(page)
 
 

@@ -7,6 +7,7 @@
     python -m tests.console.child_live payout <pk> <status>   move a payout, as polling would
     python -m tests.console.child_live activate <va pk>       apply virtual_account.activated
     python -m tests.console.child_live verify <end user pk>   apply user.verification.accepted
+    python -m tests.console.child_live rename <end user pk>   apply user.updated: a new first name
     python -m tests.console.child_live initiated <pk> <id>    record the upstream's 201 for a payout
     python -m tests.console.child_live event <pk> <STATUS>    apply a payout.* event to that payout
 
@@ -32,6 +33,8 @@ def environment() -> dict[str, str]:
 
 def _apply_event(action: str, pk: int) -> None:
     """The webhook processing task's work, as the worker does it (event data as the upstream's)."""
+    from django.utils import timezone
+
     from accounts.events import virtual_account_apply_event
     from accounts.models import VirtualAccount
     from users.events import end_user_apply_event
@@ -53,6 +56,19 @@ def _apply_event(action: str, pk: int) -> None:
         )
         return
     end_user = EndUser.objects.get(pk=pk)
+    if action == "rename":
+        changes = {"first_name": "Renamed", "updated_at": timezone.now().isoformat()}
+        end_user_apply_event(
+            environment=end_user.environment,
+            event_type="user.updated",
+            data={
+                "event_id": event_id,
+                "user_id": end_user.upstream_id,
+                **changes,
+                "updated_fields": {"first_name": "Renamed"},
+            },
+        )
+        return
     data = {
         "event_id": event_id,
         "user_id": end_user.upstream_id,
@@ -118,7 +134,7 @@ def main() -> None:
             payout_transition(payout_locked(int(args[0])), args[1], source=ChangeSource.POLL)
     elif action in ("initiated", "event"):
         _payout_upstream(action, int(args[0]), args[1])
-    elif action in ("activate", "verify"):
+    elif action in ("activate", "verify", "rename"):
         _apply_event(action, int(args[0]))
     else:
         raise SystemExit(f"unknown action {action!r}")

@@ -100,9 +100,10 @@ def test_approving_is_the_approvers_next_action_right_after_the_header(
 ) -> None:
     payout = payout_in(staff, S.PENDING_APPROVAL)
     page = client_signed_in(staff["approver"]).get(f"/payouts/{payout.pk}/").content.decode()
-    header_end = page.index("</dl>")  # the header's facts
+    heading = page.index(f"Payout #{payout.pk}</h1>")
     action = page.index('data-testid="next-action"')
-    assert header_end < action < page.index('data-testid="approve"') < page.index("preview-panel")
+    facts = page.index('data-testid="payout-amount"')  # the header's facts follow the action
+    assert heading < action < page.index('data-testid="approve"') < facts
     assert action < page.index('data-testid="reject"') < page.index('data-testid="status-panel"')
 
     makers = client_signed_in(staff["maker"]).get(f"/payouts/{payout.pk}/").content.decode()
@@ -115,7 +116,8 @@ def test_releasing_is_the_approvers_next_action_and_only_theirs(
     payout = payout_in(staff, S.APPROVED)
     page = client_signed_in(staff["approver"]).get(f"/payouts/{payout.pk}/").content.decode()
     action = page.index('data-testid="next-action"')
-    assert action < page.index('data-testid="otp-panel"') < page.index("preview-panel")
+    facts = page.index('data-testid="payout-amount"')
+    assert action < page.index('data-testid="otp-panel"') < facts
     assert page.count('data-testid="otp-panel"') == 1
 
     makers = client_signed_in(staff["maker"]).get(f"/payouts/{payout.pk}/").content.decode()
