@@ -259,3 +259,28 @@ def test_a_live_approvals_inbox_reads_as_a_fresh_load_as_payouts_arrive_and_leav
     expect(page.locator(f"tr[data-payout='{waiting.pk}']")).to_have_count(0, timeout=SEEN)
     expect_as_a_fresh_load(page, within_ms=SEEN)
     assert not_reloaded(page)
+
+
+def test_a_live_reconciliation_run_page_reads_as_a_fresh_load_when_the_run_completes(
+    open_page: Callable[[StaffUser, str], Page],
+    demo_staff: dict[str, StaffUser],
+    environment: Environment,
+) -> None:
+    from books.reconciliation.models import ReconciliationRun, RunPhase
+
+    now = timezone.now()
+    run = ReconciliationRun.objects.create(
+        environment=environment,
+        window_start=now - timedelta(days=1),
+        window_end=now,
+        phase=RunPhase.DONE,  # its last step: no upstream call left
+        started_by=demo_staff["finance_maker"],
+    )
+    page = open_page(demo_staff["finance_maker"], f"/books/reconciliation/runs/{run.pk}/")
+    expect(page.get_by_test_id("run-state")).to_have_text("Running")
+
+    another_process("run-step", str(run.pk))
+
+    expect(page.get_by_test_id("run-state")).to_have_text("Completed", timeout=SEEN)
+    expect_as_a_fresh_load(page, within_ms=SEEN)
+    assert not_reloaded(page)

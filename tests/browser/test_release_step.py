@@ -50,9 +50,10 @@ def test_the_step_fits_a_phone_fills_in_one_click_and_expires_on_its_own(
 ) -> None:
     hint = CodeHint(code="918273", sent_at=timezone.now(), source="a test mailbox")
     monkeypatch.setattr(code_hints, "CODE_HINT_PROVIDERS", {"test": lambda payout: hint})
-    payout = approved_with_a_code(demo_staff, seconds_left=6)
     page.set_viewport_size(PHONE)
     sign_in(page, demo_staff["finance_approver"].email)
+    # The code's 6 seconds start once the person is signed in (a slow sign-in must not spend them).
+    payout = approved_with_a_code(demo_staff, seconds_left=6)
     page.goto(f"/payouts/{payout.pk}/")
     step = page.get_by_test_id("otp-panel")
     expect(step).to_have_attribute("data-otp-state", "sent")

@@ -8,6 +8,7 @@
     python -m tests.console.child_live activate <va pk>       apply virtual_account.activated
     python -m tests.console.child_live verify <end user pk>   apply user.verification.accepted
     python -m tests.console.child_live rename <end user pk>   apply user.updated: a new first name
+    python -m tests.console.child_live run-step <run pk>      one step of a reconciliation run
     python -m tests.console.child_live initiated <pk> <id>    record the upstream's 201 for a payout
     python -m tests.console.child_live event <pk> <STATUS>    apply a payout.* event to that payout
 
@@ -132,6 +133,10 @@ def main() -> None:
 
         with transaction.atomic():
             payout_transition(payout_locked(int(args[0])), args[1], source=ChangeSource.POLL)
+    elif action == "run-step":
+        from books.reconciliation.services import run_step
+
+        run_step(run_id=int(args[0]))
     elif action in ("initiated", "event"):
         _payout_upstream(action, int(args[0]), args[1])
     elif action in ("activate", "verify", "rename"):
