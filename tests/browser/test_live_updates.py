@@ -234,7 +234,7 @@ def test_a_live_end_user_page_reads_as_a_fresh_load_after_the_verification(
     expect_as_a_fresh_load(page, within_ms=SEEN)
 
     another_process("rename", str(end_user.pk))
-    expect(page.locator("#end-user-page")).to_contain_text("Updated", timeout=SEEN)
+    expect(page.locator("#main")).to_contain_text("Updated upstream", timeout=SEEN)
     expect_as_a_fresh_load(page, within_ms=SEEN)
     expect(page.get_by_role("heading", level=1)).to_contain_text("Renamed")
     assert not_reloaded(page)
