@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -13,45 +12,32 @@ from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
-from django.utils.translation import gettext
 
 from accounts.models import RecipientKind
 from console.exports import Cell, csv_response
 from console.lists import filters_by_maker, is_htmx, list_template, page_of
 from gateway.models import Environment
 from gateway.selectors import environment_current
-from payouts import selectors
+from payouts import page_panels, selectors
 from payouts.approval.forms import RejectForm, WithdrawForm
-from payouts.approval.rules import approval_decide
-from payouts.approval.selectors import approvals_history, chain_display, valid_approvals
-from payouts.approval.services import (
-    CANCELLABLE,
-    approval_facts,
-    approval_released,
-    approver_roles,
-)
 from payouts.drafts.checks import submission_problems
-from payouts.drafts.documents import document_open, documents_opened_by
+from payouts.drafts.documents import document_open
 from payouts.drafts.forms import DocumentForm, SubmitForm
 from payouts.errors import REFUSALS, refusal_text
 from payouts.evidence.services import can_download_evidence
 from payouts.forms import PayoutFilterForm
-from payouts.models import Payout, PayoutStatus
+from payouts.models import Payout
 from payouts.pages import document_file_response, payout_of_request
-from payouts.qr import deposit_qr_svg
 from payouts.release.step_context import release_step_context
-from payouts.release.waiting import wait_text
 from payouts.selectors import require_payout_reader
-from payouts.tracking.timeline import timeline
-from staff.models import AuditEntry, StaffUser
+from staff.models import StaffUser
 from staff.requests import staff_of
-from staff.roles import PAYOUT_APPROVE, PAYOUT_INITIATE
+from staff.roles import PAYOUT_INITIATE
 from staff.step_up import StepUpRequired
 
-S = PayoutStatus
-
-
 PAGE_SIZE = 50
+# The payout page's live region: its whole content, one partial of the page's template.
+LIVE_REGION = "payouts/payout_detail.html#page"
 CSV_COLUMNS = (
     "id", "created_at", "status", "maker", "virtual_account", "recipient", "rail", "mode",
     "amount", "currency", "total_fees", "recipient_amount", "recipient_currency", "quote_id",
@@ -155,20 +141,31 @@ def payout_export(request: HttpRequest) -> StreamingHttpResponse:
     return csv_response(CSV_COLUMNS, _csv_rows(payouts), filename=f"payouts-{stamp}.csv")
 
 
-def detail_context(request: HttpRequest, payout: Payout, **extra: Any) -> dict[str, Any]:
+def page_context(request: HttpRequest, payout: Payout, **extra: Any) -> dict[str, Any]:
+    """Everything the payout page shows this person. The page is one live region, so an action's
+    answer and a live update re-render all of it: no fact can be left behind (docs/console.md)."""
     user = staff_of(request)
-    is_maker = payout.maker_id == user.pk and user.has_perm(PAYOUT_INITIATE)
-    can_edit = is_maker and payout.is_draft
+    now = timezone.now()
+    can_edit = payout.is_draft and payout.maker_id == user.pk and user.has_perm(PAYOUT_INITIATE)
+    approvals = page_panels.approvals_context(user, payout)
+    # The release step (code sent, tries, expiry, any sandbox hint): payouts.release.views.
+    release = release_step_context(request, payout)
     return {
-        # The live region (approvals, the release step, deposit, timeline, audit).
-        **live_context(request, payout),
         "payout": payout,
+        "now": now,
         "can_edit": can_edit,
         "can_download_evidence": can_download_evidence(user),
-        "problems": submission_problems(payout, now=timezone.now()) if can_edit else {},
+        "problems": submission_problems(payout, now=now) if can_edit else {},
         "document_form": extra.pop("document_form", None) or DocumentForm(),
         "submit_form": extra.pop("submit_form", None) or SubmitForm(),
-        "now": timezone.now(),
+        "reject_form": extra.pop("reject_form", None) or RejectForm(),
+        "withdraw_form": extra.pop("withdraw_form", None) or WithdrawForm(),
+        **approvals,
+        **page_panels.actions_context(user, payout),
+        **page_panels.deposit_context(payout, now=now),
+        **page_panels.records_context(payout),
+        **release,
+        "next_action": page_panels.next_action(payout, approvals=approvals, release=release),
         **extra,
     }
 
@@ -177,7 +174,7 @@ def detail_context(request: HttpRequest, payout: Payout, **extra: Any) -> dict[s
 def payout_detail(request: HttpRequest, pk: int) -> HttpResponse:
     selectors.require_payout_reader(staff_of(request))
     payout = payout_of_request(request, pk)
-    return render(request, "payouts/payout_detail.html", detail_context(request, payout))
+    return render(request, "payouts/payout_detail.html", page_context(request, payout))
 
 
 @login_required
@@ -193,96 +190,27 @@ def document_open_view(request: HttpRequest, pk: int, document_pk: int) -> FileR
 
 def panel_response(request: HttpRequest, pk: int, partial: str, **extra: Any) -> HttpResponse:
     payout = payout_of_request(request, pk)
-    context = detail_context(request, payout, **extra)
+    context = page_context(request, payout, **extra)
     if is_htmx(request):
         return render(request, f"payouts/payout_detail.html#{partial}", context)
     return render(request, "payouts/payout_detail.html", context)
 
 
-def live_context(request: HttpRequest, payout: Payout, **extra: Any) -> dict[str, Any]:
-    user = staff_of(request)
-    now = timezone.now()
-    facts = approval_facts(payout)
-    roles = approver_roles(user)
-    decision = approval_decide(
-        facts, approver_id=user.pk, has_permission=user.has_perm(PAYOUT_APPROVE), roles=roles
-    )
-    is_approver = user.has_perm(PAYOUT_APPROVE)
-    fills_a_step = is_approver or any(step.role in roles for step in facts.steps() if step.role)
-    deposit: dict[str, Any] = payout.deposit_instructions or {}
-    deposit_expires = None
-    if deposit.get("expires_at"):
-        deposit_expires = datetime.fromisoformat(str(deposit["expires_at"]))
-    approvals = valid_approvals(payout)
-    documents = list(payout.documents.all())
-    opened = documents_opened_by(payout)
-    history = list(approvals_history(payout))
-    for approval in history:  # shown beside each approval: did they open the documents?
-        setattr(approval, "documents_opened", len(opened.get(approval.approver_id, ())))  # noqa: B010
-    return {
-        "payout": payout,
-        "now": now,
-        "documents_total": len(documents),
-        "documents_opened_by_me": opened.get(user.pk, set()),
-        "documents_not_opened": [d for d in documents if d.pk not in opened.get(user.pk, ())],
-        "approvals": approvals,
-        "approval_count_label": gettext("%(given)d of %(required)d")
-        % {"given": len(approvals), "required": payout.approvals_required},
-        "approvals_history": history,
-        "can_approve": decision.allowed,
-        "approve_refusal": decision.message
-        if fills_a_step and payout.status == S.PENDING_APPROVAL
-        else "",
-        "approval_chain_label": chain_display(facts.steps()),
-        "can_withdraw": any(a.approver_id == user.pk for a in approvals)
-        and payout.status in (S.PENDING_APPROVAL, S.APPROVED)
-        and not approval_released(payout),
-        "can_reject": is_approver
-        and payout.status == S.PENDING_APPROVAL
-        and user.pk not in (payout.maker_id, payout.recipient.created_by_id),
-        "can_cancel": payout.status in CANCELLABLE
-        and (is_approver or (user.pk == payout.maker_id and user.has_perm(PAYOUT_INITIATE))),
-        "can_resend": is_approver and payout.status == S.SUBMITTING,
-        "can_requote": user.pk == payout.maker_id
-        and user.has_perm(PAYOUT_INITIATE)
-        and payout.status in (S.PENDING_APPROVAL, S.APPROVED)
-        and bool(payout.preview_quote_id)
-        and not payout.quote_id,
-        "deposit": deposit,
-        "deposit_qr": deposit_qr_svg(deposit["wallet_address"])
-        if deposit.get("wallet_address")
-        else "",
-        "deposit_expires": deposit_expires,
-        "deposit_expired": bool(deposit_expires and deposit_expires <= now),
-        "timeline_rows": timeline(payout),
-        # While the gateway retries (the recovery's wait is said by initiation_error).
-        "upstream_wait": wait_text(payout) if payout.upstream_wait_attempt else "",
-        "audit": AuditEntry.objects.filter(target_type="payouts.payout", target_id=str(payout.pk))
-        .select_related("actor")
-        .order_by("at", "pk"),
-        "reject_form": extra.pop("reject_form", None) or RejectForm(),
-        "withdraw_form": extra.pop("withdraw_form", None) or WithdrawForm(),
-        # The release step (code sent, tries, expiry, any sandbox hint): payouts.release.views.
-        **release_step_context(request, payout),
-        **extra,
-    }
-
-
 def live_region(request: HttpRequest, pk: int, **extra: Any) -> HttpResponse:
     """The live region after an action (HTMX), or back to the payout page."""
     payout = payout_of_request(request, pk)
-    context = live_context(request, payout, **extra)
+    context = page_context(request, payout, **extra)
     if is_htmx(request):
-        return render(request, "payouts/payout_live.html", context)
+        return render(request, LIVE_REGION, context)
     return redirect("payouts:detail", pk=pk)
 
 
 @login_required
 def payout_live(request: HttpRequest, pk: int) -> HttpResponse:
-    """The live region of the payout page, re-fetched when the payout changes."""
+    """The live region of the payout page (all of it), re-fetched when the payout changes."""
     require_payout_reader(staff_of(request))
     payout = payout_of_request(request, pk)
-    return render(request, "payouts/payout_live.html", live_context(request, payout))
+    return render(request, LIVE_REGION, page_context(request, payout))
 
 
 def refused_as_person(exc: Exception) -> bool:

@@ -37,6 +37,17 @@ class PayoutStatus(models.TextChoices):
     REJECTED = "rejected", gettext_lazy("Rejected")
 
 
+# Before the upstream accepted the payout: the reserved price is still to be used.
+RESERVATION_MATTERS = frozenset(
+    {
+        PayoutStatus.DRAFT,
+        PayoutStatus.PENDING_APPROVAL,
+        PayoutStatus.APPROVED,
+        PayoutStatus.SUBMITTING,
+    }
+)
+
+
 class PayoutChannel(models.TextChoices):
     PAGE = "page", gettext_lazy("Page")
     API = "api", gettext_lazy("API")
@@ -228,6 +239,12 @@ class Payout(IdempotentModel):
     @property
     def is_draft(self) -> bool:
         return self.status == PayoutStatus.DRAFT
+
+    @property
+    def reservation_matters(self) -> bool:
+        """Whether the reserved quote's time left still matters: until the upstream accepted
+        the payout (it is sent with the quote), never once it was accepted, refused or ended."""
+        return self.status in RESERVATION_MATTERS
 
     @property
     def payment_instructions(self) -> dict[str, str] | None:

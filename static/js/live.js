@@ -9,7 +9,8 @@
                                              without it the page itself is fetched again
 
    On a matching event the element is replaced by the element with the same id in the answer, so
-   permissions and rendering stay on the server. Text typed and boxes ticked inside it are kept.
+   permissions and rendering stay on the server. A region covers every fact the change can affect
+   (a record's page is one region from its heading down): what lies outside is never re-read. Text typed and boxes ticked inside it are kept.
    One fetch per URL at a time; a change announced meanwhile triggers one more fetch after it.
    After a dropped connection every region is re-read once (what was missed is shown).
    An element inside a region marked `data-live-announce` (a payout's status heading) is read out

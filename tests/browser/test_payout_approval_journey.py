@@ -20,6 +20,7 @@ from gateway.services.environments import environment_switch
 from payouts.models import Payout, PayoutStatus
 from staff.models import StaffUser
 from tests.browser.axe import assert_accessible
+from tests.browser.first_screen import assert_next_action_on_first_screen
 from tests.browser.keyboard import assert_skip_link_to_main, tab_to
 from tests.browser.test_finance_journey import _outside_playwright
 from tests.finance import upstream_directory
@@ -141,12 +142,18 @@ def test_maker_to_approver_to_otp_to_completed_live(
     review.keyboard.press("Enter")
     expect(review.get_by_test_id("payout-status")).to_have_text("Pending approval")
     assert_accessible(review)
+    # Approving is the approver's next action: first on the page, under the header.
+    assert_next_action_on_first_screen(review)
+    expect(review.get_by_test_id("next-action").get_by_test_id("approve")).to_have_count(1)
     tab_to(review, "[data-testid=approve]")
     review.keyboard.press("Enter")
     expect(review.get_by_test_id("payout-status")).to_have_text("Approved")
     step = review.get_by_test_id("otp-panel")
     expect(step).to_have_attribute("data-otp-state", "not_sent")
     assert_accessible(review)
+    # Now releasing it is: the step takes the approval's place at the top.
+    assert_next_action_on_first_screen(review)
+    expect(review.get_by_test_id("next-action").get_by_test_id("otp-panel")).to_have_count(1)
     tab_to(review, "[data-testid=otp-send]")
     review.keyboard.press("Enter")
     expect(step).to_have_attribute("data-otp-state", "sent")

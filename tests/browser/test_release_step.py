@@ -17,6 +17,7 @@ from payouts.release.code_hints import CodeHint
 from payouts.states import payout_transition
 from staff.models import StaffUser
 from staff.services import audit_record
+from tests.browser.first_screen import assert_next_action_on_first_screen
 from tests.browser.test_look import PHONE, page_overflow
 from tests.finance import make_draft, make_environment
 
@@ -49,12 +50,16 @@ def test_the_step_fits_a_phone_fills_in_one_click_and_expires_on_its_own(
 ) -> None:
     hint = CodeHint(code="918273", sent_at=timezone.now(), source="a test mailbox")
     monkeypatch.setattr(code_hints, "CODE_HINT_PROVIDERS", {"test": lambda payout: hint})
-    payout = approved_with_a_code(demo_staff, seconds_left=6)
     page.set_viewport_size(PHONE)
     sign_in(page, demo_staff["finance_approver"].email)
+    # The code's 6 seconds start once the person is signed in (a slow sign-in must not spend them).
+    payout = approved_with_a_code(demo_staff, seconds_left=6)
     page.goto(f"/payouts/{payout.pk}/")
     step = page.get_by_test_id("otp-panel")
     expect(step).to_have_attribute("data-otp-state", "sent")
+    # The approver's next action: on the first screen, above preview, documents and approvals.
+    assert_next_action_on_first_screen(page)
+    expect(page.get_by_test_id("next-action").get_by_test_id("otp-panel")).to_have_count(1)
     assert page_overflow(page) == 0
     page.get_by_test_id("use-sandbox-code").click()
     field = page.locator("input[name=code]")

@@ -7,6 +7,10 @@
     python -m tests.console.child_live payout <pk> <status>   move a payout, as polling would
     python -m tests.console.child_live activate <va pk>       apply virtual_account.activated
     python -m tests.console.child_live verify <end user pk>   apply user.verification.accepted
+    python -m tests.console.child_live rename <end user pk>   apply user.updated: a new first name
+    python -m tests.console.child_live run-step <run pk>      one step of a reconciliation run
+    python -m tests.console.child_live initiated <pk> <id>    record the upstream's 201 for a payout
+    python -m tests.console.child_live event <pk> <STATUS>    apply a payout.* event to that payout
 
 Run with `environment()`: the test's database, and no Redis (the outbox layer carries it).
 """
@@ -30,6 +34,8 @@ def environment() -> dict[str, str]:
 
 def _apply_event(action: str, pk: int) -> None:
     """The webhook processing task's work, as the worker does it (event data as the upstream's)."""
+    from django.utils import timezone
+
     from accounts.events import virtual_account_apply_event
     from accounts.models import VirtualAccount
     from users.events import end_user_apply_event
@@ -51,6 +57,19 @@ def _apply_event(action: str, pk: int) -> None:
         )
         return
     end_user = EndUser.objects.get(pk=pk)
+    if action == "rename":
+        changes = {"first_name": "Renamed", "updated_at": timezone.now().isoformat()}
+        end_user_apply_event(
+            environment=end_user.environment,
+            event_type="user.updated",
+            data={
+                "event_id": event_id,
+                "user_id": end_user.upstream_id,
+                **changes,
+                "updated_fields": {"first_name": "Renamed"},
+            },
+        )
+        return
     data = {
         "event_id": event_id,
         "user_id": end_user.upstream_id,
@@ -60,6 +79,26 @@ def _apply_event(action: str, pk: int) -> None:
     }
     end_user_apply_event(
         environment=end_user.environment, event_type="user.verification.accepted", data=data
+    )
+
+
+def _payout_upstream(action: str, pk: int, value: str) -> None:
+    """The worker's work on a payout: the initiation's answer recorded, or an event applied."""
+    from gateway.schemas.payouts import PayoutCreated
+    from payouts.models import Payout
+    from payouts.release.initiation import initiation_recorded
+    from payouts.tracking.events import payout_apply_event
+
+    payout = Payout.objects.get(pk=pk)
+    if action == "initiated":
+        answer = {"id": value, "status": "CREATED", "amount": str(payout.amount), "currency": "USD"}
+        initiation_recorded(payout_id=pk, created=PayoutCreated.model_validate(answer))
+        return
+    data = {"event_id": f"evt_{pk}_{value}_{os.getpid()}", "payout_id": payout.upstream_id}
+    payout_apply_event(
+        environment=payout.environment,
+        event_type=f"payout.{value.lower()}",
+        data={**data, "status": value},
     )
 
 
@@ -94,7 +133,13 @@ def main() -> None:
 
         with transaction.atomic():
             payout_transition(payout_locked(int(args[0])), args[1], source=ChangeSource.POLL)
-    elif action in ("activate", "verify"):
+    elif action == "run-step":
+        from books.reconciliation.services import run_step
+
+        run_step(run_id=int(args[0]))
+    elif action in ("initiated", "event"):
+        _payout_upstream(action, int(args[0]), args[1])
+    elif action in ("activate", "verify", "rename"):
         _apply_event(action, int(args[0]))
     else:
         raise SystemExit(f"unknown action {action!r}")

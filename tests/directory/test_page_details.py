@@ -100,3 +100,19 @@ def test_the_recipient_form_marks_the_fields_of_each_choice() -> None:
     assert marked("company_name") == "kind=company"
     assert marked("account_number") == "" and marked("city") == ""  # shared by every choice
     assert "js/show_when" in html
+
+
+def test_an_account_page_is_one_live_region_from_its_heading_to_its_timeline() -> None:
+    # Activation changes the heading ("…pending" becomes the number's last digits), the status,
+    # the balance and the facts together: a live update re-reads them together.
+    client, compliance = _signed_in("compliance")
+    environment = make_environment()
+    environment_switch(user=compliance, environment=environment)
+    account = make_virtual_account(environment, status="activating", available_balance=None)
+    html = client.get(f"/accounts/virtual-accounts/{account.pk}/").content.decode()
+    region = html.index(
+        f'<div id="va-page" data-live-on="virtual_account.changed" '
+        f'data-live-match="virtual_account_id={account.pk}">'
+    )
+    assert region < html.index("<h1>") < html.index('data-testid="balance"')
+    assert html.count("data-live-on=") == 1  # nothing inside re-reads on its own

@@ -1,6 +1,6 @@
-// Payout page: the copy buttons of the deposit instructions. The live region itself re-reads
-// through the shared live regions (static/js/live.js, data-live-on on templates/payouts/
-// payout_live.html). No inline script (the Content-Security-Policy forbids it).
+// Payout page: the copy buttons of the deposit instructions. The page (one live region) re-reads
+// through the shared live regions (static/js/live.js, data-live-on on #payout-live in
+// templates/payouts/payout_detail.html). No inline script (the Content-Security-Policy forbids it).
 (function () {
   "use strict";
 
