@@ -11,7 +11,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
-from alerts.summaries import Summary
+from console.sentences import Summary
 from gateway.models import Environment
 
 

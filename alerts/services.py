@@ -28,7 +28,7 @@ from alerts.models import (
     Severity,
     SubscriptionMode,
 )
-from alerts.summaries import Summary
+from console.sentences import Summary
 from gateway.models import Environment
 from payouts.models import Payout
 from staff import roles

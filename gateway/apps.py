@@ -9,6 +9,11 @@ class GatewayConfig(AppConfig):
     verbose_name = gettext_lazy("Upstream gateway")
 
     def ready(self) -> None:
+        from gateway.audit_actions import AUDIT_ACTION_LABELS
+        from staff.audit_actions import register_audit_actions
+
+        # What people read for this app's audit actions (the audit pages).
+        register_audit_actions(AUDIT_ACTION_LABELS)
         from django.conf import settings
 
         from console.dashboard import DashboardPanel, register_panel

@@ -8,15 +8,22 @@ class PayoutsConfig(AppConfig):
     verbose_name = "Payouts"
 
     def ready(self) -> None:
+        from payouts.audit_actions import AUDIT_ACTION_LABELS
+        from staff.audit_actions import register_audit_actions
+
+        # What people read for this app's audit actions (the audit pages).
+        register_audit_actions(AUDIT_ACTION_LABELS)
         from accounts.recipients import register_recipient_approver_roles
         from console.dashboard import DashboardPanel, register_panel
         from console.health import register_check
         from console.metrics import register_metrics
         from console.schedules import register_schedule
+        from console.sentences import register_label_set
         from payouts import tasks
         from payouts.approval.policy import recipient_approver_roles_current
         from payouts.approval.policy_changes import register_policy_change_kinds
         from payouts.approval.views import dashboard_panel_context
+        from payouts.models import PayoutStatus
         from payouts.selectors import state_metrics
         from payouts.tracking.catch_up import open_payout_ids, payouts_catch_up
         from payouts.tracking.events import payout_apply_event
@@ -25,6 +32,9 @@ class PayoutsConfig(AppConfig):
         from webhooks.contract import PAYOUT
         from webhooks.handlers import register_event_handler
         from webhooks.mirrors import Mirror, register_mirror
+
+        # Stored sentences (alerts' summaries, notifications) name a payout's status by its key.
+        register_label_set("payout_status", PayoutStatus)
 
         # Payout events (webhooks) move the payout through its states.
         register_event_handler(PAYOUT, payout_apply_event)

@@ -9,6 +9,11 @@ class StaffConfig(AppConfig):
     verbose_name = "Staff"
 
     def ready(self) -> None:
+        from staff.audit_action_labels import AUDIT_ACTION_LABELS
+        from staff.audit_actions import register_audit_actions
+
+        # What people read for this app's audit actions (the audit pages).
+        register_audit_actions(AUDIT_ACTION_LABELS)
         from staff import sessions, signals
         from staff.change_kinds import register_staff_change_kinds
 

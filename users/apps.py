@@ -9,6 +9,11 @@ class UsersConfig(AppConfig):
     verbose_name = gettext_lazy("End users")
 
     def ready(self) -> None:
+        from staff.audit_actions import register_audit_actions
+        from users.audit_actions import AUDIT_ACTION_LABELS
+
+        # What people read for this app's audit actions (the audit pages).
+        register_audit_actions(AUDIT_ACTION_LABELS)
         from users.catch_up import end_users_catch_up
         from users.events import end_user_apply_event
         from webhooks.contract import USER

@@ -31,6 +31,11 @@ class WebhooksConfig(AppConfig):
     verbose_name = "Webhooks"
 
     def ready(self) -> None:
+        from staff.audit_actions import register_audit_actions
+        from webhooks.audit_actions import AUDIT_ACTION_LABELS
+
+        # What people read for this app's audit actions (the audit pages).
+        register_audit_actions(AUDIT_ACTION_LABELS)
         from django_q.signals import post_spawn
 
         from console.dashboard import DashboardPanel, register_panel

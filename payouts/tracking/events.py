@@ -7,7 +7,9 @@ from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
+from console.sentences import Label, summary
 from gateway.models import Environment
 from payouts.approval import notifications
 from payouts.models import (
@@ -127,8 +129,20 @@ def _apply(payout: Payout, record: PayoutEvent, report: StatusReport) -> None:
         record.applied = True
         if target in (S.FAILED, S.RETURNED):
             kind = NotificationKind.RETURNED if target == S.RETURNED else NotificationKind.FAILED
-            why = f": {payout.failure_reason}" if payout.failure_reason else ""
-            notifications.notify_maker(payout, kind, f"Payout {payout.pk} {target}{why}")
+            status = Label(of="payout_status", value=str(target), lower=True)
+            sentence = (
+                summary(
+                    gettext_noop("Payout %(id)s: %(status)s, %(reason)s"),
+                    id=payout.pk,
+                    status=status,
+                    reason=payout.failure_reason,
+                )
+                if payout.failure_reason
+                else summary(
+                    gettext_noop("Payout %(id)s: %(status)s."), id=payout.pk, status=status
+                )
+            )
+            notifications.notify_maker(payout, kind, sentence)
         if record.source == ChangeSource.POLL:
             _report_missed_event(payout, record, previous)
     else:
