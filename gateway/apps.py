@@ -39,7 +39,10 @@ class GatewayConfig(AppConfig):
         )
         # Its own httpx timeout bounds each probe; the console's limit must not cut it shorter.
         register_check(
-            "upstream", upstream_check, timeout=float(settings.GATEWAY_HEALTH_TIMEOUT) + 1.0
+            "upstream",
+            upstream_check,
+            timeout=float(settings.GATEWAY_HEALTH_TIMEOUT) + 1.0,
+            label=gettext_lazy("Upstream reachable"),
         )
         # Renew tokens ahead of expiry so staff calls never wait on /auth.
         register_metrics("gateway.budget", budget_metrics)

@@ -1,6 +1,7 @@
 """App configuration for payouts: its panels, schedules, warnings, and its mirror for webhooks."""
 
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy
 
 
 class PayoutsConfig(AppConfig):
@@ -51,7 +52,19 @@ class PayoutsConfig(AppConfig):
             )
         )
         # A payout quiet past its state's expected time (tracking.quiet): a warning, not a fault.
-        register_check("payouts_quiet", quiet_check)
+        register_check(
+            "payouts_quiet",
+            quiet_check,
+            label=gettext_lazy("Quiet payouts"),
+            detail_labels={
+                "payout": gettext_lazy("Payout"),
+                "quiet": gettext_lazy("Quiet"),
+                "quiet_for": gettext_lazy("Quiet for"),
+                "expected": gettext_lazy("Expected within"),
+                "more": gettext_lazy("More"),
+                "type": gettext_lazy("Type"),
+            },
+        )
         register_metrics("payouts.states", state_metrics)
         register_panel(
             DashboardPanel(
