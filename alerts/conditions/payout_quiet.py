@@ -41,6 +41,6 @@ def register() -> None:
         label=_("Payout quiet past its expected time"),
         description=_(
             "A payout has had no news for longer than its state's expected time "
-            "(the table of payouts.tracking.quiet)."
+            "(each state has its own, shown on the payout's page)."
         ),
     )
