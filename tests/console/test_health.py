@@ -184,7 +184,7 @@ def test_a_broken_environment_nobody_uses_leaves_readyz_green(
     body = response.json()
     assert response.status_code == 200, body
     assert "Mistyped spare" not in body["checks"]["upstream"]["detail"]
-    assert body["checks"]["upstream"]["detail"].startswith("Sandbox: API root")
+    assert body["checks"]["upstream"]["detail"].startswith("Sandbox: reachable, its API root")
 
 
 def test_readyz_probes_the_environment_a_staff_member_chose_and_names_it(
@@ -229,7 +229,7 @@ def test_readyz_without_any_environment_says_there_was_nothing_to_probe(client) 
     upstream = response.json()["checks"]["upstream"]
     assert response.status_code == 200
     assert upstream["status"] == "ok"
-    assert upstream["detail"] == "no environment in use: nothing to probe"
+    assert upstream["detail"] == "No environment is in use: nothing to probe."
 
 
 async def test_a_warning_is_listed_and_leaves_the_probe_ready(monkeypatch) -> None:

@@ -43,5 +43,6 @@ def test_upstream_check_reads_a_503_page_as_unavailable() -> None:
 
     assert result == {
         "status": "fail",
-        "detail": f"Down: API root {url}/sandbox answered 503 (upstream unavailable)",
+        "detail": f"Down: the upstream is down, its API root {url}/sandbox answered with an "
+        "error page (HTTP 503).",
     }

@@ -176,11 +176,12 @@ def test_notifications_are_emailed_in_each_recipients_language(
 
 
 def test_the_dashboards_notification_is_in_the_readers_language_with_its_amount(
-    staff: dict[str, StaffUser],
+    staff: dict[str, StaffUser], django_capture_on_commit_callbacks: Any
 ) -> None:
     staff["approver"].language = "pt-br"
     staff["approver"].save(update_fields=["language"])
-    payout = pending(staff)
+    with django_capture_on_commit_callbacks(execute=True):  # the notifications, after commit
+        payout = pending(staff)
     page = client_signed_in(staff["approver"]).get("/").content.decode()
     with translation.override("pt-br"):
         figure = money(payout.amount, "USD")
