@@ -18,7 +18,7 @@ def test_a_health_check_its_status_and_details_are_named_in_words() -> None:
         row = health_row("payouts_quiet", {"status": "warning", "quiet_for": "2 h", "detail": "x"})
     assert row["name"] == "Pagos sin novedades"
     assert row["status_label"] == "Requiere revisión" and row["status"] == "warning"
-    assert row["details"] == [("Sin noticias desde hace", "2 h"), ("Detalles", "x")]
+    assert row["details"] == [("Sin novedades desde hace", "2 h"), ("Detalles", "x")]
 
 
 def test_an_event_that_did_not_move_its_payout_says_why_in_the_readers_language() -> None:
