@@ -8,6 +8,11 @@ class AccountsConfig(AppConfig):
     verbose_name = "Accounts"
 
     def ready(self) -> None:
+        from accounts.audit_actions import AUDIT_ACTION_LABELS
+        from staff.audit_actions import register_audit_actions
+
+        # What people read for this app's audit actions (the audit pages).
+        register_audit_actions(AUDIT_ACTION_LABELS)
         from accounts.catch_up import virtual_accounts_catch_up
         from accounts.events import virtual_account_apply_event
         from accounts.models import Recipient, VirtualAccount

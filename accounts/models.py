@@ -7,7 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
-from django.utils.translation import gettext_lazy, pgettext_lazy
+from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 
 from users.models import (
     EndUser,
@@ -68,8 +68,11 @@ class VirtualAccount(UpstreamMirror):
         ]
 
     def __str__(self) -> str:
-        ending = self.account_number[-4:] if self.account_number else "pending"
-        return f"{self.get_mode_display().split(' ')[0]} account …{ending}"
+        # In the reader's language: it names the account in pickers and filters.
+        ending = self.account_number[-4:] if self.account_number else gettext("pending")
+        if self.mode == VirtualAccountMode.CRYPTO:
+            return gettext("Crypto account …%(ending)s") % {"ending": ending}
+        return gettext("Fiat account …%(ending)s") % {"ending": ending}
 
     @property
     def is_active(self) -> bool:

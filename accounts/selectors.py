@@ -179,6 +179,7 @@ def recipient_history(recipient: Recipient) -> dict[str, Any]:
                 "recipient_id": row.pk,
                 "upstream_id": row.upstream_id,
                 "status": row.status,
+                "status_label": row.get_status_display(),  # what the page shows
                 "registered_by": email(row.created_by),
                 "registered_at": row.created_at,
                 "approved_by": email(row.approved_by)
@@ -198,6 +199,7 @@ def recipient_history(recipient: Recipient) -> dict[str, Any]:
                 "change_id": change.pk,
                 "recipient_id": change.recipient_id,
                 "status": change.status,
+                "status_label": change.get_status_display(),
                 "proposed_by": email(change.proposed_by),
                 "proposed_at": change.proposed_at,
                 "decided_by": email(change.decided_by),

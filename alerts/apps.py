@@ -20,6 +20,11 @@ class AlertsConfig(AppConfig):
     verbose_name = "Alerts"
 
     def ready(self) -> None:
+        from alerts.audit_actions import AUDIT_ACTION_LABELS
+        from staff.audit_actions import register_audit_actions
+
+        # What people read for this app's audit actions (the audit pages).
+        register_audit_actions(AUDIT_ACTION_LABELS)
         from alerts import tasks
         from alerts.conditions import (
             approvals_waiting,

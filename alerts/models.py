@@ -7,11 +7,11 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
-from alerts.summaries import Summary
+from console.sentences import Summary
 from gateway.models import Environment
 
 
@@ -57,6 +57,22 @@ class AlertRule(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def display_name(self) -> str:
+        """The name people read: a rule the system made at bootstrap (alerts.bootstrap) is
+        named by its kind's label, so it reads in the reader's language while its stored name
+        is still the default; a name a person wrote, or changed, as written."""
+        from alerts.conditions import CONDITIONS
+
+        condition = CONDITIONS.get(self.kind)
+        if condition is None or self.created_by_id is not None:
+            return self.name
+        with translation.override(settings.LANGUAGE_CODE):
+            default = str(condition.label)
+        with translation.override(None):
+            english = str(condition.label)
+        return str(condition.label) if self.name in (default, english) else self.name
 
     @property
     def kind_label(self) -> str:

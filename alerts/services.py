@@ -28,8 +28,8 @@ from alerts.models import (
     Severity,
     SubscriptionMode,
 )
-from alerts.summaries import Summary
 from alerts.webhook_targets import webhook_host_refusal
+from console.sentences import Summary
 from gateway.models import Environment
 from payouts.models import Payout
 from staff import roles

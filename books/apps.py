@@ -8,6 +8,11 @@ class BooksConfig(AppConfig):
     verbose_name = "Books"
 
     def ready(self) -> None:
+        from books.audit_actions import AUDIT_ACTION_LABELS
+        from staff.audit_actions import register_audit_actions
+
+        # What people read for this app's audit actions (the audit pages).
+        register_audit_actions(AUDIT_ACTION_LABELS)
         # Reconciliation: its daily schedule and its checks (books.reconciliation).
         from books.reconciliation import tasks as reconciliation_tasks
         from console.schedules import register_schedule

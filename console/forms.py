@@ -25,7 +25,8 @@ class IsoDateInput(forms.DateInput):
     def __init__(self, attrs: dict[str, Any] | None = None) -> None:
         defaults = {
             "pattern": ISO_DATE_PATTERN,
-            "placeholder": "yyyy-mm-dd",
+            # The pattern's letters in the reader's language (es, pt-BR: aaaa-mm-dd).
+            "placeholder": gettext_lazy("yyyy-mm-dd"),
             "inputmode": "numeric",
             "autocomplete": "off",
             "size": "10",
@@ -40,7 +41,7 @@ class IsoDateTimeInput(forms.DateTimeInput):
     def __init__(self, attrs: dict[str, Any] | None = None) -> None:
         defaults = {
             "pattern": ISO_DATETIME_PATTERN,
-            "placeholder": "yyyy-mm-dd hh:mm",
+            "placeholder": gettext_lazy("yyyy-mm-dd hh:mm"),
             "autocomplete": "off",
             "size": "16",
             "maxlength": "19",

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
@@ -17,9 +17,13 @@ from django.core.cache import cache
 from django.db import connection
 from django.http import HttpRequest, JsonResponse
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
 from django.views.decorators.cache import never_cache
 
 from console.models import WorkerHeartbeat
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
 
 CheckResult = dict[str, Any]
 
@@ -86,13 +90,21 @@ class ReadinessCheck:
     name: str
     run: Callable[[], Awaitable[CheckResult]]
     timeout: float | None = None  # None: CHECK_TIMEOUT, read when the check runs
+    # What the health page shows: the check's name, and its details' keys, in words.
+    label: StrOrPromise = ""
+    detail_labels: Mapping[str, StrOrPromise] = field(default_factory=dict)
 
 
 CHECKS: dict[str, ReadinessCheck] = {}
 
 
 def register_check(
-    name: str, run: Callable[[], Awaitable[CheckResult]], *, timeout: float | None = None
+    name: str,
+    run: Callable[[], Awaitable[CheckResult]],
+    *,
+    timeout: float | None = None,
+    label: StrOrPromise = "",
+    detail_labels: Mapping[str, StrOrPromise] | None = None,
 ) -> None:
     """Add (or replace, by name) a readiness check; call it from an AppConfig.ready().
 
@@ -100,14 +112,18 @@ def register_check(
     as details. A "warning" is something a person should look at that does not stop this process
     from serving (no webhook receiver, a quiet payout): /readyz lists it and stays ready. It may
     raise or hang: the probe turns either into a failed check, never into a failed probe.
+
+    `name` is the check's key in /readyz; `label` is what the health page shows (translated),
+    and `detail_labels` name its detail keys in words (`{"quiet_for": gettext_lazy("Quiet
+    for")}`; `detail`, durations and the console's own keys are named already).
     """
-    CHECKS[name] = ReadinessCheck(name, run, timeout)
+    CHECKS[name] = ReadinessCheck(name, run, timeout, label, dict(detail_labels or {}))
 
 
-register_check("database", _database)
-register_check("cache", _cache)
-register_check("channel_layer", _channel_layer)
-register_check("worker", _worker)
+register_check("database", _database, label=gettext_lazy("Database"))
+register_check("cache", _cache, label=gettext_lazy("Cache"))
+register_check("channel_layer", _channel_layer, label=gettext_lazy("Live updates (channel layer)"))
+register_check("worker", _worker, label=gettext_lazy("Background worker"))
 
 
 async def _run(check: ReadinessCheck) -> CheckResult:

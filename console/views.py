@@ -15,7 +15,7 @@ from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseServerError
 from django.shortcuts import render
 from django.template import loader
-from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext, gettext_lazy, ngettext
 from django.views.decorators.csrf import requires_csrf_token
 
 from console import health
@@ -71,24 +71,50 @@ def _readiness() -> tuple[int, dict[str, Any]]:
 
 # A check's figures by the suffix of their key: `duration_ms`, `age_seconds` (console.health).
 DURATION_SUFFIXES = {"_ms": "ms", "_seconds": "s"}
+# A check's status and the console's own detail keys, in words (a check names its own keys when
+# it registers: console.health.register_check's detail_labels).
+STATUS_WORDS = {
+    "ok": gettext_lazy("Passing"),
+    "warning": gettext_lazy("Needs a look"),
+    "fail": gettext_lazy("Failing"),
+    "unknown": gettext_lazy("Unknown"),
+}
+DETAIL_WORDS = {
+    "detail": gettext_lazy("Details"),
+    "age": gettext_lazy("Age"),
+    "vendor": gettext_lazy("Database"),
+    "backend": gettext_lazy("Backend"),
+    "cluster": gettext_lazy("Worker cluster"),
+}
+
+
+def status_words(status: str) -> str:
+    word = STATUS_WORDS.get(status)
+    return status if word is None else str(word)
 
 
 def health_row(name: str, check: Any) -> dict[str, Any]:
-    """One check of the readiness report as the page shows it: its status, how long it took,
-    and its other details labelled in words, durations as a person reads them (`1.2 s`)."""
+    """One check of the readiness report as the page shows it: its name and status in words,
+    how long it took, and its other details labelled in words, durations as a person reads them
+    (`1.2 s`)."""
+    registered = health.CHECKS.get(name)
+    labels = {**DETAIL_WORDS, **(registered.detail_labels if registered else {})}
     check = check if isinstance(check, dict) else {"status": check}
     details = []
     for key, value in check.items():
         if key in ("status", "duration_ms"):
             continue
         suffix = next((end for end in DURATION_SUFFIXES if key.endswith(end)), "")
-        label = key.removesuffix(suffix).replace("_", " ")
+        key = key.removesuffix(suffix)
+        label = str(labels.get(key) or key.replace("_", " "))
         if suffix and value is not None:
             value = duration(value, DURATION_SUFFIXES[suffix])
         details.append((label, "—" if value is None else value))
+    status = str(check.get("status", "unknown"))
     return {
-        "name": name,
-        "status": str(check.get("status", "unknown")),
+        "name": str(registered.label or name) if registered else name,
+        "status": status,
+        "status_label": status_words(status),
         "took": duration(check.get("duration_ms")),
         "details": details,
     }
@@ -102,7 +128,7 @@ def system_health(request: HttpRequest) -> HttpResponse:
         health_row(name, check) for name, check in sorted((report.get("checks") or {}).items())
     ]
     warnings = list(report.get("warnings") or [])
-    overall = str(report.get("status", "unknown"))
+    overall = status_words(str(report.get("status", "unknown")))
     if warnings:
         overall += ", " + ngettext("%(count)s warning", "%(count)s warnings", len(warnings)) % {
             "count": len(warnings)

@@ -9,6 +9,11 @@ class GatewayConfig(AppConfig):
     verbose_name = gettext_lazy("Upstream gateway")
 
     def ready(self) -> None:
+        from gateway.audit_actions import AUDIT_ACTION_LABELS
+        from staff.audit_actions import register_audit_actions
+
+        # What people read for this app's audit actions (the audit pages).
+        register_audit_actions(AUDIT_ACTION_LABELS)
         from django.conf import settings
 
         from console.dashboard import DashboardPanel, register_panel
@@ -44,7 +49,10 @@ class GatewayConfig(AppConfig):
         )
         # Its own httpx timeout bounds each probe; the console's limit must not cut it shorter.
         register_check(
-            "upstream", upstream_check, timeout=float(settings.GATEWAY_HEALTH_TIMEOUT) + 1.0
+            "upstream",
+            upstream_check,
+            timeout=float(settings.GATEWAY_HEALTH_TIMEOUT) + 1.0,
+            label=gettext_lazy("Upstream reachable"),
         )
         # Renew tokens ahead of expiry so staff calls never wait on /auth.
         register_metrics("gateway.budget", budget_metrics)

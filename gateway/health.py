@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 from asgiref.sync import sync_to_async
 from django.conf import settings
+from django.utils.translation import gettext
 
 from gateway.models import Environment
 from gateway.selectors import environment_in_use_list
@@ -17,19 +18,32 @@ _UNAVAILABLE = (502, 503, 504)
 
 
 async def _probe(client: httpx.AsyncClient, environment: Environment) -> tuple[bool, str]:
-    """(reachable, one line naming the environment and saying what was checked and found)."""
+    """(reachable, one sentence naming the environment and saying what was checked and found),
+    in the active language (the health page's reader's; /readyz's caller's)."""
     url = environment.api_root
-    where = f"{environment.name}: API root {url}"
+    where = {"name": environment.name, "url": url}
     try:
         response = await client.get(url)
     except httpx.TimeoutException:
-        return False, f"{where} timed out after {settings.GATEWAY_HEALTH_TIMEOUT} s (unreachable)"
+        return False, gettext(
+            "%(name)s: unreachable, its API root %(url)s did not answer within %(seconds)s s."
+        ) % {**where, "seconds": settings.GATEWAY_HEALTH_TIMEOUT}
     except httpx.HTTPError as exc:
-        return False, f"{where} did not answer: {type(exc).__name__} (unreachable)"
+        return False, gettext(
+            "%(name)s: unreachable, its API root %(url)s did not answer (%(error)s)."
+        ) % {**where, "error": type(exc).__name__}
     code = response.status_code
     if code in _UNAVAILABLE:
-        return False, f"{where} answered {code} (upstream unavailable)"
-    return True, f"{where} answered {code} (reachable)"
+        return False, gettext(
+            "%(name)s: the upstream is down, its API root %(url)s answered with an error page "
+            "(HTTP %(code)s)."
+        ) % {**where, "code": code}
+    # Any other answer proves the service is up: the probe sends no credentials, and the API
+    # root has no page of its own, so 401, 403 or 404 there is the expected answer.
+    return True, gettext(
+        "%(name)s: reachable, its API root %(url)s answered (HTTP %(code)s, expected: the root "
+        "has no page and the probe sends no credentials)."
+    ) % {**where, "code": code}
 
 
 async def upstream_check() -> dict[str, Any]:
@@ -45,9 +59,9 @@ async def upstream_check() -> dict[str, Any]:
     """
     environments = await sync_to_async(lambda: list(environment_in_use_list()))()
     if not environments:
-        return {"status": "ok", "detail": "no environment in use: nothing to probe"}
+        return {"status": "ok", "detail": gettext("No environment is in use: nothing to probe.")}
     timeout = httpx.Timeout(settings.GATEWAY_HEALTH_TIMEOUT)
     async with httpx.AsyncClient(timeout=timeout) as client:
         outcomes = await asyncio.gather(*(_probe(client, env) for env in environments))
     status = "ok" if all(reachable for reachable, _ in outcomes) else "fail"
-    return {"status": status, "detail": "; ".join(line for _, line in outcomes)}
+    return {"status": status, "detail": " ".join(line for _, line in outcomes)}

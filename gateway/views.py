@@ -28,6 +28,7 @@ from gateway.services.environments import (
 )
 from staff.changes import proposal_message
 from staff.errors import ServiceError
+from staff.models import ChangeProposal
 from staff.roles import CALL_LOG_VIEW, ENVIRONMENTS_MANAGE
 from staff.step_up import StepUpRequired
 
@@ -91,10 +92,19 @@ def environment_edit(request: HttpRequest, pk: int) -> HttpResponse:
         except ServiceError as exc:
             exc.add_to_form(form)
         else:
-            messages.success(
-                request,
-                gettext("Environment %(value)s saved.") % {"value": form.cleaned_data["name"]},
-            )
+            name = {"value": form.cleaned_data["name"]}
+            if proposal is None or proposal.state == ChangeProposal.State.APPLIED:
+                messages.success(request, gettext("Environment %(value)s saved.") % name)
+            elif proposal.state != ChangeProposal.State.FAILED:
+                # Not saved yet: the guarded part waits for another admin (staff.changes).
+                messages.warning(
+                    request,
+                    gettext(
+                        "The change to environment %(value)s waits for a second admin's "
+                        "approval; it applies only once another admin approves it."
+                    )
+                    % name,
+                )
             if proposal is not None:
                 messages.info(request, proposal_message(proposal))
             return redirect("gateway:environments")

@@ -3,6 +3,7 @@ registry owner (webhooks; the console's panels, checks and metrics; accounts and
 schedules), so each group reads on its own."""
 
 from django.apps import AppConfig
+from django.utils.translation import gettext_lazy
 
 
 def _webhooks_registrations() -> None:
@@ -32,10 +33,18 @@ def _webhooks_registrations() -> None:
 
 
 def _action_registrations() -> None:
+    from console.sentences import register_label_set
+    from payouts.audit_actions import AUDIT_ACTION_LABELS
     from payouts.live import payout_changed
-    from payouts.models import Payout
+    from payouts.models import Payout, PayoutStatus
     from staff.actions import register_announcer
+    from staff.audit_actions import register_audit_actions
     from staff.crypto import register_encrypted_fields
+
+    # What people read for this app's audit actions (the audit pages).
+    register_audit_actions(AUDIT_ACTION_LABELS)
+    # Stored sentences (alerts' summaries, notifications) name a payout's status by its key.
+    register_label_set("payout_status", PayoutStatus)
 
     # Every action on a payout tells its open pages (staff.actions).
     register_announcer(Payout, payout_changed)
@@ -53,9 +62,21 @@ def _console_registrations() -> None:
     from staff.roles import FINANCE_VIEW
 
     # A payout quiet past its state's expected time (tracking.quiet): a warning, not a fault.
-    register_check("payouts_quiet", quiet_check)
+    register_check(
+        "payouts_quiet",
+        quiet_check,
+        label=gettext_lazy("Quiet payouts"),
+        detail_labels={
+            "payout": gettext_lazy("Payout"),
+            "quiet": gettext_lazy("Quiet"),
+            "quiet_for": gettext_lazy("Quiet for"),
+            "expected": gettext_lazy("Expected within"),
+            "more": gettext_lazy("More"),
+            "type": gettext_lazy("Type"),
+        },
+    )
     # Open payouts polling reads later than their state's cadence (its allowance is short).
-    register_check("payouts_polling", polling_late_check)
+    register_check("payouts_polling", polling_late_check, label=gettext_lazy("Payout polling"))
     register_metrics("payouts.states", state_metrics)
     register_panel(
         DashboardPanel(

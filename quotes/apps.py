@@ -8,6 +8,11 @@ class QuotesConfig(AppConfig):
     verbose_name = "Quotes"
 
     def ready(self) -> None:
+        from quotes.audit_actions import AUDIT_ACTION_LABELS
+        from staff.audit_actions import register_audit_actions
+
+        # What people read for this app's audit actions (the audit pages).
+        register_audit_actions(AUDIT_ACTION_LABELS)
         from console.schedules import register_schedule
         from quotes.models import Quote
         from quotes.tasks import expire_due_quotes

@@ -21,6 +21,11 @@ class StaffConfig(AppConfig):
     verbose_name = "Staff"
 
     def ready(self) -> None:
+        from staff.audit_action_labels import AUDIT_ACTION_LABELS
+        from staff.audit_actions import register_audit_actions
+
+        # What people read for this app's audit actions (the audit pages).
+        register_audit_actions(AUDIT_ACTION_LABELS)
         from staff import checks, sessions, signals  # noqa: F401  (checks registers itself)
         from staff.change_kinds import register_staff_change_kinds
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from django.apps import apps
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
 from django.db import models
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
+from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy
 
 from staff.step_up import proof_of
@@ -251,6 +253,24 @@ class ChangeProposal(models.Model):
         """(field, before, after) for each field either side shows, for pages and the API."""
         keys = list(dict.fromkeys([*self.before, *self.after]))
         return [(key, self.before.get(key), self.after.get(key)) for key in keys]
+
+    @property
+    def readable_rows(self) -> list[tuple[str, Any, Any]]:
+        """`diff_rows` as the changes page shows them: each field by its target model's name for
+        it, in the active language (`verification_email` -> "Verification email")."""
+        try:
+            model = apps.get_model(self.target_type) if self.target_type else None
+        except (LookupError, ValueError):
+            model = None
+        names = (
+            {f.name: getattr(f, "verbose_name", "") for f in model._meta.get_fields()}
+            if model
+            else {}
+        )
+        return [
+            (capfirst(str(names.get(key) or key.replace("_", " "))), before, after)
+            for key, before, after in self.diff_rows()
+        ]
 
 
 # The second factor's models live with their code; Django finds them through this module.

@@ -10,6 +10,11 @@ class UsersConfig(AppConfig):
 
     def ready(self) -> None:
         from staff.actions import register_announcer
+        from staff.audit_actions import register_audit_actions
+        from users.audit_actions import AUDIT_ACTION_LABELS
+
+        # What people read for this app's audit actions (the audit pages).
+        register_audit_actions(AUDIT_ACTION_LABELS)
         from users.catch_up import end_users_catch_up
         from users.events import end_user_apply_event
         from users.live import mirror_changed

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.apps import AppConfig
 from django.http import HttpRequest
+from django.utils.translation import gettext_lazy
 
 
 def dashboard_context(request: HttpRequest) -> dict[str, Any]:
@@ -31,6 +32,11 @@ class WebhooksConfig(AppConfig):
     verbose_name = "Webhooks"
 
     def ready(self) -> None:
+        from staff.audit_actions import register_audit_actions
+        from webhooks.audit_actions import AUDIT_ACTION_LABELS
+
+        # What people read for this app's audit actions (the audit pages).
+        register_audit_actions(AUDIT_ACTION_LABELS)
         from django_q.signals import post_spawn
 
         from console.dashboard import DashboardPanel, register_panel
@@ -60,8 +66,10 @@ class WebhooksConfig(AppConfig):
         # Payment-link events have no owning app: webhooks records them itself.
         register_event_handler(PAYMENT_LINK, payment_link_event_record)
         # Warnings, not failures (docs/console.md): the process still serves.
-        register_check("webhook_receivers", receivers_check)
-        register_check("webhook_silence", silence_check)
+        register_check(
+            "webhook_receivers", receivers_check, label=gettext_lazy("Webhook receivers")
+        )
+        register_check("webhook_silence", silence_check, label=gettext_lazy("Webhook silence"))
         register_metrics("webhooks.lag", lag_metrics)
 
         register_panel(

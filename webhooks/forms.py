@@ -35,7 +35,7 @@ class EventFilterForm(forms.Form):
         label=gettext_lazy("Search"),
         required=False,
         max_length=100,
-        help_text=gettext_lazy("event_id or any upstream id"),
+        help_text=gettext_lazy("The event's id or any upstream id"),
     )
     event_type = forms.ChoiceField(label=gettext_lazy("Type"), required=False)
     status = forms.ChoiceField(label=gettext_lazy("Status"), required=False, choices=STATUS_CHOICES)

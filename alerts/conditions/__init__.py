@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from django.utils.functional import Promise
 from django.utils.translation import gettext as _
 
-from alerts.summaries import Summary
+from console.sentences import Summary
 from staff.errors import ServiceError
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from django.utils.translation import gettext_noop
 
 from alerts.conditions import Subjects, Threshold, register_condition, threshold_value
 from alerts.conditions._common import applies_to, environment_subject
-from alerts.summaries import summary
+from console.sentences import summary
 from gateway.selectors import quota_gauges
 
 if TYPE_CHECKING:

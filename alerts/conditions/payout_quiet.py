@@ -10,7 +10,7 @@ from django.utils.translation import gettext_noop
 
 from alerts.conditions import Subjects, register_condition
 from alerts.conditions._common import applies_to, payout_subject
-from alerts.summaries import Label, summary
+from console.sentences import Label, summary
 from payouts.tracking.health import quiet_payouts
 
 if TYPE_CHECKING:
@@ -41,6 +41,6 @@ def register() -> None:
         label=_("Payout quiet past its expected time"),
         description=_(
             "A payout has had no news for longer than its state's expected time "
-            "(the table of payouts.tracking.quiet)."
+            "(each state has its own, shown on the payout's page)."
         ),
     )

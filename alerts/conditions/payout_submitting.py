@@ -12,7 +12,7 @@ from django.utils.translation import gettext_noop
 
 from alerts.conditions import Subjects, Threshold, register_condition, threshold_value
 from alerts.conditions._common import payout_subject
-from alerts.summaries import summary
+from console.sentences import summary
 from payouts.models import Payout, PayoutStatus
 
 if TYPE_CHECKING:

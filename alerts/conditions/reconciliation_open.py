@@ -10,8 +10,8 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import gettext_noop
 
 from alerts.conditions import Subjects, Threshold, register_condition, threshold_value
-from alerts.summaries import summary
 from books.reconciliation.models import ExceptionState, ReconciliationException
+from console.sentences import summary
 
 if TYPE_CHECKING:
     from alerts.models import AlertRule

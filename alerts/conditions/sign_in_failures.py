@@ -9,7 +9,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import gettext_noop
 
 from alerts.conditions import Subjects, Threshold, register_condition, threshold_value
-from alerts.summaries import summary
+from console.sentences import summary
 from staff.lockout import failing_accounts
 
 if TYPE_CHECKING:

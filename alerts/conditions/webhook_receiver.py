@@ -10,7 +10,7 @@ from django.utils.translation import gettext_noop
 
 from alerts.conditions import Subjects, register_condition
 from alerts.conditions._common import applies_to, environment_subject
-from alerts.summaries import summary
+from console.sentences import summary
 from webhooks.services.gaps import receivers_missing
 
 if TYPE_CHECKING:

@@ -4,10 +4,23 @@ removed, and what stayed the same (shown folded)."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from django.apps import apps
+from django.utils.text import capfirst
+from django.utils.translation import gettext_lazy
+
 Change = Literal["changed", "added", "removed", "same"]
+
+
+# What the page says of each row's change.
+CHANGE_WORDS = {
+    "changed": gettext_lazy("changed"),
+    "added": gettext_lazy("added"),
+    "removed": gettext_lazy("removed"),
+    "same": gettext_lazy("unchanged"),
+}
 
 
 @dataclass(frozen=True)
@@ -16,6 +29,15 @@ class DiffRow:
     change: Change
     before: str  # the value as JSON text; "" when absent
     after: str
+    # What a person reads: the field's name and its values' labels in the active language,
+    # where the audited record's model names them (`readable`); the key and values otherwise.
+    label: str = ""
+    before_text: str = ""
+    after_text: str = ""
+
+    @property
+    def change_label(self) -> str:
+        return str(CHANGE_WORDS[self.change])
 
     @property
     def is_change(self) -> bool:
@@ -60,3 +82,28 @@ def before_after(entry: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | No
 
 def changed_keys(before: dict[str, Any] | None, after: dict[str, Any] | None) -> list[str]:
     return [row.key for row in diff_rows(before, after) if row.is_change]
+
+
+def readable(rows: list[DiffRow], target_type: str) -> list[DiffRow]:
+    """The rows with the audited model's field names (its verbose names) and, for a field with
+    choices, the choices' labels in place of their codes (`pending_approval` -> "Pending
+    approval"). The model is the entry's own record type, read from Django's app registry."""
+    try:
+        model = apps.get_model(target_type) if target_type else None
+    except (LookupError, ValueError):
+        model = None
+    fields = {field.name: field for field in model._meta.get_fields()} if model else {}
+    out = []
+    for row in rows:
+        field = fields.get(row.key)
+        label = capfirst(str(getattr(field, "verbose_name", "") or row.key.replace("_", " ")))
+        choices = dict(getattr(field, "flatchoices", None) or [])
+        out.append(
+            replace(
+                row,
+                label=label,
+                before_text=str(choices.get(row.before, row.before)),
+                after_text=str(choices.get(row.after, row.after)),
+            )
+        )
+    return out

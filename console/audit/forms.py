@@ -26,7 +26,7 @@ class AuditFilterForm(forms.Form):
         required=False,
         max_length=100,
         label=gettext_lazy("Object type"),
-        help_text=gettext_lazy("e.g. payouts.payout"),
+        help_text=gettext_lazy("Filled in when you pick an object in the list."),
     )
     target_id = TextField(required=False, max_length=100, label=gettext_lazy("Object id"))
     since = IsoDateField(required=False, label=gettext_lazy("From (day)"))

@@ -11,7 +11,7 @@ from django.shortcuts import render
 from django.utils import timezone
 
 from console.audit import selectors
-from console.audit.diff import before_after, changed_keys, diff_rows
+from console.audit.diff import before_after, changed_keys, diff_rows, readable
 from console.audit.forms import AuditFilterForm
 from console.exports import csv_response
 from console.lists import list_template, page_of
@@ -60,7 +60,7 @@ def audit_detail(request: HttpRequest, pk: int) -> HttpResponse:
     if entry is None:
         raise Http404("No audit entry has this id.")
     before, after = before_after(entry)
-    rows = diff_rows(before, after)
+    rows = readable(diff_rows(before, after), entry.target_type)
     context = {
         "entry": entry,
         "has_diff": before is not None or after is not None,

@@ -21,8 +21,12 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Concatenate
 
 from django import template
+from django.apps import apps
 from django.utils import dateformat, formats, timezone, translation
+from django.utils.text import capfirst
 from django.utils.translation import gettext
+
+from staff.audit_actions import audit_action_label
 
 register = template.Library()
 
@@ -245,6 +249,8 @@ STATUS_TONES = {
     "completed": "ok",
     "approved": "ok",
     "resolved": "ok",
+    "applied": "ok",  # an admin change that took effect (staff.ChangeProposal)
+    "withdrawn": "muted",
     "warning": "warning",
     "degraded": "warning",
     "stale": "warning",
@@ -285,3 +291,21 @@ def capture(content: str) -> str:
     inline markup stays one message: `{% blocktranslate %}resets {{ at }}{% endblocktranslate %}`
     (docs/ui.md, "Languages")."""
     return content
+
+
+@register.filter
+def audit_action(action: object) -> str:
+    """`{{ entry.action|audit_action }}`: the action as people read it, in their language (the
+    owning app's label, staff.audit_actions); the code stays in the CSV and the API."""
+    return audit_action_label(str(action))
+
+
+@register.filter
+def record_type(label: object) -> str:
+    """`{{ entry.target_type|record_type }}`: an audit entry's object type (`payouts.payout`) as
+    its model's name in the active language (`Payout`); the label itself for a model gone."""
+    try:
+        model = apps.get_model(str(label))
+    except (LookupError, ValueError):
+        return str(label)
+    return capfirst(str(model._meta.verbose_name))

@@ -84,7 +84,9 @@ def environment_change(
         by=by,
         target=environment,
         target_label=environment.name,
-        summary=f"Change {', '.join(sorted(after))} of the environment {environment.name}",
+        # The record, in English; its fields in words, not their names in code.
+        summary=f"Change {', '.join(k.replace('_', ' ') for k in sorted(after))} of the "
+        f"environment {environment.name}",
         before={
             **{k: before[k] for k in guarded},
             **{name: "current" for name in credentials},

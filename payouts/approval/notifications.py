@@ -9,8 +9,10 @@ from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
 from django.utils import timezone, translation
-from django.utils.translation import gettext, gettext_lazy
+from django.utils.translation import gettext, gettext_lazy, gettext_noop
 
+from console.sentences import Summary, amount, summary
+from console.templatetags.ui import money
 from payouts.approval.rules import ApprovalFacts, approval_decide
 from payouts.models import NotificationKind, Payout, PayoutNotification, chain_from_json
 from staff.models import StaffUser
@@ -51,10 +53,16 @@ def _approvers_for(payout: Payout) -> list[StaffUser]:
     ]
 
 
-def notify(*, payout: Payout, kind: str, people: Iterable[StaffUser], message: str) -> None:
-    """Record one notification per person now; send the emails once the change has committed."""
+def notify(*, payout: Payout, kind: str, people: Iterable[StaffUser], message: Summary) -> None:
+    """Record one notification per person now; send the emails once the change has committed.
+
+    `message` is kept as its English record and as message and parameters, read in each
+    reader's language (`PayoutNotification.text()`), as alerts keep their summaries."""
+    english, stored = message.english()[:300], message.as_json()
     rows = PayoutNotification.objects.bulk_create(
-        PayoutNotification(recipient=person, payout=payout, kind=kind, message=message[:300])
+        PayoutNotification(
+            recipient=person, payout=payout, kind=kind, message=english, message_json=stored
+        )
         for person in people
     )
     ids = [row.pk for row in rows]
@@ -86,8 +94,8 @@ def notifications_email(*, ids: list[int]) -> int:
     return sent
 
 
-# Each kind's opening line in the recipient's language; the notification's own message (a
-# record, written in English when the change happened) follows it, quoted as written.
+# Each kind's opening line in the recipient's language; the notification's own sentence follows
+# it, in the same language (the English record where it has no translation).
 KIND_LEADS = {
     NotificationKind.WAITING_FOR_APPROVAL: gettext_lazy(
         "Payout %(id)s of %(amount)s %(currency)s waits for your approval."
@@ -106,16 +114,18 @@ KIND_LEADS = {
 
 def _email_text(row: PayoutNotification) -> tuple[str, str]:
     """(subject, body) in the active language. In English the body is the message itself."""
-    facts = {"id": row.payout_id, "amount": row.payout.amount, "currency": row.payout.currency}
+    # The amount written the reader's way (`1.234,56` in es, pt-BR); the currency follows it.
+    figure = money(row.payout.amount, row.payout.currency).rsplit(" ", 1)[0]
+    facts = {"id": row.payout_id, "amount": figure, "currency": row.payout.currency}
     subject = gettext("PayOps: %(kind)s (payout %(id)s)") % {
         "kind": row.get_kind_display(),
         "id": row.payout_id,
     }
-    lead = row.message
+    lead = row.text()
     if not (translation.get_language() or "en").startswith("en"):
         lead = str(KIND_LEADS[NotificationKind(row.kind)]) % facts
         if row.kind != NotificationKind.WAITING_FOR_APPROVAL:
-            lead += "\n" + gettext("As recorded: %(message)s") % {"message": row.message}
+            lead += "\n" + row.text()
     footer = gettext("Payout %(id)s: %(amount)s %(currency)s.") % facts
     return subject, f"{lead}\n\n{footer}"
 
@@ -125,7 +135,11 @@ def notify_waiting_for_approval(payout: Payout) -> None:
         payout=payout,
         kind=NotificationKind.WAITING_FOR_APPROVAL,
         people=_approvers_for(payout),
-        message=f"Payout {payout.pk} of {payout.amount} {payout.currency} waits for approval.",
+        message=summary(
+            gettext_noop("Payout %(id)s of %(amount)s waits for approval."),
+            id=payout.pk,
+            amount=amount(payout.amount, payout.currency),
+        ),
     )
 
 
@@ -138,7 +152,7 @@ def people_of(payout: Payout) -> list[StaffUser]:
     return [payout.maker, *others.order_by("pk")]
 
 
-def notify_maker(payout: Payout, kind: str, message: str) -> None:
+def notify_maker(payout: Payout, kind: str, message: Summary) -> None:
     notify(payout=payout, kind=kind, people=[payout.maker], message=message)
 
 

@@ -10,9 +10,10 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_noop
 
 from accounts.recipients import recipient_not_payable_reason
+from console.sentences import summary
 from gateway import idempotency
 from payouts.approval import notifications
 from payouts.approval.policy import approver_roles
@@ -236,7 +237,11 @@ def payout_reject(*, payout: Payout | int, by: StaffUser, reason: str) -> Payout
             details={"reason": reason},
         )
         notifications.notify_maker(
-            locked, NotificationKind.REJECTED, f"Payout {locked.pk} was rejected: {reason}"
+            locked,
+            NotificationKind.REJECTED,
+            summary(
+                gettext_noop("Payout %(id)s was rejected: %(reason)s"), id=locked.pk, reason=reason
+            ),
         )
     return locked
 

@@ -165,7 +165,7 @@ class PayoutDraftForm(forms.Form):
             "max": MEMO_MAX
         }
         self.fields["internal_notes"].help_text = gettext(
-            "Sent as extra_info; at most %(max)s characters."
+            "Sent to the upstream as the payout's extra information; at most %(max)s characters."
         ) % {"max": INTERNAL_NOTES_MAX}
         self.fields["virtual_account"].queryset = selectors.active_virtual_accounts(environment)  # type: ignore[attr-defined]
         recipient = self.fields["recipient"]

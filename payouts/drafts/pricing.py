@@ -9,6 +9,9 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from django.utils.translation import gettext_noop
+
+from console.sentences import Summary
 from gateway.client import call_sync, upstream
 from gateway.schemas import Fees, PayoutCreated, PayoutPreview
 from payouts.approval import notifications
@@ -195,5 +198,11 @@ def charge_record(*, payout: Payout, created: PayoutCreated, at: datetime) -> No
         payout=payout,
         kind=NotificationKind.CHARGE_DIFFERS,
         people=notifications.people_of(payout),
-        message=f"Payout {payout.pk} was charged otherwise than shown. {summary}.",
+        # The differences are read on the payout's page, in the reader's language; the English
+        # record (`message`, shown in English) keeps them too.
+        message=Summary(
+            gettext_noop("Payout %(id)s was charged otherwise than shown: see its page."),
+            {"id": payout.pk},
+            record=f"Payout {payout.pk} was charged otherwise than shown. {summary}.",
+        ),
     )

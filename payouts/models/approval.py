@@ -10,6 +10,7 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy
 
+from console.sentences import Summary
 from payouts.approval.rules import ChainStep, LimitSpec, RuleSpec
 
 
@@ -184,7 +185,11 @@ class PayoutNotification(models.Model):
         "payouts.Payout", on_delete=models.CASCADE, related_name="notifications"
     )
     kind = models.CharField(max_length=16, choices=NotificationKind.choices)
+    # The record, in English (emails' fallback, search); people read `text()`.
     message = models.CharField(max_length=300)
+    # The same sentence as a message and its parameters (console.sentences), translated when
+    # read, like an alert's summary; null for a row older than it (then `message` is shown).
+    message_json = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     read_at = models.DateTimeField(null=True, blank=True)
     emailed_at = models.DateTimeField(null=True, blank=True)
@@ -195,3 +200,8 @@ class PayoutNotification(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()}: payout {self.payout_id}"
+
+    def text(self) -> str:
+        """The sentence in the active language; the stored English text when it has none."""
+        sentence = Summary.from_json(self.message_json)
+        return self.message if sentence is None else sentence.render(fallback=self.message)

@@ -237,6 +237,14 @@ class Payout(IdempotentModel):
         return f"payout {self.pk} {self.amount} {self.currency} ({self.status})"
 
     @property
+    def upstream_status_label(self) -> str:
+        """The upstream's last word (`COMPLETED`, kept as it came) as the status's label."""
+        value = self.upstream_status.lower()
+        if value not in PayoutStatus.values:
+            return self.upstream_status
+        return str(PayoutStatus(value).label)
+
+    @property
     def is_draft(self) -> bool:
         return self.status == PayoutStatus.DRAFT
 

@@ -17,10 +17,11 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
-from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext, gettext_noop, ngettext
 
 from accounts.recipients import recipient_not_payable_reason
 from console import metrics
+from console.sentences import summary
 from gateway.client import call_sync, upstream
 from gateway.errors import BudgetExhausted, PermanentError, TemporaryError, UpstreamError
 from gateway.retry_policy import RetryNotice
@@ -287,7 +288,13 @@ def initiation_refused(*, payout_id: int, error: UpstreamError) -> Payout:
         )
         if not kind:
             notifications.notify_maker(
-                payout, NotificationKind.FAILED, f"Payout {payout.pk} was refused: {message}"
+                payout,
+                NotificationKind.FAILED,
+                summary(
+                    gettext_noop("Payout %(id)s was refused: %(reason)s"),
+                    id=payout.pk,
+                    reason=message,
+                ),
             )
     return payout
 

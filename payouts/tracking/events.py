@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import replace
 from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_noop
 
+from console.sentences import Label, summary
 from gateway.models import Environment
 from payouts.approval import notifications
 from payouts.models import (
@@ -25,6 +28,36 @@ from webhooks.services import missed_event_record
 
 logger = logging.getLogger("payouts")
 S = PayoutStatus
+
+
+# An event that did not move its payout keeps why, in English (the record; the evidence pack);
+# people read it through `event_note_text`.
+ALREADY = "already in this state"
+NOT_APPLIED = "not applied:"
+_OUT_OF_ORDER = re.compile(
+    r"^not applied: (?P<now>[a-z_]+) cannot become (?P<target>[a-z_]+) \(late or out of order\)$"
+)
+
+
+def event_note_text(note: str) -> str:
+    """An event's note in the active language, its statuses as their labels; a note of
+    another shape (none is written today) as written."""
+    if note == ALREADY:
+        return gettext("the payout was already in this state")
+    match = _OUT_OF_ORDER.match(note)
+    if match is None:
+        return note
+    labels = {}
+    for key in ("now", "target"):
+        value = match[key]
+        labels[key] = str(S(value).label).lower() if value in S.values else value
+    return (
+        gettext(
+            "the payout is %(now)s and cannot become %(target)s: the report came late or "
+            "out of order"
+        )
+        % labels
+    )
 
 
 def payout_apply_event(
@@ -112,7 +145,7 @@ def _apply(payout: Payout, record: PayoutEvent, report: StatusReport) -> None:
         fields.append("upstream_created_at")
     previous = str(payout.status)
     if target == payout.status:
-        record.note = "already in this state"
+        record.note = ALREADY
         if report.moved_at is not None:  # a later report says when the upstream made the move
             payout.status_changes.filter(to_status=target, upstream_at=None).update(
                 upstream_at=report.moved_at
@@ -136,12 +169,24 @@ def _apply(payout: Payout, record: PayoutEvent, report: StatusReport) -> None:
         record.applied = True
         if target in (S.FAILED, S.RETURNED):
             kind = NotificationKind.RETURNED if target == S.RETURNED else NotificationKind.FAILED
-            why = f": {payout.failure_reason}" if payout.failure_reason else ""
-            notifications.notify_maker(payout, kind, f"Payout {payout.pk} {target}{why}")
+            status = Label(of="payout_status", value=str(target), lower=True)
+            sentence = (
+                summary(
+                    gettext_noop("Payout %(id)s: %(status)s, %(reason)s"),
+                    id=payout.pk,
+                    status=status,
+                    reason=payout.failure_reason,
+                )
+                if payout.failure_reason
+                else summary(
+                    gettext_noop("Payout %(id)s: %(status)s."), id=payout.pk, status=status
+                )
+            )
+            notifications.notify_maker(payout, kind, sentence)
         if record.source == ChangeSource.POLL:
             _report_missed_event(payout, record, previous)
     else:
-        record.note = f"not applied: {payout.status} cannot become {target} (late or out of order)"
+        record.note = f"{NOT_APPLIED} {payout.status} cannot become {target} (late or out of order)"
     payout.save(update_fields=fields)
     record.save(update_fields=["note", "applied"])
 

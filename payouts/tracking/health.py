@@ -21,6 +21,7 @@ from django.core.cache import cache
 from django.db.models import Max, Q
 from django.http import HttpRequest
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from console.health import CheckResult
 from gateway.models import Environment
@@ -128,15 +129,22 @@ def polling_late_report() -> CheckResult:
     for env in environments:
         count, at = found.get(_late_key(env.pk), (0, None))
         if count:
-            late.append(f"{count} in {env.name} (pass at {at:%Y-%m-%d %H:%M} UTC)")
+            late.append(
+                gettext("%(count)s in %(environment)s (pass at %(at)s UTC)")
+                % {"count": count, "environment": env.name, "at": f"{at:%Y-%m-%d %H:%M}"}
+            )
     if not late:
-        return {"status": "ok", "detail": "polling reads every open payout within its cadence"}
+        return {
+            "status": "ok",
+            "detail": gettext("polling reads every open payout within its cadence"),
+        }
     return {
         "status": "warning",
-        "detail": (
+        "detail": gettext(
             "open payouts read later than their state's cadence (unread a whole cadence past "
-            "their due time; polling's allowance cannot keep up): " + "; ".join(late)
-        ),
+            "their due time; polling's allowance cannot keep up): %(late)s"
+        )
+        % {"late": "; ".join(late)},
     }
 
 

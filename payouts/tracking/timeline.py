@@ -6,9 +6,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.utils import timezone
+from django.utils.translation import gettext
 
 from payouts.models import Payout
 from payouts.release.waiting import wait_text
+from payouts.tracking.events import event_note_text
 
 
 @dataclass(frozen=True)
@@ -30,9 +32,14 @@ class TimelineRow:
 
     @property
     def summary(self) -> str:
-        text = self.status if self.applied else f"{self.status} reported, not applied"
+        """In the active language; the note (a person's reason, an upstream's) as written."""
+        text = (
+            str(self.status)
+            if self.applied
+            else gettext("%(status)s reported, not applied") % {"status": self.status}
+        )
         if self.by:
-            text += f" by {self.by}"
+            text = gettext("%(text)s by %(person)s") % {"text": text, "person": self.by}
         return f"{text}: {self.note}" if self.note else text
 
 
@@ -58,7 +65,7 @@ def timeline(payout: Payout) -> list[TimelineRow]:
             kind=event.source,
             source=event.get_source_display(),
             by="",
-            note=f"{event.event_type}: {event.note}",
+            note=event_note_text(event.note),
             applied=False,
             event_id=event.event_id,
         )
@@ -71,7 +78,7 @@ def timeline(payout: Payout) -> list[TimelineRow]:
                 at=payout.upstream_wait_since,
                 status=payout.get_status_display(),
                 kind="system",
-                source="System",
+                source=gettext("System"),
                 by="",
                 note=waiting,
                 applied=True,

@@ -13,6 +13,7 @@ from unittest import mock
 import pytest
 from django.db import connection
 from django.test import Client
+from django.urls import reverse
 from django.utils import timezone
 
 from staff.api_tokens import api_token_create
@@ -244,3 +245,58 @@ def test_entries_keeping_before_and_after_in_details_diff_the_same_way() -> None
     assert changed_keys(*before_after(entry)) == ["status"]
     groups = audit_record(actor=None, action="role.x", details={"before": ["a"], "after": ["b"]})
     assert before_after(groups) == ({"value": ["a"]}, {"value": ["b"]})
+
+
+def test_an_entry_reads_as_its_actions_label_and_its_fields_as_words_in_spanish(
+    demo_staff: dict[str, Any],
+) -> None:
+    from payouts.models import Payout
+    from tests.finance import make_draft, make_environment
+
+    payout = make_draft(maker=demo_staff["finance_maker"], environment=make_environment())
+    entry = audit_record(
+        actor=demo_staff["finance_approver"],
+        action="payout.approved",
+        target=Payout.objects.get(pk=payout.pk),
+        before={"status": "pending_approval"},
+        after={"status": "approved"},
+    )
+    admin = demo_staff["admin"]
+    admin.language = "es"
+    admin.save(update_fields=["language"])
+    client = client_signed_in(admin)
+    listing = client.get(reverse("console:audit")).content.decode()
+    detail = client.get(reverse("console:audit_detail", args=[entry.pk])).content.decode()
+    assert '<td data-action="payout.approved">Pago aprobado</td>' in listing
+    assert '<h1 data-action="payout.approved">Pago aprobado</h1>' in detail
+    assert "Pendiente de aprobación" in detail and "pending_approval" not in detail
+    assert "payouts.payout #" not in listing  # the record's type by its model's name
+    # The machine code stays in the CSV and the API.
+    assert "payout.approved" in client.get(reverse("console:audit_export")).getvalue().decode()
+
+
+def test_every_action_written_in_the_code_has_a_label() -> None:
+    import re
+    from pathlib import Path
+
+    from django.conf import settings
+
+    from staff.audit_actions import AUDIT_ACTIONS, audit_action_label
+
+    root = Path(settings.BASE_DIR)
+    skipped = {"tests", "emulator", "sandbox", "bench", "node_modules", ".venv"}
+    sources = [
+        p.read_text() for p in root.glob("*/**/*.py") if p.relative_to(root).parts[0] not in skipped
+    ]
+    # Every action an audit entry is written with (step-up's own action names are not entries).
+    written = {
+        a for text in sources for a in re.findall(r'(?:action|audit)="([a-z_]+\.[a-z_.]+)"', text)
+    }
+    step_up_actions = {
+        a for text in sources for a in re.findall(r'step_up\w*\([^)]*action="([a-z_.]+)"', text)
+    }
+    unlabelled = sorted(a for a in written - step_up_actions if audit_action_label(a) == a)
+    assert unlabelled == [], "declare their labels in the owning app's audit_actions.py"
+    assert audit_action_label("end_user.event.user.updated") == str(
+        AUDIT_ACTIONS["end_user.event."]
+    )

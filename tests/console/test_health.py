@@ -49,7 +49,8 @@ def test_readyz_is_ok_with_a_fresh_heartbeat_and_a_live_emulator(
     )
     assert body["checks"]["worker"]["age_seconds"] < settings.PAYOPS_HEARTBEAT_MAX_AGE
     assert body["checks"]["upstream"]["detail"] == (
-        f"Sandbox: API root {emulator_url}/sandbox answered 404 (reachable)"
+        f"Sandbox: reachable, its API root {emulator_url}/sandbox "
+        "answered (HTTP 404, expected: the root has no page and the probe sends no credentials)."
     )
 
 
@@ -98,7 +99,8 @@ def test_readyz_fails_naming_the_upstream_when_it_is_unreachable(
     assert response.status_code == 503
     assert body["checks"]["upstream"]["status"] == "fail"
     assert body["checks"]["upstream"]["detail"] == (
-        f"Sandbox: API root {closed_port_url}/sandbox did not answer: ConnectError (unreachable)"
+        f"Sandbox: unreachable, its API root {closed_port_url}/sandbox did not answer "
+        "(ConnectError)."
     )
     assert body["checks"]["worker"]["status"] == "ok"
     assert body["checks"]["database"]["status"] == "ok"
@@ -182,7 +184,7 @@ def test_a_broken_environment_nobody_uses_leaves_readyz_green(
     body = response.json()
     assert response.status_code == 200, body
     assert "Mistyped spare" not in body["checks"]["upstream"]["detail"]
-    assert body["checks"]["upstream"]["detail"].startswith("Sandbox: API root")
+    assert body["checks"]["upstream"]["detail"].startswith("Sandbox: reachable, its API root")
 
 
 def test_readyz_probes_the_environment_a_staff_member_chose_and_names_it(
@@ -201,8 +203,9 @@ def test_readyz_probes_the_environment_a_staff_member_chose_and_names_it(
     assert response.status_code == 503
     assert upstream["status"] == "fail"
     assert upstream["detail"] == (
-        f"Sandbox: API root {emulator_url}/sandbox answered 404 (reachable); "
-        f"Typo: API root {closed_port_url}/sandbox did not answer: ConnectError (unreachable)"
+        f"Sandbox: reachable, its API root {emulator_url}/sandbox "
+        "answered (HTTP 404, expected: the root has no page and the probe sends no credentials). "
+        f"Typo: unreachable, its API root {closed_port_url}/sandbox did not answer (ConnectError)."
     )
 
 
@@ -226,7 +229,7 @@ def test_readyz_without_any_environment_says_there_was_nothing_to_probe(client) 
     upstream = response.json()["checks"]["upstream"]
     assert response.status_code == 200
     assert upstream["status"] == "ok"
-    assert upstream["detail"] == "no environment in use: nothing to probe"
+    assert upstream["detail"] == "No environment is in use: nothing to probe."
 
 
 async def test_a_warning_is_listed_and_leaves_the_probe_ready(monkeypatch) -> None:
@@ -270,5 +273,5 @@ def test_system_health_shows_warnings_on_the_overall_badge(client_for, monkeypat
 
     html = client_for("admin").get("/system/health/").content.decode()
 
-    assert 'class="badge badge-warning" data-testid="overall-status">ok, 1 warning<' in html
+    assert 'class="badge badge-warning" data-testid="overall-status">Passing, 1 warning<' in html
     assert "look at this" in html

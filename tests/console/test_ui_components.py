@@ -269,3 +269,9 @@ def test_admin_shows_the_environment_badge_outside_its_title_and_times_with_thei
 )
 def test_duration_reads_as_a_person_says_it(value: object, unit: str, shown: str) -> None:
     assert duration(value, unit) == shown
+
+
+def test_an_applied_change_reads_as_success_and_a_withdrawn_one_as_muted() -> None:
+    # staff.ChangeProposal's states: "Applied" was shown in the error tone (issue 30).
+    assert status_tone("applied") == "ok"
+    assert status_tone("withdrawn") == "muted"

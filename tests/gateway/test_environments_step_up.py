@@ -138,3 +138,17 @@ def test_other_roles_get_403_not_a_step_up(role: str) -> None:
     client = client_signed_in(_user(f"{role}-su@example.test", role), second_factor=False)
     response = client.post(reverse("gateway:environment_add"), _form_data())
     assert response.status_code == 403
+
+
+def test_a_credential_change_waiting_for_a_second_admin_is_not_called_saved(
+    admin: StaffUser,
+) -> None:
+    _user("admin-two@example.test", "admin")  # another admin: the change waits for them
+    environment = _environment()
+    client = client_signed_in(admin)
+    url = reverse("gateway:environment_edit", args=[environment.pk])
+    data = _form_data(name=environment.name, base_url=environment.base_url)
+    data.update({"client_id": "", "password": "", "api_key": "key-new-999"})
+    page = client.post(url, data, follow=True).content.decode()
+    assert "waits for a second admin&#x27;s approval" in page
+    assert f"Environment {environment.name} saved." not in page

@@ -17,7 +17,8 @@ async def test_upstream_check_reaches_the_environment_in_use_and_says_what_it_ch
 
     assert result["status"] == "ok", result
     assert result["detail"] == (
-        f"{sandbox.name}: API root {live_emulator.url}/sandbox answered 404 (reachable)"
+        f"{sandbox.name}: reachable, its API root {live_emulator.url}/sandbox "
+        "answered (HTTP 404, expected: the root has no page and the probe sends no credentials)."
     )
     # The probe sends no API key: the upstream saw an unauthenticated GET of the API root only.
     assert live_emulator.witness.count("/sandbox", method="GET") == 1
@@ -42,5 +43,6 @@ def test_upstream_check_reads_a_503_page_as_unavailable() -> None:
 
     assert result == {
         "status": "fail",
-        "detail": f"Down: API root {url}/sandbox answered 503 (upstream unavailable)",
+        "detail": f"Down: the upstream is down, its API root {url}/sandbox answered with an "
+        "error page (HTTP 503).",
     }

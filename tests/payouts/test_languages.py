@@ -10,7 +10,10 @@ from typing import Any
 import pytest
 from django.core import mail
 from django.test import Client
+from django.utils import translation
 
+from console.sentences import Summary
+from console.templatetags.ui import money
 from payouts.models import ChangeSource, Payout, PayoutStatus
 from payouts.states import payout_transition
 from staff.models import StaffUser
@@ -155,7 +158,11 @@ def test_notifications_are_emailed_in_each_recipients_language(
         payout = pending(staff)
     waiting = next(m for m in mail.outbox if m.to == [staff["approver"].email])
     assert waiting.subject == f"PayOps: En espera de su aprobación (pago {payout.pk})"
-    assert f"El pago {payout.pk} de {payout.amount} USD espera su aprobación." in waiting.body
+    # The amount written the Spanish way (issue 30: `100,00 USD`, never `100.00 USD`).
+    with translation.override("es"):
+        figure = money(payout.amount, "USD")
+    assert figure.endswith(",00 USD")
+    assert f"El pago {payout.pk} de {figure} espera su aprobación." in waiting.body
     english = next(m for m in mail.outbox if m.to == [staff["approver2"].email])
     assert english.subject == f"PayOps: Waiting for your approval (payout {payout.pk})"
     assert f"Payout {payout.pk} of {payout.amount} USD waits for approval." in english.body
@@ -166,3 +173,33 @@ def test_notifications_are_emailed_in_each_recipients_language(
     assert rejected.subject == f"PayOps: Seu pagamento foi rejeitado (pagamento {payout.pk})"
     assert f"Seu pagamento {payout.pk} foi rejeitado." in rejected.body
     assert "Fatura errada" in rejected.body
+
+
+def test_the_dashboards_notification_is_in_the_readers_language_with_its_amount(
+    staff: dict[str, StaffUser], django_capture_on_commit_callbacks: Any
+) -> None:
+    staff["approver"].language = "pt-br"
+    staff["approver"].save(update_fields=["language"])
+    with django_capture_on_commit_callbacks(execute=True):  # the notifications, after commit
+        payout = pending(staff)
+    page = client_signed_in(staff["approver"]).get("/").content.decode()
+    with translation.override("pt-br"):
+        figure = money(payout.amount, "USD")
+    assert f"O pagamento {payout.pk} de {figure} aguarda aprovação." in page
+    assert "waits for approval" not in page and f"{payout.amount} USD" not in page
+
+
+def test_an_old_notification_is_read_back_from_its_english_text() -> None:
+    from importlib import import_module
+
+    migration = import_module("payouts.migrations.0011_notification_message_json")
+    stored = migration.message_of("Payout 7 of 1234.50 USD waits for approval.")
+    sentence = Summary.from_json(stored)
+    assert sentence is not None
+    with translation.override("es"):
+        assert sentence.render(fallback="?") == "El pago 7 de 1.234,50 USD espera aprobación."
+    returned = Summary.from_json(migration.message_of("Payout 8 returned: account closed"))
+    assert returned is not None
+    with translation.override("pt-br"):
+        assert returned.render(fallback="?") == "Pagamento 8: devolvido, account closed"
+    assert migration.message_of("Something else") is None
