@@ -13,9 +13,12 @@ A family of actions named at run time (an upstream event's type) registers its p
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cache
 from typing import TYPE_CHECKING
 
+from django.apps import apps
 from django.core.exceptions import ImproperlyConfigured
+from django.db import models
 
 if TYPE_CHECKING:
     from django_stubs_ext import StrOrPromise
@@ -41,3 +44,15 @@ def audit_action_label(action: str) -> str:
             return action
         label = AUDIT_ACTIONS[max(prefixes, key=len)]
     return str(label)
+
+
+def audited_model(target_type: str) -> type[models.Model] | None:
+    """The model an audit entry's `target_type` (`payouts.payout`, its label as stored) names,
+    or None for a model gone. Read from every installed model, so no app is named by a string:
+    the label is data the entry carries, for pages that show its fields' names."""
+    return _models_by_label().get(target_type)
+
+
+@cache
+def _models_by_label() -> dict[str, type[models.Model]]:
+    return {model._meta.label_lower: model for model in apps.get_models()}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from django.apps import apps
 from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser, BaseUserManager, PermissionsMixin
 from django.db import models
@@ -258,10 +257,9 @@ class ChangeProposal(models.Model):
     def readable_rows(self) -> list[tuple[str, Any, Any]]:
         """`diff_rows` as the changes page shows them: each field by its target model's name for
         it, in the active language (`verification_email` -> "Verification email")."""
-        try:
-            model = apps.get_model(self.target_type) if self.target_type else None
-        except (LookupError, ValueError):
-            model = None
+        from staff.audit_actions import audited_model
+
+        model = audited_model(self.target_type)
         names = (
             {f.name: getattr(f, "verbose_name", "") for f in model._meta.get_fields()}
             if model

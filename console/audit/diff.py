@@ -7,9 +7,10 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from django.apps import apps
 from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy
+
+from staff.audit_actions import audited_model
 
 Change = Literal["changed", "added", "removed", "same"]
 
@@ -88,10 +89,7 @@ def readable(rows: list[DiffRow], target_type: str) -> list[DiffRow]:
     """The rows with the audited model's field names (its verbose names) and, for a field with
     choices, the choices' labels in place of their codes (`pending_approval` -> "Pending
     approval"). The model is the entry's own record type, read from Django's app registry."""
-    try:
-        model = apps.get_model(target_type) if target_type else None
-    except (LookupError, ValueError):
-        model = None
+    model = audited_model(target_type)
     fields = {field.name: field for field in model._meta.get_fields()} if model else {}
     out = []
     for row in rows:

@@ -21,12 +21,11 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Concatenate
 
 from django import template
-from django.apps import apps
 from django.utils import dateformat, formats, timezone, translation
 from django.utils.text import capfirst
 from django.utils.translation import gettext
 
-from staff.audit_actions import audit_action_label
+from staff.audit_actions import audit_action_label, audited_model
 
 register = template.Library()
 
@@ -304,8 +303,7 @@ def audit_action(action: object) -> str:
 def record_type(label: object) -> str:
     """`{{ entry.target_type|record_type }}`: an audit entry's object type (`payouts.payout`) as
     its model's name in the active language (`Payout`); the label itself for a model gone."""
-    try:
-        model = apps.get_model(str(label))
-    except (LookupError, ValueError):
+    model = audited_model(str(label))
+    if model is None:
         return str(label)
     return capfirst(str(model._meta.verbose_name))
