@@ -4,6 +4,17 @@ from __future__ import annotations
 
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy
+
+# The codes our own transport gives an attempt that got no usable answer (gateway.attempt,
+# transport, limiter), as people read them; the upstream's own error codes stay as it sent them.
+OUR_ERROR_LABELS = {
+    "timeout": gettext_lazy("no answer in time"),
+    "connection_error": gettext_lazy("the connection failed"),
+    "budget_exhausted": gettext_lazy("the weekly budget is spent"),
+    "invalid_body": gettext_lazy("an answer that could not be read"),
+    "limiter_timeout": gettext_lazy("waited too long for the rate limit"),
+}
 
 
 class UpstreamCall(models.Model):
@@ -31,6 +42,11 @@ class UpstreamCall(models.Model):
 
     def __str__(self) -> str:
         return f"{self.method} {self.path} → {self.status or '-'}"
+
+    @property
+    def error_label(self) -> str:
+        """Our own error codes in words ("" for the upstream's codes, shown as sent)."""
+        return str(OUR_ERROR_LABELS.get(self.error_code, ""))
 
     @property
     def succeeded(self) -> bool:

@@ -359,3 +359,20 @@ def test_list_shows_the_limits_the_upstream_taught(admin_client: Client) -> None
     with CaptureQueriesContext(connection) as three:
         admin_client.get(reverse("gateway:environments"))
     assert len(three) == len(one)  # one read of the limiter's states, whatever the count
+
+
+def test_the_call_log_says_our_own_failures_in_words_and_keeps_the_upstreams_codes(
+    admin_client: Client,
+) -> None:
+    env = _environment()
+    UpstreamCall.objects.create(
+        environment=env, method="POST", path="/v1/payouts", error_code="connection_error"
+    )
+    UpstreamCall.objects.create(
+        environment=env, method="POST", path="/v1/payouts", status=400, error_code="otp_invalid"
+    )
+    html = admin_client.get(reverse("gateway:call_log"), HTTP_ACCEPT_LANGUAGE="es").content
+    page = html.decode()
+    assert "la conexión falló" in page
+    assert "connection_error" not in page
+    assert "<code>otp_invalid</code>" in page  # the upstream's own code, as it sent it
