@@ -40,9 +40,19 @@ def environment_version(environment: Environment) -> str:
     rotation (the same credentials under another key) does not."""
     state = {
         **_public_fields(environment),
-        **{name: getattr(environment, name) for name in CREDENTIAL_FIELDS},
+        **{name: _credential_state(environment, name) for name in CREDENTIAL_FIELDS},
     }
     return crypto.secrets_version("environment", json.dumps(state, sort_keys=True, default=str))
+
+
+def _credential_state(environment: Environment, name: str) -> str:
+    """A credential's plaintext, or, when no configured key reads it any more (its key was
+    retired: docs/gateway.md, "Key rotation"), its stored ciphertext: an admin must
+    still be able to propose the credentials again, and re-storing it changes the version."""
+    try:
+        return str(getattr(environment, name))
+    except crypto.SecretDecryptionError:
+        return "unreadable:" + getattr(environment, f"{name}_encrypted")
 
 
 def _version(proposal: ChangeProposal) -> str:
