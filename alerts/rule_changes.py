@@ -19,7 +19,6 @@ fails when the rule changed in any way since it was proposed.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
@@ -51,9 +50,17 @@ SHOWN = ("name", "thresholds", "environment", "severity", "webhook")
 
 
 def rule_version(rule: AlertRule) -> str:
-    """The rule's fields and encrypted webhook, hashed: any change since gives another."""
-    state = {**rule.snapshot(), "webhook_url_encrypted": rule.webhook_url_encrypted}
-    return hashlib.sha256(json.dumps(state, sort_keys=True, default=str).encode()).hexdigest()
+    """The rule's fields and webhook URL, keyed-hashed: any change since gives another; a key
+    rotation (the same URL under another key) does not. A URL no key reads any more counts by
+    its stored ciphertext, so the rule can still be given a new one."""
+    webhook = rule.webhook_url_encrypted
+    if webhook:
+        try:
+            webhook = crypto.decrypt(webhook)
+        except crypto.SecretDecryptionError:
+            webhook = "unreadable:" + webhook
+    state = {**rule.snapshot(), "webhook_url": webhook}
+    return crypto.secrets_version("alert_rule", json.dumps(state, sort_keys=True, default=str))
 
 
 def _rule_of(proposal: ChangeProposal) -> AlertRule | None:

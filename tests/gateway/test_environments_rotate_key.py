@@ -181,3 +181,47 @@ def test_every_secret_column_of_every_app_is_declared_for_rotation() -> None:
         for field in model._meta.get_fields():
             if field.name.endswith("_encrypted"):
                 assert (model, field.name) in declared, f"{model._meta.label}.{field.name}"
+
+
+def test_a_pending_change_of_a_rule_with_a_webhook_is_applied_after_the_old_key_is_retired(
+    settings, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    """The rule's own webhook URL is re-encrypted too: "changed since proposed" reads the URL,
+    not its ciphertext, so the rotation alone does not fail the proposal."""
+    from alerts.models import Severity
+    from alerts.rule_changes import rule_change_propose
+    from alerts.services import rule_create
+    from staff.changes import change_approve
+    from staff.models import ChangeProposal
+    from staff.roles import roles_sync
+    from tests.identity import stepped_up
+    from tests.staff.second_factor_support import person
+
+    settings.PAYOPS_ENCRYPTION_KEYS = [OLD_KEY]
+    settings.PAYOPS_ALERTS_ALLOW_PRIVATE_WEBHOOKS = True  # no name lookups in this test
+    roles_sync()
+    first = person("rotate-rule-one@example.test", "admin")
+    second = person("rotate-rule-two@example.test", "admin")
+    rule = rule_create(
+        by=None,
+        name="Payouts failed",
+        kind="payout_failed",
+        thresholds={},
+        environment=None,
+        webhook_url="https://hooks.example.test/services/T1/B1/secret",
+    )
+    proposal = rule_change_propose(
+        rule=rule,
+        by=stepped_up(first),
+        name=rule.name,
+        thresholds=dict(rule.thresholds),
+        environment=None,
+        severity=Severity.CRITICAL,
+    )
+    settings.PAYOPS_ENCRYPTION_KEYS = [NEW_KEY, OLD_KEY]
+    call_command("gateway_rotate_key", stdout=StringIO())
+    settings.PAYOPS_ENCRYPTION_KEYS = [NEW_KEY]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        decided = change_approve(proposal=proposal, by=stepped_up(second))
+    assert decided.state == ChangeProposal.State.APPLIED, decided.reason
