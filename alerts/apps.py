@@ -1,5 +1,5 @@
-"""App configuration for alerts: its conditions, its rule changes (admin changes), its schedules
-and its dashboard panel."""
+"""App configuration for alerts: its conditions, its rule changes (admin changes), its schedules,
+its dashboard panel and its live message."""
 
 from typing import Any
 
@@ -38,10 +38,12 @@ class AlertsConfig(AppConfig):
             webhook_receiver,
             webhook_silence,
         )
-        from alerts.models import AlertRule
+        from alerts.live import alert_changed
+        from alerts.models import Alert, AlertRule
         from alerts.rule_changes import register_alert_change_kinds
         from console.dashboard import DashboardPanel, register_panel
         from console.schedules import register_schedule
+        from staff.actions import register_announcer
         from staff.crypto import register_encrypted_fields
         from staff.roles import ALERTS_VIEW
 
@@ -61,6 +63,8 @@ class AlertsConfig(AppConfig):
         # Rule changes are admin changes (staff.changes): another admin approves them.
         register_alert_change_kinds()
         register_encrypted_fields(AlertRule, "webhook_url_encrypted")
+        # An alert fired, acknowledged or resolved tells the open alert pages (alerts.live).
+        register_announcer(Alert, alert_changed)
         from alerts.bootstrap import default_rules_create
         from console.bootstrap import register_step
 

@@ -33,10 +33,10 @@ from console.sentences import Summary
 from gateway.models import Environment
 from payouts.models import Payout
 from staff import roles
+from staff.actions import record_action
 from staff.crypto import encrypt
 from staff.errors import ServiceError
 from staff.models import StaffUser
-from staff.services import audit_record
 
 logger = logging.getLogger(__name__)
 
@@ -150,8 +150,13 @@ def rule_create(
         rule.webhook_url_encrypted, rule.webhook_url_hint = encrypt(url), webhook_url_hint(url)
     with transaction.atomic():
         rule.save()
-        audit_record(
-            actor=by, action="alerts.rule_created", target=rule, before={}, after=rule.snapshot()
+        record_action(
+            actor=by,
+            action="alerts.rule_created",
+            target=rule,
+            before={},
+            after=rule.snapshot(),
+            announce=False,  # rules have no live page (their pages are read on demand)
         )
     return rule
 
@@ -193,9 +198,10 @@ def rule_update(
             locked.webhook_url_hint = webhook_url_hint(url)
         locked.updated_at = timezone.now()
         locked.save()
-        audit_record(
+        record_action(
             actor=by,
             action="alerts.rule_changed",
+            announce=False,  # rules have no live page (their pages are read on demand)
             target=locked,
             before=before,
             after=locked.snapshot(),
@@ -215,9 +221,10 @@ def rule_set_enabled(*, rule: AlertRule, enabled: bool, by: StaffUser | None) ->
         locked.enabled = enabled
         locked.updated_at = timezone.now()
         locked.save(update_fields=["enabled", "updated_at"])
-        audit_record(
+        record_action(
             actor=by,
             action="alerts.rule_enabled" if enabled else "alerts.rule_disabled",
+            announce=False,  # rules have no live page (their pages are read on demand)
             target=locked,
             before=before,
             after=locked.snapshot(),
@@ -311,7 +318,7 @@ def alert_fire(
                 summary_message=message.as_json() if message is not None else None,
                 opened_at=now,
             )
-            audit_record(
+            record_action(
                 actor=None,
                 action="alerts.fired",
                 target=alert,
@@ -337,7 +344,7 @@ def _resolve(alert: Alert, *, now: datetime, why: str, by: StaffUser | None = No
     if not changed:
         return 0
     alert.state, alert.resolved_at = AlertState.RESOLVED, now
-    audit_record(
+    record_action(
         actor=by,
         action="alerts.resolved",
         target=alert,
@@ -359,7 +366,7 @@ def alert_acknowledge(*, alert: Alert, by: StaffUser) -> Alert:
             )
         locked.acknowledged_at, locked.acknowledged_by = now, by
         locked.save(update_fields=["acknowledged_at", "acknowledged_by"])
-        audit_record(
+        record_action(
             actor=by,
             action="alerts.acknowledged",
             target=locked,
@@ -392,9 +399,10 @@ def subscription_set(*, user: StaffUser, rule: AlertRule, mode: str | None) -> s
             AlertSubscription.objects.update_or_create(
                 user=user, rule=rule, defaults={"mode": mode}
             )
-        audit_record(
+        record_action(
             actor=user,
             action="alerts.subscription_changed",
+            announce=False,  # a subscription is the person's own choice: no live page shows it
             target=rule,
             before={"mode": before},
             after={"mode": mode},

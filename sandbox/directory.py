@@ -16,7 +16,6 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
 from django.db.models import Model
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
@@ -28,9 +27,9 @@ from console.inputs import amount_problem
 from gateway.models import Environment
 from sandbox.control import EmulatorControl, EmulatorControlError
 from staff import roles
+from staff.actions import record_action
 from staff.errors import ServiceError
 from staff.requests import staff_of
-from staff.services import audit_record
 from users.selectors import end_user_get
 from users.services import end_user_refresh
 from users.views import current_environment
@@ -66,8 +65,8 @@ def _drive_then_refresh(
     except EmulatorControlError as exc:
         messages.error(request, f"The emulator refused the {what}: {exc}")
         return
-    with transaction.atomic():
-        audit_record(actor=staff_of(request), action=action, target=target, details=details)
+    # End users and virtual accounts are mirrored records: their pages hear of the action.
+    record_action(actor=staff_of(request), action=action, target=target, details=details)
     try:
         refresh()
     except ServiceError as exc:

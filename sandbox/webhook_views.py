@@ -7,15 +7,14 @@ import uuid
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
-from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
 from gateway.models import Environment, EnvironmentKind
 from sandbox.control import EmulatorControl, EmulatorControlError
+from staff.actions import record_action
 from staff.roles import WEBHOOKS_MANAGE
-from staff.services import audit_record
 
 TEST_EVENT = "card_payment"
 
@@ -45,13 +44,13 @@ def webhook_test_event_send(request: HttpRequest, environment_pk: int) -> HttpRe
     except EmulatorControlError as exc:
         messages.error(request, f"The emulator refused the test event: {exc}")
         return redirect("webhooks:endpoints")
-    with transaction.atomic():
-        audit_record(
-            actor=request.user,  # type: ignore[arg-type]
-            action="webhooks.test_event_sent",
-            target=environment,
-            details={"event": TEST_EVENT, "event_id": queued.get("event_id", "")},
-        )
+    record_action(
+        actor=request.user,  # type: ignore[arg-type]
+        action="webhooks.test_event_sent",
+        target=environment,
+        details={"event": TEST_EVENT, "event_id": queued.get("event_id", "")},
+        announce=False,  # environments have no live page; the event log shows the event arriving
+    )
     messages.success(
         request, f"Test event {queued.get('event_id', '')} sent to {environment.name}."
     )

@@ -17,9 +17,9 @@ from gateway import errors
 from gateway.client import call_sync, upstream
 from gateway.models import Environment, StaffEnvironmentChoice
 from gateway.transport import join_url
+from staff.actions import record_action
 from staff.crypto import SecretDecryptionError
 from staff.errors import ServiceError
-from staff.services import audit_record
 from staff.step_up import step_up_require
 
 if TYPE_CHECKING:
@@ -94,13 +94,14 @@ def environment_create(
     environment.full_clean()
     with transaction.atomic():
         environment.save()
-        audit_record(
+        record_action(
             actor=by,
             action="environment.created",
             target=environment,
             details=_public_fields(environment),
             before={},
             after=_public_fields(environment),
+            announce=False,  # environments have no live page (settings are read on demand)
         )
     return environment
 
@@ -150,9 +151,10 @@ def environment_update(
         if unverified:
             environment.verified_at = None
         environment.save()
-        audit_record(
+        record_action(
             actor=by,
             action="environment.updated",
+            announce=False,  # environments have no live page (settings are read on demand)
             target=environment,
             before=before,
             after=after,
@@ -220,9 +222,10 @@ def environment_switch(
         choice, _ = StaffEnvironmentChoice.objects.update_or_create(
             user=user, defaults={"environment": environment, "chosen_at": timezone.now()}
         )
-        audit_record(
+        record_action(
             actor=user,
             action="environment.switched",
+            announce=False,  # environments have no live page (settings are read on demand)
             target=environment,
             details={
                 "environment": environment.name,
@@ -247,8 +250,9 @@ def environment_verification_record(
         locked.verified_at = timezone.now() if verified else None
         locked.save(update_fields=["verified_at", "updated_at"])
         if was_verified != verified:
-            audit_record(
+            record_action(
                 actor=by,
+                announce=False,  # environments have no live page (settings are read on demand)
                 action="environment.verified" if verified else "environment.unverified",
                 target=locked,
                 details={"reason": reason},

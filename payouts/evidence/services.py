@@ -12,16 +12,15 @@ from typing import IO, Any
 
 from django.core.exceptions import PermissionDenied
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext
 
 from payouts.evidence.facts import evidence_facts
 from payouts.evidence.pdf import evidence_pdf_write
 from payouts.models import Payout
+from staff.actions import record_action
 from staff.models import StaffUser
 from staff.roles import PAYOUT_EVIDENCE_VIEW
-from staff.services import audit_record
 
 CHUNK = 1024 * 1024
 
@@ -121,10 +120,14 @@ def payout_evidence_pack(*, payout: Payout, by: StaffUser) -> EvidencePack:
             files = _archive_write(archive, payout, facts)
         size = pack.tell()
         details: dict[str, Any] = {"sha256": _sha256_of(pack), "size": size, "files": files}
-        with transaction.atomic():
-            audit_record(
-                actor=by, action="payout.evidence_downloaded", target=payout, details=details
-            )
+        # A download changes nothing on the payout: its open pages have nothing to re-read.
+        record_action(
+            actor=by,
+            action="payout.evidence_downloaded",
+            target=payout,
+            details=details,
+            announce=False,
+        )
     except BaseException:
         pack.close()
         raise

@@ -21,9 +21,9 @@ from gateway.models import Environment
 from gateway.schemas import Payout as UpstreamPayout
 from payouts.models import ChangeSource, Payout, PayoutMode, PayoutStatus, PayoutStatusChange
 from payouts.tracking.upstream_status import LOCAL
+from staff.actions import record_action
 from staff.errors import ServiceError
 from staff.models import StaffUser
-from staff.services import audit_record
 
 S = PayoutStatus
 
@@ -110,7 +110,7 @@ def payout_adopt(
                 at=at,
             )
             previous = status
-        audit_record(
+        record_action(
             actor=by,
             action="payouts.adopted",
             target=payout,

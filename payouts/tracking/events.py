@@ -23,7 +23,7 @@ from payouts.models import (
 )
 from payouts.states import FINAL, can_move, payout_transition
 from payouts.tracking.upstream_status import StatusReport, UnreadableStatus, upstream_status
-from staff.services import audit_record
+from staff.actions import record_action
 from webhooks.services import missed_event_record
 
 logger = logging.getLogger("payouts")
@@ -210,7 +210,7 @@ def _report_missed_event(payout: Payout, record: PayoutEvent, previous: str) -> 
         "previous": previous,
         "event_type": "payout.status_changed",
     }
-    audit_record(actor=None, action="payout.missed_event", target=payout, details=details)
+    record_action(actor=None, action="payout.missed_event", target=payout, details=details)
 
 
 def replay_unmatched_events(payout: Payout) -> int:
