@@ -11,7 +11,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
-from books.reconciliation import selectors, services
+from books.reconciliation import engine, exception_actions, selectors
 from books.reconciliation.forms import (
     AssignForm,
     CommentForm,
@@ -73,7 +73,7 @@ def run_start(request: HttpRequest) -> HttpResponse:
             (va for va in environment_accounts(environment) if va.pk == int(account_id)), None
         )
     try:
-        run = services.run_start(
+        run = engine.run_start(
             environment=environment, virtual_account=account, by=staff_of(request)
         )
     except ServiceError as exc:
@@ -171,7 +171,7 @@ def _act(request: HttpRequest, item: ReconciliationException, action: str, by: S
         form = AssignForm(request.POST, owners=_owners())
         owner_id = form.data.get("owner") or ""
         owner = StaffUser.objects.filter(pk=int(owner_id)).first() if owner_id.isdigit() else None
-        services.exception_assign(item=item, owner=owner, by=by)
+        exception_actions.exception_assign(item=item, owner=owner, by=by)
         if owner is None:
             return gettext("Owner: nobody.")
         return gettext("Owner: %(email)s.") % {"email": owner.email}
@@ -181,7 +181,7 @@ def _act(request: HttpRequest, item: ReconciliationException, action: str, by: S
             raise ServiceError(
                 gettext("A comment needs text."), errors=[("body", gettext("is required"))]
             )
-        services.exception_comment(item=item, body=comment.cleaned_data["body"], by=by)
+        exception_actions.exception_comment(item=item, body=comment.cleaned_data["body"], by=by)
         return gettext("Comment added.")
     if action == "state":
         state = StateForm(request.POST)
@@ -189,7 +189,7 @@ def _act(request: HttpRequest, item: ReconciliationException, action: str, by: S
             raise ServiceError(
                 gettext("Choose a state."), errors=[("state", gettext("is required"))]
             )
-        services.exception_set_state(
+        exception_actions.exception_set_state(
             item=item,
             state=state.cleaned_data["state"],
             reason=state.cleaned_data.get("reason") or "",
@@ -199,12 +199,12 @@ def _act(request: HttpRequest, item: ReconciliationException, action: str, by: S
     if action == "explain":
         reason = ReasonForm(request.POST)
         text = reason.cleaned_data["reason"] if reason.is_valid() else ""
-        services.exception_explain(item=item, reason=text, by=by)
+        exception_actions.exception_explain(item=item, reason=text, by=by)
         return gettext("Marked as explained.")
     if action == "adopt":
-        services.exception_adopt(item=item, by=by)
+        exception_actions.exception_adopt(item=item, by=by)
         return gettext("Adopted: PayOps now holds the payout.")
     if action == "refetch":
-        services.exception_refetch(item=item, by=by)
+        exception_actions.exception_refetch(item=item, by=by)
         return gettext("Fetched again and applied; the next run checks it.")
     raise ServiceError(gettext("Unknown action."), code="unknown_action", status=404)

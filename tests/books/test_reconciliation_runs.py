@@ -8,8 +8,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from books.reconciliation.engine import run_start, run_step
 from books.reconciliation.models import ReconciliationRun, RunPhase, RunState
-from books.reconciliation.services import run_start, run_step, runs_resume_due
+from books.reconciliation.schedules import runs_resume_due
 from console.broadcast import role_group
 from console.models import LiveMessage
 from console.schedules import SCHEDULES
