@@ -22,15 +22,14 @@ from django_q.tasks import async_task
 
 from accounts.models import VirtualAccount
 from books.reconciliation.access import require
-from books.reconciliation.live import run_progress
 from books.reconciliation.models import ReconciliationRun, RunPhase, RunState
-from books.reconciliation.phases import STEPS, Calls, locked_run, run_snapshot
+from books.reconciliation.phases import RUN_FIELDS, STEPS, Calls, locked_run
 from gateway.errors import PermanentError, UpstreamError
 from gateway.models import Environment
 from staff import roles
+from staff.actions import act
 from staff.errors import ServiceError
 from staff.models import StaffUser
-from staff.services import audit_record
 
 RESUME_DELAY = timedelta(minutes=2)
 
@@ -63,7 +62,7 @@ def run_start(
             code="invalid_account",
             errors=[("virtual_account_id", gettext("is not in this environment"))],
         )
-    with transaction.atomic():
+    with act(actor=by, action="books.reconciliation_started", fields=RUN_FIELDS) as started:
         busy = ReconciliationRun.objects.select_for_update().filter(
             environment=environment,
             virtual_account=virtual_account,
@@ -75,7 +74,7 @@ def run_start(
                 code="run_open",
                 status=409,
             )
-        run = ReconciliationRun.objects.create(
+        run = started.target = ReconciliationRun.objects.create(
             environment=environment,
             virtual_account=virtual_account,
             window_start=start,
@@ -83,14 +82,6 @@ def run_start(
             started_by=by,
             trigger=trigger,
         )
-        audit_record(
-            actor=by,
-            action="books.reconciliation_started",
-            target=run,
-            before={},
-            after=run_snapshot(run),
-        )
-        run_progress(run)
         transaction.on_commit(lambda: queue_run(run.pk))
     return run
 
@@ -129,49 +120,35 @@ def run_step(*, run_id: int) -> bool:
         step(run, counter)
     except UpstreamError as exc:
         if isinstance(exc, PermanentError):
-            _fail(run.pk, counter, str(exc))
+            _fail(run, counter, str(exc))
             return False
-        _pause(run.pk, counter, exc)
+        _pause(run, counter, exc)
         return False
     return ReconciliationRun.objects.filter(pk=run_id, state=RunState.RUNNING).exists()
 
 
-def _pause(run_id: int, counter: Calls, exc: Exception) -> None:
+def _pause(run: ReconciliationRun, counter: Calls, exc: Exception) -> None:
     retry_after = getattr(exc, "retry_after", None)
     delay = max(RESUME_DELAY, timedelta(seconds=float(retry_after or 0)))
-    with transaction.atomic():
-        run = locked_run(run_id)
-        before = run_snapshot(run)
+    with act(
+        actor=None, action="books.reconciliation_paused", target=run, fields=RUN_FIELDS
+    ) as paused:
+        run = paused.target
         run.calls_spent += counter.made
         run.state = RunState.PAUSED
         run.interruptions += 1
         run.paused_reason = f"{type(exc).__name__}: {exc}"[:300]
         run.resume_after = timezone.now() + delay
         run.save()
-        audit_record(
-            actor=None,
-            action="books.reconciliation_paused",
-            target=run,
-            before=before,
-            after=run_snapshot(run),
-        )
-        run_progress(run)
 
 
-def _fail(run_id: int, counter: Calls, reason: str) -> None:
-    with transaction.atomic():
-        run = locked_run(run_id)
-        before = run_snapshot(run)
+def _fail(run: ReconciliationRun, counter: Calls, reason: str) -> None:
+    with act(
+        actor=None, action="books.reconciliation_failed", target=run, fields=RUN_FIELDS
+    ) as failed:
+        run = failed.target
         run.calls_spent += counter.made
         run.state = RunState.FAILED
         run.paused_reason = reason[:300]
         run.finished_at = timezone.now()
         run.save()
-        audit_record(
-            actor=None,
-            action="books.reconciliation_failed",
-            target=run,
-            before=before,
-            after=run_snapshot(run),
-        )
-        run_progress(run)

@@ -1,5 +1,6 @@
 """The exceptions queue: what a person does with an item (assign, comment, set its state,
-explain, fetch the payout again, adopt it). Each is one locked, audited change."""
+explain, fetch the payout again, adopt it). Each is one locked, audited change, announced to
+the open run and exception pages on commit (books.reconciliation.live)."""
 
 from __future__ import annotations
 
@@ -31,9 +32,9 @@ from payouts.tracking.adopt import payout_adopt
 from payouts.tracking.events import payout_apply_report
 from payouts.tracking.upstream_status import UnreadableStatus, upstream_status
 from staff import roles
+from staff.actions import record_action
 from staff.errors import ServiceError
 from staff.models import StaffUser
-from staff.services import audit_record
 
 
 def _locked_item(item_id: int) -> ReconciliationException:
@@ -65,7 +66,8 @@ def _item_changed(
 ) -> Iterator[ReconciliationException]:
     """One change to an item: locked (and refused if already resolved), changed by the caller
     with `updated_at` already set, saved with its audit entry (before and after) in one
-    transaction. `details` may be filled in by the caller inside the block."""
+    transaction, its live message on commit. `details` may be filled in by the caller inside the
+    block."""
     with transaction.atomic():
         item = _locked_item(item_id)
         if unresolved:
@@ -74,7 +76,7 @@ def _item_changed(
         item.updated_at = timezone.now()
         yield item
         item.save()
-        audit_record(
+        record_action(
             actor=by,
             action=action,
             target=item,
@@ -124,7 +126,7 @@ def exception_comment(
     with transaction.atomic():
         item = _locked_item(item.pk)
         comment = ExceptionComment.objects.create(exception=item, author=by, body=text)
-        audit_record(
+        record_action(
             actor=by,
             action="books.exception_commented",
             target=item,
@@ -194,12 +196,13 @@ def exception_explain(
             reason=reason[:500],
             recorded_by=by,
         )
-        audit_record(
+        record_action(
             actor=by,
             action="books.balance_adjusted",
             target=adjustment,
             before={},
             after={"amount": amount, "reason": reason, "virtual_account": item.virtual_account.pk},
+            announce=False,  # no page shows an adjustment live; the item's message covers it
         )
         details["adjustment"] = adjustment.pk
         _resolve(item, by=by, reason=reason)

@@ -16,7 +16,6 @@ from accounts.models import VirtualAccount
 from accounts.virtual_accounts import balance_snapshot_record
 from books.ledger import roll_forward
 from books.reconciliation import matching
-from books.reconciliation.live import run_progress
 from books.reconciliation.models import (
     PAYOUT_KINDS,
     ExceptionKind,
@@ -31,10 +30,12 @@ from gateway.errors import BudgetExhausted, NotFoundError
 from gateway.models import Environment
 from gateway.schemas import Payout as UpstreamPayout
 from payouts.models import Payout, PayoutMode, PayoutStatus
-from staff.services import audit_record
+from staff.actions import act, announce_change
 
 PAGE_LIMIT = 100
 UNSEEN_PER_STEP = 10
+# What a run's audit entries show before and after.
+RUN_FIELDS = ("state", "phase", "next_page", "calls_spent", "findings", "resolved")
 # Our payouts the upstream holds (an upstream id, past our own states).
 _UPSTREAM_STATES = (
     PayoutStatus.CREATED,
@@ -134,7 +135,7 @@ def _step_payouts(run: ReconciliationRun, counter: Calls) -> None:
         else:
             run.next_page = page.page + 1
         run.save()
-        run_progress(run)
+        announce_change(run)
 
 
 def _unseen(run: ReconciliationRun) -> list[int]:
@@ -195,7 +196,7 @@ def _step_unseen(run: ReconciliationRun, counter: Calls) -> None:
                 if not run.unseen_ids:
                     run.phase = RunPhase.BALANCES
                 run.save()
-                run_progress(run)
+                announce_change(run)
 
 
 def _accounts(run: ReconciliationRun) -> list[VirtualAccount]:
@@ -258,42 +259,25 @@ def _step_balance(run: ReconciliationRun, counter: Calls) -> None:
         run.accounts_done = [*run.accounts_done, account.pk]
         run.accounts_checked += 1
         run.save()
-        run_progress(run)
+        announce_change(run)
 
 
 def _step_done(run: ReconciliationRun, counter: Calls) -> None:
-    with transaction.atomic():
-        run = locked_run(run.pk)
+    with act(
+        actor=None, action="books.reconciliation_completed", target=run, fields=RUN_FIELDS
+    ) as completed:
+        run = completed.target
         if run.state != RunState.RUNNING:
+            completed.nothing_changed()
             return
-        before = run_snapshot(run)
         run.state = RunState.COMPLETED
         run.finished_at = timezone.now()
         run.save()
-        audit_record(
-            actor=None,
-            action="books.reconciliation_completed",
-            target=run,
-            before=before,
-            after=run_snapshot(run),
-            details={
-                "calls_spent": run.calls_spent,
-                "payouts_checked": run.payouts_checked,
-                "accounts_checked": run.accounts_checked,
-            },
+        completed.details.update(
+            calls_spent=run.calls_spent,
+            payouts_checked=run.payouts_checked,
+            accounts_checked=run.accounts_checked,
         )
-        run_progress(run)
-
-
-def run_snapshot(run: ReconciliationRun) -> dict[str, Any]:
-    return {
-        "state": run.state,
-        "phase": run.phase,
-        "next_page": run.next_page,
-        "calls_spent": run.calls_spent,
-        "findings": run.findings,
-        "resolved": run.resolved,
-    }
 
 
 STEPS: dict[RunPhase, Callable[[ReconciliationRun, Calls], None]] = {

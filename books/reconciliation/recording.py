@@ -13,7 +13,7 @@ from accounts.models import VirtualAccount
 from books.reconciliation import matching
 from books.reconciliation.models import ExceptionState, ReconciliationException, ReconciliationRun
 from payouts.models import Payout
-from staff.services import audit_record
+from staff.actions import record_action
 
 RESOLVED = ExceptionState.RESOLVED
 
@@ -56,7 +56,7 @@ def record_finding(
         open_item.updated_at = now
         open_item.save()
         if before["ours"] != finding.ours or before["theirs"] != finding.theirs:
-            audit_record(
+            record_action(
                 actor=None,
                 action="books.exception_updated",
                 target=open_item,
@@ -92,7 +92,7 @@ def record_finding(
         updated_at=now,
     )
     run.findings += 1
-    audit_record(
+    record_action(
         actor=None,
         action="books.exception_opened",
         target=item,
@@ -122,7 +122,7 @@ def settle(run: ReconciliationRun, key: str, *, checked: Iterable[str], found: s
         item.updated_at = now
         item.save()
         run.resolved += 1
-        audit_record(
+        record_action(
             actor=None,
             action="books.exception_resolved",
             target=item,

@@ -125,10 +125,6 @@ def test_the_target_row_is_locked() -> None:
 NOT_YET_ON_ACTIONS = {
     "accounts/recipient_control.py",
     "alerts/services.py",
-    "books/reconciliation/engine.py",
-    "books/reconciliation/exception_actions.py",
-    "books/reconciliation/phases.py",
-    "books/reconciliation/recording.py",
     "gateway/services/environments.py",
     "payouts/evidence/services.py",
     "payouts/tracking/adopt.py",
