@@ -5,6 +5,7 @@ agree resolves it itself."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
 from django.utils import timezone
@@ -47,22 +48,7 @@ def record_finding(
     )
     now = timezone.now()
     if open_item is not None:
-        if open_item.last_seen_run_id == run.pk and open_item.ours == finding.ours:
-            return
-        before = item_snapshot(open_item)
-        open_item.ours, open_item.theirs = finding.ours, finding.theirs
-        open_item.difference, open_item.summary = finding.difference, finding.summary[:300]
-        open_item.last_seen_run = run
-        open_item.updated_at = now
-        open_item.save()
-        if before["ours"] != finding.ours or before["theirs"] != finding.theirs:
-            record_action(
-                actor=None,
-                action="books.exception_updated",
-                target=open_item,
-                before=before,
-                after=item_snapshot(open_item),
-            )
+        _bring_up_to_date(open_item, run, finding, now=now)
         return
     explained = ReconciliationException.objects.filter(
         environment=run.environment,
@@ -100,6 +86,32 @@ def record_finding(
         after=item_snapshot(item),
         details={"run": run.pk, "kind": finding.kind},
     )
+
+
+def _bring_up_to_date(
+    open_item: ReconciliationException,
+    run: ReconciliationRun,
+    finding: matching.Finding,
+    *,
+    now: datetime,
+) -> None:
+    """The open item a run found again: its sides and last run, audited when a side changed."""
+    if open_item.last_seen_run_id == run.pk and open_item.ours == finding.ours:
+        return
+    before = item_snapshot(open_item)
+    open_item.ours, open_item.theirs = finding.ours, finding.theirs
+    open_item.difference, open_item.summary = finding.difference, finding.summary[:300]
+    open_item.last_seen_run = run
+    open_item.updated_at = now
+    open_item.save()
+    if before["ours"] != finding.ours or before["theirs"] != finding.theirs:
+        record_action(
+            actor=None,
+            action="books.exception_updated",
+            target=open_item,
+            before=before,
+            after=item_snapshot(open_item),
+        )
 
 
 def settle(run: ReconciliationRun, key: str, *, checked: Iterable[str], found: set[str]) -> None:
