@@ -13,6 +13,13 @@ class BooksConfig(AppConfig):
 
         # What people read for this app's audit actions (the audit pages).
         register_audit_actions(AUDIT_ACTION_LABELS)
+        # The live messages of its records (staff.actions queues them with every action).
+        from books.reconciliation.live import exception_changed, run_progress
+        from books.reconciliation.models import ReconciliationException, ReconciliationRun
+        from staff.actions import register_announcer
+
+        register_announcer(ReconciliationRun, run_progress)
+        register_announcer(ReconciliationException, exception_changed)
         # Reconciliation: its daily schedule and its checks (books.reconciliation).
         from books.reconciliation import tasks as reconciliation_tasks
         from console.schedules import register_schedule

@@ -15,7 +15,7 @@ from django.utils.translation import gettext
 from ninja import Field, Router, Schema, Status
 
 from accounts.models import VirtualAccount
-from books.reconciliation import selectors, services
+from books.reconciliation import engine, exception_actions, selectors
 from books.reconciliation.models import (
     ExceptionComment,
     ReconciliationException,
@@ -209,7 +209,7 @@ def start_run(
                     ("virtual_account_id", gettext("no such virtual account in this environment"))
                 ],
             )
-    run = services.run_start(
+    run = engine.run_start(
         environment=env,
         virtual_account=account,
         window_start=payload.window_start,
@@ -288,7 +288,7 @@ def assign_exception(
             raise ServiceError(
                 gettext("No such staff member."), errors=[("owner_id", gettext("no such staff"))]
             )
-    services.exception_assign(
+    exception_actions.exception_assign(
         item=_item(request, exception_id), owner=owner, by=acting_staff(request)
     )
     return _acted(request, exception_id)
@@ -299,7 +299,7 @@ def assign_exception(
 def comment_exception(
     request: HttpRequest, exception_id: int, payload: CommentIn
 ) -> ReconciliationException:
-    services.exception_comment(
+    exception_actions.exception_comment(
         item=_item(request, exception_id), body=payload.body, by=acting_staff(request)
     )
     return _acted(request, exception_id)
@@ -310,7 +310,7 @@ def comment_exception(
 def set_exception_state(
     request: HttpRequest, exception_id: int, payload: StateIn
 ) -> ReconciliationException:
-    services.exception_set_state(
+    exception_actions.exception_set_state(
         item=_item(request, exception_id),
         state=payload.state,
         reason=payload.reason,
@@ -326,7 +326,7 @@ def set_exception_state(
 )
 @needs(roles.RECONCILE)
 def adopt_exception(request: HttpRequest, exception_id: int) -> ReconciliationException:
-    services.exception_adopt(item=_item(request, exception_id), by=acting_staff(request))
+    exception_actions.exception_adopt(item=_item(request, exception_id), by=acting_staff(request))
     return _acted(request, exception_id)
 
 
@@ -337,7 +337,7 @@ def adopt_exception(request: HttpRequest, exception_id: int) -> ReconciliationEx
 )
 @needs(roles.RECONCILE)
 def refetch_exception(request: HttpRequest, exception_id: int) -> ReconciliationException:
-    services.exception_refetch(item=_item(request, exception_id), by=acting_staff(request))
+    exception_actions.exception_refetch(item=_item(request, exception_id), by=acting_staff(request))
     return _acted(request, exception_id)
 
 
@@ -350,7 +350,7 @@ def refetch_exception(request: HttpRequest, exception_id: int) -> Reconciliation
 def explain_exception(
     request: HttpRequest, exception_id: int, payload: ReasonIn
 ) -> ReconciliationException:
-    services.exception_explain(
+    exception_actions.exception_explain(
         item=_item(request, exception_id), reason=payload.reason, by=acting_staff(request)
     )
     return _acted(request, exception_id)

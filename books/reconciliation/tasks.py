@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from books.reconciliation.services import run_continue, runs_daily, runs_resume_due
+from books.reconciliation.engine import run_continue
+from books.reconciliation.schedules import runs_daily, runs_resume_due
 
 
 def reconciliation_run_task(run_id: int) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
@@ -11,7 +12,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext
 from django.views.decorators.http import require_POST
 
-from books.reconciliation import selectors, services
+from books.reconciliation import engine, exception_actions, selectors
 from books.reconciliation.forms import (
     AssignForm,
     CommentForm,
@@ -73,7 +74,7 @@ def run_start(request: HttpRequest) -> HttpResponse:
             (va for va in environment_accounts(environment) if va.pk == int(account_id)), None
         )
     try:
-        run = services.run_start(
+        run = engine.run_start(
             environment=environment, virtual_account=account, by=staff_of(request)
         )
     except ServiceError as exc:
@@ -167,44 +168,68 @@ def exception_action(request: HttpRequest, pk: int, action: str) -> HttpResponse
 
 
 def _act(request: HttpRequest, item: ReconciliationException, action: str, by: StaffUser) -> str:
-    if action == "assign":
-        form = AssignForm(request.POST, owners=_owners())
-        owner_id = form.data.get("owner") or ""
-        owner = StaffUser.objects.filter(pk=int(owner_id)).first() if owner_id.isdigit() else None
-        services.exception_assign(item=item, owner=owner, by=by)
-        if owner is None:
-            return gettext("Owner: nobody.")
-        return gettext("Owner: %(email)s.") % {"email": owner.email}
-    if action == "comment":
-        comment = CommentForm(request.POST)
-        if not comment.is_valid():
-            raise ServiceError(
-                gettext("A comment needs text."), errors=[("body", gettext("is required"))]
-            )
-        services.exception_comment(item=item, body=comment.cleaned_data["body"], by=by)
-        return gettext("Comment added.")
-    if action == "state":
-        state = StateForm(request.POST)
-        if not state.is_valid():
-            raise ServiceError(
-                gettext("Choose a state."), errors=[("state", gettext("is required"))]
-            )
-        services.exception_set_state(
-            item=item,
-            state=state.cleaned_data["state"],
-            reason=state.cleaned_data.get("reason") or "",
-            by=by,
+    handler = ACTIONS.get(action)
+    if handler is None:
+        raise ServiceError(gettext("Unknown action."), code="unknown_action", status=404)
+    return handler(request, item, by)
+
+
+def _assign(request: HttpRequest, item: ReconciliationException, by: StaffUser) -> str:
+    form = AssignForm(request.POST, owners=_owners())
+    owner_id = form.data.get("owner") or ""
+    owner = StaffUser.objects.filter(pk=int(owner_id)).first() if owner_id.isdigit() else None
+    exception_actions.exception_assign(item=item, owner=owner, by=by)
+    if owner is None:
+        return gettext("Owner: nobody.")
+    return gettext("Owner: %(email)s.") % {"email": owner.email}
+
+
+def _comment(request: HttpRequest, item: ReconciliationException, by: StaffUser) -> str:
+    comment = CommentForm(request.POST)
+    if not comment.is_valid():
+        raise ServiceError(
+            gettext("A comment needs text."), errors=[("body", gettext("is required"))]
         )
-        return gettext("State changed.")
-    if action == "explain":
-        reason = ReasonForm(request.POST)
-        text = reason.cleaned_data["reason"] if reason.is_valid() else ""
-        services.exception_explain(item=item, reason=text, by=by)
-        return gettext("Marked as explained.")
-    if action == "adopt":
-        services.exception_adopt(item=item, by=by)
-        return gettext("Adopted: PayOps now holds the payout.")
-    if action == "refetch":
-        services.exception_refetch(item=item, by=by)
-        return gettext("Fetched again and applied; the next run checks it.")
-    raise ServiceError(gettext("Unknown action."), code="unknown_action", status=404)
+    exception_actions.exception_comment(item=item, body=comment.cleaned_data["body"], by=by)
+    return gettext("Comment added.")
+
+
+def _state(request: HttpRequest, item: ReconciliationException, by: StaffUser) -> str:
+    state = StateForm(request.POST)
+    if not state.is_valid():
+        raise ServiceError(gettext("Choose a state."), errors=[("state", gettext("is required"))])
+    exception_actions.exception_set_state(
+        item=item,
+        state=state.cleaned_data["state"],
+        reason=state.cleaned_data.get("reason") or "",
+        by=by,
+    )
+    return gettext("State changed.")
+
+
+def _explain(request: HttpRequest, item: ReconciliationException, by: StaffUser) -> str:
+    reason = ReasonForm(request.POST)
+    text = reason.cleaned_data["reason"] if reason.is_valid() else ""
+    exception_actions.exception_explain(item=item, reason=text, by=by)
+    return gettext("Marked as explained.")
+
+
+def _adopt(request: HttpRequest, item: ReconciliationException, by: StaffUser) -> str:
+    exception_actions.exception_adopt(item=item, by=by)
+    return gettext("Adopted: PayOps now holds the payout.")
+
+
+def _refetch(request: HttpRequest, item: ReconciliationException, by: StaffUser) -> str:
+    exception_actions.exception_refetch(item=item, by=by)
+    return gettext("Fetched again and applied; the next run checks it.")
+
+
+# The `<slug:action>` of the exception page's forms -> what it does (one hop from the URL).
+ACTIONS: dict[str, Callable[[HttpRequest, ReconciliationException, StaffUser], str]] = {
+    "assign": _assign,
+    "comment": _comment,
+    "state": _state,
+    "explain": _explain,
+    "adopt": _adopt,
+    "refetch": _refetch,
+}

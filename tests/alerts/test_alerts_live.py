@@ -15,8 +15,9 @@ from django.utils import timezone
 
 from alerts.models import Alert, AlertDelivery, AlertRule, AlertState, DeliveryState
 from alerts.services import alert_acknowledge, alerts_evaluate, rule_create, subscription_set
+from books.reconciliation.engine import run_start
+from books.reconciliation.exception_actions import exception_refetch, exception_set_state
 from books.reconciliation.models import ReconciliationException
-from books.reconciliation.services import exception_refetch, exception_set_state, run_start
 from gateway.models import UpstreamCall
 from payouts.approval.services import payout_approve
 from payouts.models import Payout, PayoutStatus

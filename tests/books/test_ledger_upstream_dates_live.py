@@ -17,8 +17,9 @@ from django.utils import timezone
 
 from accounts.models import BalanceSnapshot
 from books.ledger import balance_as_of
+from books.reconciliation.engine import run_start
+from books.reconciliation.exception_actions import exception_refetch
 from books.reconciliation.models import ExceptionKind, ReconciliationException
-from books.reconciliation.services import exception_refetch, run_start
 from books.statements.history import balance_history
 from books.statements.statement import statement_build
 from payouts.models import Payout, PayoutStatus

@@ -12,19 +12,18 @@ from django.utils import timezone
 
 from accounts.models import Deposit
 from books.models import BalanceAdjustment
+from books.reconciliation.engine import run_continue, run_start
+from books.reconciliation.exception_actions import (
+    exception_adopt,
+    exception_explain,
+    exception_refetch,
+)
 from books.reconciliation.models import (
     ExceptionKind,
     ExceptionState,
     ReconciliationException,
     ReconciliationRun,
     RunState,
-)
-from books.reconciliation.services import (
-    exception_adopt,
-    exception_explain,
-    exception_refetch,
-    run_continue,
-    run_start,
 )
 from payouts.approval.services import payout_approve
 from payouts.models import Payout, PayoutStatus

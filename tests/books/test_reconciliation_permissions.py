@@ -10,6 +10,7 @@ from django.test import Client
 
 from accounts.models import VirtualAccount
 from books.models import BalanceAdjustment
+from books.reconciliation.exception_actions import exception_explain, exception_set_state
 from books.reconciliation.models import (
     ExceptionComment,
     ExceptionKind,
@@ -18,7 +19,6 @@ from books.reconciliation.models import (
     ReconciliationRun,
     RunState,
 )
-from books.reconciliation.services import exception_explain, exception_set_state
 from gateway.models import Environment
 from gateway.services.environments import environment_switch
 from staff.errors import ServiceError

@@ -8,8 +8,17 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from books.reconciliation.models import ReconciliationRun, RunPhase, RunState
-from books.reconciliation.services import run_start, run_step, runs_resume_due
+from books.reconciliation.engine import run_start, run_step
+from books.reconciliation.exception_actions import exception_comment, exception_set_state
+from books.reconciliation.models import (
+    ExceptionKind,
+    ExceptionState,
+    ReconciliationException,
+    ReconciliationRun,
+    RunPhase,
+    RunState,
+)
+from books.reconciliation.schedules import runs_resume_due
 from console.broadcast import role_group
 from console.models import LiveMessage
 from console.schedules import SCHEDULES
@@ -98,3 +107,31 @@ def test_a_paused_run_resumes_only_once_its_pause_is_over(environment: Environme
     later.refresh_from_db()
     assert due.state == RunState.COMPLETED and due.interruptions == 1
     assert later.state == RunState.PAUSED
+
+
+def test_a_person_working_an_exception_is_announced_to_the_books_readers(
+    environment: Environment,
+) -> None:
+    run = open_run(environment, state=RunState.COMPLETED)
+    item = ReconciliationException.objects.create(
+        environment=environment,
+        kind=ExceptionKind.MISSING_UPSTREAM,
+        key="po_announced",
+        upstream_id="po_announced",
+        summary="Missing upstream",
+        first_seen_run=run,
+        last_seen_run=run,
+    )
+    maker = make_staff("finance_maker")
+    exception_set_state(item=item, state=ExceptionState.INVESTIGATING, by=maker)
+    exception_comment(item=item, body="Looking at it", by=maker)
+    sent = [
+        (row.group, row.message)
+        for row in LiveMessage.objects.order_by("id")
+        if row.message["kind"] == "books.reconciliation.exception"
+    ]
+    assert {group for group, _ in sent} == READERS
+    payloads = [message["payload"] for _, message in sent]
+    assert {"exception_id": item.pk, "run_id": run.pk, "state": "investigating"} in payloads
+    assert AuditEntry.objects.filter(action="books.exception_state_set").count() == 1
+    assert AuditEntry.objects.filter(action="books.exception_commented").count() == 1

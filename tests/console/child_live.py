@@ -134,7 +134,7 @@ def main() -> None:
         with transaction.atomic():
             payout_transition(payout_locked(int(args[0])), args[1], source=ChangeSource.POLL)
     elif action == "run-step":
-        from books.reconciliation.services import run_step
+        from books.reconciliation.engine import run_step
 
         run_step(run_id=int(args[0]))
     elif action in ("initiated", "event"):
