@@ -37,9 +37,9 @@ from accounts.recipients import (
 from accounts.virtual_accounts import RENAME
 from gateway.client import call_sync, upstream
 from staff import roles
+from staff.audit import audit_record
 from staff.errors import ServiceError
 from staff.models import StaffUser
-from staff.services import audit_record
 from staff.step_up import step_up_require
 from users.mirror import mirror_create, require, timeline_add
 

@@ -33,10 +33,10 @@ from console.sentences import Summary
 from gateway.models import Environment
 from payouts.models import Payout
 from staff import roles
+from staff.audit import audit_record
 from staff.crypto import encrypt
 from staff.errors import ServiceError
 from staff.models import StaffUser
-from staff.services import audit_record
 
 logger = logging.getLogger(__name__)
 

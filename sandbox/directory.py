@@ -28,9 +28,9 @@ from console.inputs import amount_problem
 from gateway.models import Environment
 from sandbox.control import EmulatorControl, EmulatorControlError
 from staff import roles
+from staff.audit import audit_record
 from staff.errors import ServiceError
 from staff.requests import staff_of
-from staff.services import audit_record
 from users.selectors import end_user_get
 from users.services import end_user_refresh
 from users.views import current_environment

@@ -14,8 +14,8 @@ from django.views.decorators.http import require_POST
 
 from gateway.models import Environment, EnvironmentKind
 from sandbox.control import EmulatorControl, EmulatorControlError
+from staff.audit import audit_record
 from staff.roles import WEBHOOKS_MANAGE
-from staff.services import audit_record
 
 TEST_EVENT = "card_payment"
 

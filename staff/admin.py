@@ -19,6 +19,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext, gettext_lazy
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
+from staff.audit import audit_record
 from staff.change_kinds import access_change_propose, group_change_propose
 from staff.changes import proposal_message
 from staff.errors import ServiceError
@@ -26,7 +27,6 @@ from staff.middleware import step_up_url
 from staff.models import ApiToken, AuditEntry, ChangeProposal, StaffUser
 from staff.roles import ROLE_GRANT_ACTION, role_names_of
 from staff.second_factor.models import AuthenticatorDevice
-from staff.services import audit_record
 from staff.step_up import StepUpRequired, step_up_fresh, step_up_minutes
 
 # Changing what someone may do in the Django admin is a role grant: step-up `role.grant`, audited

@@ -22,6 +22,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from staff.audit import audit_record
 from staff.errors import ServiceError
 from staff.models import ApiToken, StaffUser
 from staff.roles import (
@@ -32,7 +33,6 @@ from staff.roles import (
     has_staff_role,
     scope_permissions,
 )
-from staff.services import audit_record
 from staff.step_up import TOKEN_SECOND_FACTOR_METHOD, Proof, step_up_require
 
 TOKEN_PREFIX = "payops_"

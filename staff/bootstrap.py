@@ -9,10 +9,10 @@ from django.conf import settings
 from django.contrib.auth.models import Group
 from django.db import transaction
 
+from staff.audit import audit_record
 from staff.models import StaffUser
 from staff.roles import ADMIN, Role, demo_logins_declared, roles_sync
 from staff.second_factor.demo import demo_totp_enrol
-from staff.services import audit_record
 
 # One shared password for every demo login; demo staff exist only where
 # settings.PAYOPS_SEED_DEMO_STAFF is true (local and test, never production).

@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils import translation
 from django.utils.translation import gettext, gettext_lazy
 
+from staff.audit import audit_record
 from staff.changes import change_propose, register_change_kind
 from staff.models import ChangeProposal, StaffUser
 from staff.roles import (
@@ -24,7 +25,6 @@ from staff.roles import (
     role_names_of,
 )
 from staff.second_factor.reset import RESET_KIND, reset_apply, reset_version
-from staff.services import audit_record
 
 ROLE_KIND = "staff.role"
 ACCESS_KIND = "staff.access"

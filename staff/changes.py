@@ -12,7 +12,7 @@ encrypted by the owning app). The rules live here, once:
 - proposing and deciding need an admin (admin role or superuser) with a fresh second factor;
 - the approver is another admin than the proposer; approving applies the change in one
   transaction through the kind's `apply` (the owning app's service), whose audit entries carry the
-  proposal, its proposer and its approver (`staff.services.audit_context`);
+  proposal, its proposer and its approver (`staff.audit.audit_context`);
 - where no other active admin exists, the proposal waits `PAYOPS_ADMIN_CHANGE_WAIT_HOURS` and
   every admin is emailed; `changes_apply_due` (a schedule) then applies it as the system;
 - the proposer may withdraw; applying re-reads the target's version and fails the proposal
@@ -38,10 +38,10 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext
 
 from staff import crypto
+from staff.audit import audit_context, audit_record
 from staff.errors import ServiceError
 from staff.models import ChangeProposal, StaffUser
 from staff.roles import ADMIN, may_grant_roles
-from staff.services import audit_context, audit_record
 from staff.step_up import step_up_require
 
 if TYPE_CHECKING:

@@ -38,9 +38,9 @@ from django.shortcuts import render
 from django.utils import timezone, translation
 from django.utils.translation import gettext
 
+from staff.audit import audit_record
 from staff.client_address import client_ip
 from staff.models import AuditEntry, StaffUser
-from staff.services import audit_record
 
 logger = logging.getLogger("staff")
 

@@ -13,9 +13,9 @@ from django.core.exceptions import ImproperlyConfigured, PermissionDenied
 from django.db import DEFAULT_DB_ALIAS, transaction
 from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 
+from staff.audit import audit_record
 from staff.errors import ServiceError
 from staff.models import StaffUser
-from staff.services import audit_record
 from staff.step_up import step_up_require
 
 if TYPE_CHECKING:

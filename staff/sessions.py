@@ -31,8 +31,8 @@ from django.shortcuts import resolve_url
 from django.utils import timezone
 from django.utils.functional import SimpleLazyObject
 
+from staff.audit import audit_record
 from staff.roles import ADMIN, FINANCE_APPROVER
-from staff.services import audit_record
 
 SIGNED_IN_AT_KEY = "payops_signed_in_at"
 LAST_SEEN_KEY = "payops_last_seen_at"

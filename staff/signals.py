@@ -12,9 +12,9 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.db.models.signals import post_save
 from django.http import HttpRequest
 
+from staff.audit import audit_record
 from staff.client_address import client_ip
 from staff.models import StaffUser
-from staff.services import audit_record
 
 
 def _client_ip(request: HttpRequest | None) -> str:

@@ -13,10 +13,10 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import reverse_lazy
 from django.utils.translation import gettext
 
+from staff.audit import audit_record
 from staff.bootstrap import DEMO_PASSWORD, demo_logins
 from staff.forms import StaffLoginForm
 from staff.second_factor.demo import demo_codes
-from staff.services import audit_record
 
 
 class LoginView(auth_views.LoginView):

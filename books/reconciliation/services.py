@@ -54,9 +54,9 @@ from payouts.tracking.adopt import payout_adopt
 from payouts.tracking.events import payout_apply_report
 from payouts.tracking.upstream_status import UnreadableStatus, upstream_status
 from staff import roles
+from staff.audit import audit_record
 from staff.errors import ServiceError
 from staff.models import StaffUser
-from staff.services import audit_record
 
 logger = logging.getLogger("books")
 

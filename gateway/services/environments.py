@@ -17,9 +17,9 @@ from gateway import errors
 from gateway.client import call_sync, upstream
 from gateway.models import Environment, StaffEnvironmentChoice
 from gateway.transport import join_url
+from staff.audit import audit_record
 from staff.crypto import SecretDecryptionError
 from staff.errors import ServiceError
-from staff.services import audit_record
 from staff.step_up import step_up_require
 
 if TYPE_CHECKING:

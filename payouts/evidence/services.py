@@ -19,9 +19,9 @@ from django.utils.translation import gettext
 from payouts.evidence.facts import evidence_facts
 from payouts.evidence.pdf import evidence_pdf_write
 from payouts.models import Payout
+from staff.audit import audit_record
 from staff.models import StaffUser
 from staff.roles import PAYOUT_EVIDENCE_VIEW
-from staff.services import audit_record
 
 CHUNK = 1024 * 1024
 

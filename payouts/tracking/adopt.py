@@ -21,9 +21,9 @@ from gateway.models import Environment
 from gateway.schemas import Payout as UpstreamPayout
 from payouts.models import ChangeSource, Payout, PayoutMode, PayoutStatus, PayoutStatusChange
 from payouts.tracking.upstream_status import LOCAL
+from staff.audit import audit_record
 from staff.errors import ServiceError
 from staff.models import StaffUser
-from staff.services import audit_record
 
 S = PayoutStatus
 

@@ -23,7 +23,7 @@ from payouts.models import (
 )
 from payouts.states import FINAL, can_move, payout_transition
 from payouts.tracking.upstream_status import StatusReport, UnreadableStatus, upstream_status
-from staff.services import audit_record
+from staff.audit import audit_record
 from webhooks.services import missed_event_record
 
 logger = logging.getLogger("payouts")

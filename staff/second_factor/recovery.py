@@ -6,9 +6,9 @@ import secrets
 
 from django.db import transaction
 
+from staff.audit import audit_record
 from staff.models import StaffUser
 from staff.second_factor.models import RecoveryCode, RecoveryCodeDevice, recovery_code_hash
-from staff.services import audit_record
 
 RECOVERY_CODE_COUNT = 10
 # Crockford-like base32 without look-alikes (0/O, 1/I/L): 12 characters are 60 random bits.

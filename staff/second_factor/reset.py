@@ -15,6 +15,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from django_otp_webauthn.models import WebAuthnCredential
 
+from staff.audit import audit_record
 from staff.changes import admins, change_approve, change_propose
 from staff.errors import ServiceError
 from staff.models import ChangeProposal, StaffUser
@@ -24,7 +25,6 @@ from staff.second_factor.models import (
     RecoveryCodeDevice,
     SecondFactorReset,
 )
-from staff.services import audit_record
 from staff.step_up import step_up_require
 
 

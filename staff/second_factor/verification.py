@@ -17,6 +17,7 @@ from django.utils.translation import gettext
 from django_otp import login as otp_login
 from django_otp.models import Device
 
+from staff.audit import audit_record
 from staff.models import StaffUser
 from staff.second_factor.devices import (
     enrolment_required,
@@ -28,7 +29,6 @@ from staff.second_factor.errors import SecondFactorNotAllowed, SecondFactorRefus
 from staff.second_factor.models import AuthenticatorDevice, RecoveryCodeDevice
 from staff.second_factor.recovery import recovery_codes_issue
 from staff.second_factor.state import is_verified
-from staff.services import audit_record
 from staff.step_up import (
     SECOND_FACTOR_AT_SESSION_KEY,
     SECOND_FACTOR_METHOD_SESSION_KEY,
