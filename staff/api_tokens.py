@@ -22,7 +22,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext
 
-from staff.audit import audit_record
+from staff.actions import record_action  # no live page for these records: announce=False
 from staff.errors import ServiceError
 from staff.models import ApiToken, StaffUser
 from staff.roles import (
@@ -178,7 +178,7 @@ def api_token_create(
             expires_at=now + timedelta(days=days),
             stepped_up_at=now if privileged else None,
         )
-        audit_record(
+        record_action(
             actor=by,
             action="staff.api_token_created",
             target=token,
@@ -193,6 +193,7 @@ def api_token_create(
                 if privileged
                 else "",
             },
+            announce=False,
         )
     return NewToken(token=token, plaintext=plaintext)
 
@@ -205,11 +206,12 @@ def api_token_revoke(*, token: ApiToken, by: StaffUser) -> ApiToken:
         if token.revoked_at is None:
             token.revoked_at = timezone.now()
             token.save(update_fields=["revoked_at"])
-            audit_record(
+            record_action(
                 actor=by,
                 action="staff.api_token_revoked",
                 target=token,
                 details={"name": token.name, "prefix": token.prefix},
+                announce=False,
             )
     return token
 

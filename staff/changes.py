@@ -38,7 +38,8 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext
 
 from staff import crypto
-from staff.audit import audit_context, audit_record
+from staff.actions import record_action  # no live page for these records: announce=False
+from staff.audit import audit_context
 from staff.errors import ServiceError
 from staff.models import ChangeProposal, StaffUser
 from staff.roles import ADMIN, may_grant_roles
@@ -277,7 +278,7 @@ def change_propose(
                 proposal.save()
         except IntegrityError:  # another admin proposed the same at the same moment
             raise _already_waiting(target_label) from None
-        audit_record(
+        record_action(
             actor=by,
             action="change.proposed",
             target=proposal,
@@ -287,6 +288,7 @@ def change_propose(
                 "after": proposal.after,
                 "apply_after": proposal.apply_after,
             },
+            announce=False,
         )
         if not maker_checker_on():
             how = "maker-checker is off (PAYOPS_ADMIN_MAKER_CHECKER)"
@@ -321,11 +323,12 @@ def _decided(
 
 def _fail(proposal: ChangeProposal, why: str, *, by: StaffUser | None) -> None:
     _decided(proposal, ChangeProposal.State.FAILED, by=by, reason=why)
-    audit_record(
+    record_action(
         actor=by,
         action="change.failed",
         target=proposal,
         details={**_details(proposal), "why": why},
+        announce=False,
     )
 
 
@@ -354,11 +357,12 @@ def _context(proposal: ChangeProposal, *, by: StaffUser | None, how: str) -> dic
 
 def _applied(proposal: ChangeProposal, *, by: StaffUser | None, how: str) -> None:
     _decided(proposal, ChangeProposal.State.APPLIED, by=by, at=proposal.decided_at)
-    audit_record(
+    record_action(
         actor=by,
         action="change.applied",
         target=proposal,
         details={**_details(proposal), "approved_by": by.email if by else None, "how": how},
+        announce=False,
     )
 
 
@@ -456,11 +460,12 @@ def change_reject(*, proposal: ChangeProposal, by: StaffUser, reason: str) -> Ch
                 code="change_own_proposal",
             )
         _decided(proposal, ChangeProposal.State.REJECTED, by=by, reason=reason)
-        audit_record(
+        record_action(
             actor=by,
             action="change.rejected",
             target=proposal,
             details={**_details(proposal), "reason": reason},
+            announce=False,
         )
     return proposal
 
@@ -474,8 +479,12 @@ def change_withdraw(*, proposal: ChangeProposal, by: StaffUser) -> ChangeProposa
                 gettext("Only its proposer may withdraw a change."), code="permission_denied"
             )
         _decided(proposal, ChangeProposal.State.WITHDRAWN, by=by)
-        audit_record(
-            actor=by, action="change.withdrawn", target=proposal, details=_details(proposal)
+        record_action(
+            actor=by,
+            action="change.withdrawn",
+            target=proposal,
+            details=_details(proposal),
+            announce=False,
         )
     return proposal
 

@@ -6,7 +6,7 @@ import secrets
 
 from django.db import transaction
 
-from staff.audit import audit_record
+from staff.actions import record_action  # no live page for these records: announce=False
 from staff.models import StaffUser
 from staff.second_factor.models import RecoveryCode, RecoveryCodeDevice, recovery_code_hash
 
@@ -37,10 +37,11 @@ def recovery_codes_issue(*, user: StaffUser, by: StaffUser | None) -> list[str]:
             RecoveryCode(device=device, code_hash=recovery_code_hash(code)) for code in codes
         )
         device.throttle_reset(commit=True)
-        audit_record(
+        record_action(
             actor=by,
             action="staff.recovery_codes_issued",
             target=user,
             details={"count": len(codes)},
+            announce=False,
         )
     return codes
