@@ -131,6 +131,22 @@ def _clean_scopes(scopes: Iterable[str]) -> list[str]:
     return [scope for scope in TOKEN_SCOPES if scope in chosen]  # declaration order, once each
 
 
+def _refuse_days_beyond_scopes(days: int, chosen: list[str]) -> None:
+    """A token lasts at least a day and at most what its scopes allow (`max_days`)."""
+    longest = max_days(chosen)
+    if not 1 <= days <= longest:
+        raise ServiceError(
+            gettext("A token with these scopes lasts between 1 and %(longest)s days.")
+            % {"longest": longest},
+            errors=[
+                (
+                    "days",
+                    gettext("at most %(longest)s days for these scopes") % {"longest": longest},
+                )
+            ],
+        )
+
+
 def api_token_create(
     *,
     user: StaffUser,
@@ -150,18 +166,7 @@ def api_token_create(
         raise PermissionDenied(gettext("Only active staff with a role may hold API tokens."))
     chosen = _clean_scopes(default_scopes(user) if scopes is None else scopes)
     _refuse_beyond_role(user, chosen)
-    longest = max_days(chosen)
-    if not 1 <= days <= longest:
-        raise ServiceError(
-            gettext("A token with these scopes lasts between 1 and %(longest)s days.")
-            % {"longest": longest},
-            errors=[
-                (
-                    "days",
-                    gettext("at most %(longest)s days for these scopes") % {"longest": longest},
-                )
-            ],
-        )
+    _refuse_days_beyond_scopes(days, chosen)
     privileged = is_privileged(chosen)
     if privileged and by is not None:
         step_up_require(by, action="api_token.create_privileged")

@@ -223,6 +223,38 @@ def _already_waiting(target_label: str) -> ChangeRefused:
     )
 
 
+def _target_key(target: models.Model | None, creates: str) -> tuple[str, str]:
+    """The proposal's target type and id; a change that creates something is keyed by its name."""
+    if target is not None:
+        return target._meta.label_lower, str(target.pk)
+    return "", f"new:{creates.casefold()}"[:100] if creates else ""
+
+
+def _refuse_if_waiting(kind: str, target_type: str, target_id: str, *, target_label: str) -> None:
+    """One change waits per kind and target."""
+    if ChangeProposal.objects.filter(
+        kind=kind,
+        target_type=target_type,
+        target_id=target_id,
+        state=ChangeProposal.State.PENDING,
+    ).exists():
+        raise _already_waiting(target_label)
+
+
+def _save_proposed(proposal: ChangeProposal, *, by: StaffUser, target_label: str) -> None:
+    """Save a new proposal, waiting out `wait_hours()` when no other admin could approve it."""
+    # Who could approve it: another admin, and not the person the change is about.
+    about = proposal.target_id if proposal.target_type == StaffUser._meta.label_lower else None
+    others = [a for a in admins() if a.pk != by.pk and str(a.pk) != about]
+    if maker_checker_on() and not others:
+        proposal.apply_after = timezone.now() + timedelta(hours=wait_hours())
+    try:
+        with transaction.atomic():
+            proposal.save()
+    except IntegrityError:  # another admin proposed the same at the same moment
+        raise _already_waiting(target_label) from None
+
+
 def change_propose(
     *,
     kind: str,
@@ -244,18 +276,8 @@ def change_propose(
     spec = change_kind(kind)
     _require_admin(by, what="propose")
     with transaction.atomic():
-        target_type = target._meta.label_lower if target is not None else ""
-        if target is not None:
-            target_id = str(target.pk)
-        else:
-            target_id = f"new:{creates.casefold()}"[:100] if creates else ""
-        if ChangeProposal.objects.filter(
-            kind=kind,
-            target_type=target_type,
-            target_id=target_id,
-            state=ChangeProposal.State.PENDING,
-        ).exists():
-            raise _already_waiting(target_label)
+        target_type, target_id = _target_key(target, creates)
+        _refuse_if_waiting(kind, target_type, target_id, target_label=target_label)
         proposal = ChangeProposal(
             kind=kind,
             target_type=target_type,
@@ -268,16 +290,7 @@ def change_propose(
             proposed_by=by,
         )
         proposal.target_version = spec.version(proposal)
-        # Who could approve it: another admin, and not the person the change is about.
-        about = target_id if target_type == StaffUser._meta.label_lower else None
-        others = [a for a in admins() if a.pk != by.pk and str(a.pk) != about]
-        if maker_checker_on() and not others:
-            proposal.apply_after = timezone.now() + timedelta(hours=wait_hours())
-        try:
-            with transaction.atomic():
-                proposal.save()
-        except IntegrityError:  # another admin proposed the same at the same moment
-            raise _already_waiting(target_label) from None
+        _save_proposed(proposal, by=by, target_label=target_label)
         record_action(
             actor=by,
             action="change.proposed",
