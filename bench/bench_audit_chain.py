@@ -43,9 +43,9 @@ def main() -> None:
 def run() -> None:
     from django.db import transaction
 
+    from staff.audit import audit_record
     from staff.audit_chain import chain_verify
     from staff.models import AuditEntry
-    from staff.services import audit_record
 
     details = {"status": "processing", "event_id": "evt_123", "amount": "100.00"}
     baseline_seq = 10**15  # far above the chain: these rows are removed after each round

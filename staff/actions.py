@@ -30,8 +30,8 @@ from typing import Any
 
 from django.db import models, transaction
 
+from staff.audit import audit_record
 from staff.models import AuditEntry, StaffUser
-from staff.services import audit_record
 
 Announcer = Callable[[Any], None]
 _ANNOUNCERS: dict[type[models.Model], Announcer] = {}
@@ -82,17 +82,18 @@ def _snapshot(record: Any, fields: Sequence[str]) -> dict[str, Any]:
 
 
 def _locked(target: models.Model) -> models.Model:
-    manager = type(target)._default_manager
+    manager = target._meta.model._default_manager  # _meta: request.user is a lazy wrapper
     return manager.select_for_update(of=("self",)).get(pk=target.pk)
 
 
 def announce_change(record: Any) -> None:
     """Queue `record`'s live message (on commit) for a change that writes no audit entry of its
     own: a state the upstream reported, which its event or poll record already explains."""
-    announcer = announcer_for(type(record))
+    model = record._meta.model  # not type(record): request.user is a lazy wrapper
+    announcer = announcer_for(model)
     if announcer is None:
         raise NoAnnouncer(
-            f"{type(record)._meta.label} has no live message (register_announcer), "
+            f"{model._meta.label} has no live message (register_announcer), "
             "and the action did not say announce=False"
         )
     announcer(record)

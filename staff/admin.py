@@ -19,6 +19,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext, gettext_lazy
 from django_otp.plugins.otp_totp.models import TOTPDevice
 
+from staff.actions import record_action  # no live page for these records: announce=False
 from staff.change_kinds import access_change_propose, group_change_propose
 from staff.changes import proposal_message
 from staff.errors import ServiceError
@@ -26,7 +27,6 @@ from staff.middleware import step_up_url
 from staff.models import ApiToken, AuditEntry, ChangeProposal, StaffUser
 from staff.roles import ROLE_GRANT_ACTION, role_names_of
 from staff.second_factor.models import AuthenticatorDevice
-from staff.services import audit_record
 from staff.step_up import StepUpRequired, step_up_fresh, step_up_minutes
 
 # Changing what someone may do in the Django admin is a role grant: step-up `role.grant`, audited
@@ -106,12 +106,13 @@ class StepUpAccessAdmin(admin.ModelAdmin):
         """Many-to-many fields are saved here: audit the change once they are."""
         super().save_related(request, form, formsets, change)
         if not change:
-            audit_record(
+            record_action(
                 actor=request.user,  # type: ignore[arg-type]
                 action=f"{self.access_audit_prefix}.created_in_admin",
                 target=form.instance,
                 before={},
                 after=self.access_of(form.instance),
+                announce=False,
             )
             return
         before = getattr(form, _ACCESS_BEFORE, None)
@@ -119,23 +120,25 @@ class StepUpAccessAdmin(admin.ModelAdmin):
             return
         after = self.access_of(form.instance)
         if after != before:
-            audit_record(
+            record_action(
                 actor=request.user,  # type: ignore[arg-type]
                 action=self.access_audit_action,
                 target=form.instance,
                 details={"before": before, "after": after},
                 before=before,
                 after=after,
+                announce=False,
             )
 
     def _audit_deletion(self, request: HttpRequest, obj: Any) -> None:
-        audit_record(
+        record_action(
             actor=request.user,  # type: ignore[arg-type]
             action=f"{self.access_audit_prefix}.deleted_in_admin",
             target=obj,
             details={"name": str(obj)},
             before=self.access_of(obj),
             after={},
+            announce=False,
         )
 
     def delete_model(self, request: HttpRequest, obj: Any) -> None:

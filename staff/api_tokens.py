@@ -22,6 +22,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext
 
+from staff.actions import record_action  # no live page for these records: announce=False
 from staff.errors import ServiceError
 from staff.models import ApiToken, StaffUser
 from staff.roles import (
@@ -32,7 +33,6 @@ from staff.roles import (
     has_staff_role,
     scope_permissions,
 )
-from staff.services import audit_record
 from staff.step_up import TOKEN_SECOND_FACTOR_METHOD, Proof, step_up_require
 
 TOKEN_PREFIX = "payops_"
@@ -131,6 +131,22 @@ def _clean_scopes(scopes: Iterable[str]) -> list[str]:
     return [scope for scope in TOKEN_SCOPES if scope in chosen]  # declaration order, once each
 
 
+def _refuse_days_beyond_scopes(days: int, chosen: list[str]) -> None:
+    """A token lasts at least a day and at most what its scopes allow (`max_days`)."""
+    longest = max_days(chosen)
+    if not 1 <= days <= longest:
+        raise ServiceError(
+            gettext("A token with these scopes lasts between 1 and %(longest)s days.")
+            % {"longest": longest},
+            errors=[
+                (
+                    "days",
+                    gettext("at most %(longest)s days for these scopes") % {"longest": longest},
+                )
+            ],
+        )
+
+
 def api_token_create(
     *,
     user: StaffUser,
@@ -150,18 +166,7 @@ def api_token_create(
         raise PermissionDenied(gettext("Only active staff with a role may hold API tokens."))
     chosen = _clean_scopes(default_scopes(user) if scopes is None else scopes)
     _refuse_beyond_role(user, chosen)
-    longest = max_days(chosen)
-    if not 1 <= days <= longest:
-        raise ServiceError(
-            gettext("A token with these scopes lasts between 1 and %(longest)s days.")
-            % {"longest": longest},
-            errors=[
-                (
-                    "days",
-                    gettext("at most %(longest)s days for these scopes") % {"longest": longest},
-                )
-            ],
-        )
+    _refuse_days_beyond_scopes(days, chosen)
     privileged = is_privileged(chosen)
     if privileged and by is not None:
         step_up_require(by, action="api_token.create_privileged")
@@ -178,7 +183,7 @@ def api_token_create(
             expires_at=now + timedelta(days=days),
             stepped_up_at=now if privileged else None,
         )
-        audit_record(
+        record_action(
             actor=by,
             action="staff.api_token_created",
             target=token,
@@ -193,6 +198,7 @@ def api_token_create(
                 if privileged
                 else "",
             },
+            announce=False,
         )
     return NewToken(token=token, plaintext=plaintext)
 
@@ -205,11 +211,12 @@ def api_token_revoke(*, token: ApiToken, by: StaffUser) -> ApiToken:
         if token.revoked_at is None:
             token.revoked_at = timezone.now()
             token.save(update_fields=["revoked_at"])
-            audit_record(
+            record_action(
                 actor=by,
                 action="staff.api_token_revoked",
                 target=token,
                 details={"name": token.name, "prefix": token.prefix},
+                announce=False,
             )
     return token
 

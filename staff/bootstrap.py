@@ -9,10 +9,10 @@ from django.conf import settings
 from django.contrib.auth.models import Group
 from django.db import transaction
 
+from staff.actions import record_action  # no live page for these records: announce=False
 from staff.models import StaffUser
 from staff.roles import ADMIN, Role, demo_logins_declared, roles_sync
 from staff.second_factor.demo import demo_totp_enrol
-from staff.services import audit_record
 
 # One shared password for every demo login; demo staff exist only where
 # settings.PAYOPS_SEED_DEMO_STAFF is true (local and test, never production).
@@ -61,11 +61,12 @@ def seed_demo_staff(*, second_admin: bool = False) -> list[StaffUser]:
             # Demo logins of every second-factor role come enrolled: `make run` needs no detour.
             demo_totp_enrol(user)
             if created:
-                audit_record(
+                record_action(
                     actor=None,
                     action="staff.demo_user_created",
                     target=user,
                     details={"role": role.key},
+                    announce=False,
                 )
             if email == role.demo_email:
                 users.append(user)

@@ -13,6 +13,7 @@ from django.db import transaction
 from django.utils import translation
 from django.utils.translation import gettext, gettext_lazy
 
+from staff.actions import record_action  # no live page for these records: announce=False
 from staff.changes import change_propose, register_change_kind
 from staff.models import ChangeProposal, StaffUser
 from staff.roles import (
@@ -24,7 +25,6 @@ from staff.roles import (
     role_names_of,
 )
 from staff.second_factor.reset import RESET_KIND, reset_apply, reset_version
-from staff.services import audit_record
 
 ROLE_KIND = "staff.role"
 ACCESS_KIND = "staff.access"
@@ -136,12 +136,13 @@ def _access_apply(proposal: ChangeProposal, *, by: StaffUser | None) -> None:
             if (p.content_type.app_label, p.codename) in wanted
         ]
         user.user_permissions.set(permissions)
-        audit_record(
+        record_action(
             actor=by,
             action="role.changed_in_admin",
             target=user,
             before=before,
             after=access_of(user),
+            announce=False,
         )
 
 
@@ -187,11 +188,12 @@ def _group_apply(proposal: ChangeProposal, *, by: StaffUser | None) -> None:
         for p in Permission.objects.select_related("content_type")
         if (p.content_type.app_label, p.codename) in wanted
     )
-    audit_record(
+    record_action(
         actor=by,
         action="role.group_changed_in_admin",
         target=group,
         details={"before": before, "after": group_access_of(group)},
+        announce=False,
     )
 
 

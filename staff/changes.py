@@ -12,7 +12,7 @@ encrypted by the owning app). The rules live here, once:
 - proposing and deciding need an admin (admin role or superuser) with a fresh second factor;
 - the approver is another admin than the proposer; approving applies the change in one
   transaction through the kind's `apply` (the owning app's service), whose audit entries carry the
-  proposal, its proposer and its approver (`staff.services.audit_context`);
+  proposal, its proposer and its approver (`staff.audit.audit_context`);
 - where no other active admin exists, the proposal waits `PAYOPS_ADMIN_CHANGE_WAIT_HOURS` and
   every admin is emailed; `changes_apply_due` (a schedule) then applies it as the system;
 - the proposer may withdraw; applying re-reads the target's version and fails the proposal
@@ -38,10 +38,11 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext
 
 from staff import crypto
+from staff.actions import record_action  # no live page for these records: announce=False
+from staff.audit import audit_context
 from staff.errors import ServiceError
 from staff.models import ChangeProposal, StaffUser
 from staff.roles import ADMIN, may_grant_roles
-from staff.services import audit_context, audit_record
 from staff.step_up import step_up_require
 
 if TYPE_CHECKING:
@@ -222,6 +223,38 @@ def _already_waiting(target_label: str) -> ChangeRefused:
     )
 
 
+def _target_key(target: models.Model | None, creates: str) -> tuple[str, str]:
+    """The proposal's target type and id; a change that creates something is keyed by its name."""
+    if target is not None:
+        return target._meta.label_lower, str(target.pk)
+    return "", f"new:{creates.casefold()}"[:100] if creates else ""
+
+
+def _refuse_if_waiting(kind: str, target_type: str, target_id: str, *, target_label: str) -> None:
+    """One change waits per kind and target."""
+    if ChangeProposal.objects.filter(
+        kind=kind,
+        target_type=target_type,
+        target_id=target_id,
+        state=ChangeProposal.State.PENDING,
+    ).exists():
+        raise _already_waiting(target_label)
+
+
+def _save_proposed(proposal: ChangeProposal, *, by: StaffUser, target_label: str) -> None:
+    """Save a new proposal, waiting out `wait_hours()` when no other admin could approve it."""
+    # Who could approve it: another admin, and not the person the change is about.
+    about = proposal.target_id if proposal.target_type == StaffUser._meta.label_lower else None
+    others = [a for a in admins() if a.pk != by.pk and str(a.pk) != about]
+    if maker_checker_on() and not others:
+        proposal.apply_after = timezone.now() + timedelta(hours=wait_hours())
+    try:
+        with transaction.atomic():
+            proposal.save()
+    except IntegrityError:  # another admin proposed the same at the same moment
+        raise _already_waiting(target_label) from None
+
+
 def change_propose(
     *,
     kind: str,
@@ -243,18 +276,8 @@ def change_propose(
     spec = change_kind(kind)
     _require_admin(by, what="propose")
     with transaction.atomic():
-        target_type = target._meta.label_lower if target is not None else ""
-        if target is not None:
-            target_id = str(target.pk)
-        else:
-            target_id = f"new:{creates.casefold()}"[:100] if creates else ""
-        if ChangeProposal.objects.filter(
-            kind=kind,
-            target_type=target_type,
-            target_id=target_id,
-            state=ChangeProposal.State.PENDING,
-        ).exists():
-            raise _already_waiting(target_label)
+        target_type, target_id = _target_key(target, creates)
+        _refuse_if_waiting(kind, target_type, target_id, target_label=target_label)
         proposal = ChangeProposal(
             kind=kind,
             target_type=target_type,
@@ -267,17 +290,8 @@ def change_propose(
             proposed_by=by,
         )
         proposal.target_version = spec.version(proposal)
-        # Who could approve it: another admin, and not the person the change is about.
-        about = target_id if target_type == StaffUser._meta.label_lower else None
-        others = [a for a in admins() if a.pk != by.pk and str(a.pk) != about]
-        if maker_checker_on() and not others:
-            proposal.apply_after = timezone.now() + timedelta(hours=wait_hours())
-        try:
-            with transaction.atomic():
-                proposal.save()
-        except IntegrityError:  # another admin proposed the same at the same moment
-            raise _already_waiting(target_label) from None
-        audit_record(
+        _save_proposed(proposal, by=by, target_label=target_label)
+        record_action(
             actor=by,
             action="change.proposed",
             target=proposal,
@@ -287,6 +301,7 @@ def change_propose(
                 "after": proposal.after,
                 "apply_after": proposal.apply_after,
             },
+            announce=False,
         )
         if not maker_checker_on():
             how = "maker-checker is off (PAYOPS_ADMIN_MAKER_CHECKER)"
@@ -321,11 +336,12 @@ def _decided(
 
 def _fail(proposal: ChangeProposal, why: str, *, by: StaffUser | None) -> None:
     _decided(proposal, ChangeProposal.State.FAILED, by=by, reason=why)
-    audit_record(
+    record_action(
         actor=by,
         action="change.failed",
         target=proposal,
         details={**_details(proposal), "why": why},
+        announce=False,
     )
 
 
@@ -354,11 +370,12 @@ def _context(proposal: ChangeProposal, *, by: StaffUser | None, how: str) -> dic
 
 def _applied(proposal: ChangeProposal, *, by: StaffUser | None, how: str) -> None:
     _decided(proposal, ChangeProposal.State.APPLIED, by=by, at=proposal.decided_at)
-    audit_record(
+    record_action(
         actor=by,
         action="change.applied",
         target=proposal,
         details={**_details(proposal), "approved_by": by.email if by else None, "how": how},
+        announce=False,
     )
 
 
@@ -456,11 +473,12 @@ def change_reject(*, proposal: ChangeProposal, by: StaffUser, reason: str) -> Ch
                 code="change_own_proposal",
             )
         _decided(proposal, ChangeProposal.State.REJECTED, by=by, reason=reason)
-        audit_record(
+        record_action(
             actor=by,
             action="change.rejected",
             target=proposal,
             details={**_details(proposal), "reason": reason},
+            announce=False,
         )
     return proposal
 
@@ -474,8 +492,12 @@ def change_withdraw(*, proposal: ChangeProposal, by: StaffUser) -> ChangeProposa
                 gettext("Only its proposer may withdraw a change."), code="permission_denied"
             )
         _decided(proposal, ChangeProposal.State.WITHDRAWN, by=by)
-        audit_record(
-            actor=by, action="change.withdrawn", target=proposal, details=_details(proposal)
+        record_action(
+            actor=by,
+            action="change.withdrawn",
+            target=proposal,
+            details=_details(proposal),
+            announce=False,
         )
     return proposal
 

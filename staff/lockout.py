@@ -38,9 +38,9 @@ from django.shortcuts import render
 from django.utils import timezone, translation
 from django.utils.translation import gettext
 
+from staff.actions import record_action  # no live page for these records: announce=False
 from staff.client_address import client_ip
 from staff.models import AuditEntry, StaffUser
-from staff.services import audit_record
 
 logger = logging.getLogger("staff")
 
@@ -228,11 +228,12 @@ def failures_notice(*, username: str, failures: int, request: HttpRequest) -> bo
         ).exists()
         if already:
             return False
-        audit_record(
+        record_action(
             actor=None,
             action=NOTICE_ACTION,
             target=user,
             details={"failures": failures, "ip": address, "at": at.isoformat()},
+            announce=False,
         )
         email, language = user.email, user.language or settings.LANGUAGE_CODE
         transaction.on_commit(

@@ -1,6 +1,6 @@
 """The one redaction policy: which keys are secrets, how a body is scrubbed, how a secret is masked.
 
-The audit trail (staff.services.audit_record) and the gateway's call log both apply it, so a
+The audit trail (staff.audit.audit_record) and the gateway's call log both apply it, so a
 secret left out of one is never kept by the other. It lives in staff because staff depends on no
 other project app: anything may import it without a cycle.
 """

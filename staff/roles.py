@@ -13,9 +13,9 @@ from django.core.exceptions import ImproperlyConfigured, PermissionDenied
 from django.db import DEFAULT_DB_ALIAS, transaction
 from django.utils.translation import gettext, gettext_lazy, pgettext_lazy
 
+from staff.actions import record_action  # no live page for these records: announce=False
 from staff.errors import ServiceError
 from staff.models import StaffUser
-from staff.services import audit_record
 from staff.step_up import step_up_require
 
 if TYPE_CHECKING:
@@ -396,13 +396,14 @@ def role_change_apply(*, user: StaffUser, role: Role | str, by: Any, grant: bool
             user.groups.add(group)
         else:
             user.groups.remove(group)
-        audit_record(
+        record_action(
             actor=by,
             action="role.granted" if grant else "role.revoked",
             target=user,
             details={"role": key, "before": before, "after": role_names_of(user)},
             before={"groups": before},
             after={"groups": role_names_of(user)},
+            announce=False,
         )
     return True
 

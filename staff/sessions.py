@@ -31,8 +31,8 @@ from django.shortcuts import resolve_url
 from django.utils import timezone
 from django.utils.functional import SimpleLazyObject
 
+from staff.actions import record_action  # no live page for these records: announce=False
 from staff.roles import ADMIN, FINANCE_APPROVER
-from staff.services import audit_record
 
 SIGNED_IN_AT_KEY = "payops_signed_in_at"
 LAST_SEEN_KEY = "payops_last_seen_at"
@@ -109,10 +109,11 @@ MESSAGES: dict[Reason, str] = {
 
 
 def _expire(request: HttpRequest, user: Any, reason: Reason, idle_minutes: int) -> AnonymousUser:
-    audit_record(
+    record_action(
         actor=user,
         action="staff.session_expired",
         details={"reason": reason, "idle_minutes": idle_minutes},
+        announce=False,
     )
     # logout() reads request.user: give it the real user, not the lazy object being evaluated.
     request.user = user

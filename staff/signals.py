@@ -12,9 +12,9 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.db.models.signals import post_save
 from django.http import HttpRequest
 
+from staff.actions import record_action  # no live page for these records: announce=False
 from staff.client_address import client_ip
 from staff.models import StaffUser
-from staff.services import audit_record
 
 
 def _client_ip(request: HttpRequest | None) -> str:
@@ -24,12 +24,16 @@ def _client_ip(request: HttpRequest | None) -> str:
 
 
 def on_logged_in(sender: Any, request: HttpRequest, user: StaffUser, **kwargs: Any) -> None:
-    audit_record(actor=user, action="staff.login", details={"ip": _client_ip(request)})
+    record_action(
+        actor=user, action="staff.login", details={"ip": _client_ip(request)}, announce=False
+    )
 
 
 def on_logged_out(sender: Any, request: HttpRequest, user: StaffUser | None, **kwargs: Any) -> None:
     if user is not None and user.is_authenticated:
-        audit_record(actor=user, action="staff.logout", details={"ip": _client_ip(request)})
+        record_action(
+            actor=user, action="staff.logout", details={"ip": _client_ip(request)}, announce=False
+        )
 
 
 def on_login_failed(
@@ -37,10 +41,11 @@ def on_login_failed(
 ) -> None:
     # Django already masks the password in `credentials`; only the attempted email is kept.
     email = str(credentials.get("username") or credentials.get("email") or "")
-    audit_record(
+    record_action(
         actor=None,
         action="staff.login_failed",
         details={"email": email[:254], "ip": _client_ip(request)},
+        announce=False,
     )
 
 
@@ -65,7 +70,7 @@ def on_admin_log_entry(sender: Any, instance: LogEntry, created: bool, **kwargs:
         target = instance.get_edited_object() if content_type else None
     except (ObjectDoesNotExist, AttributeError):  # the row or its model is gone: details name it
         target = None
-    audit_record(
+    record_action(
         actor=instance.user,
         action=f"admin.{ADMIN_ACTIONS.get(instance.action_flag, 'logged')}",
         target=target,
@@ -75,6 +80,7 @@ def on_admin_log_entry(sender: Any, instance: LogEntry, created: bool, **kwargs:
             "object": instance.object_repr,
             "change": instance.get_change_message(),
         },
+        announce=False,
     )
 
 

@@ -13,10 +13,10 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import reverse_lazy
 from django.utils.translation import gettext
 
+from staff.actions import record_action  # no live page for these records: announce=False
 from staff.bootstrap import DEMO_PASSWORD, demo_logins
 from staff.forms import StaffLoginForm
 from staff.second_factor.demo import demo_codes
-from staff.services import audit_record
 
 
 class LoginView(auth_views.LoginView):
@@ -49,6 +49,8 @@ class PasswordChangeView(auth_views.PasswordChangeView):
 
     def form_valid(self, form: PasswordChangeForm) -> HttpResponse:
         response = super().form_valid(form)
-        audit_record(actor=form.user, action="staff.password_changed", target=form.user)
+        record_action(
+            actor=form.user, action="staff.password_changed", target=form.user, announce=False
+        )
         messages.success(self.request, gettext("Your password has been changed."))
         return response

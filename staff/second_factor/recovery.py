@@ -6,9 +6,9 @@ import secrets
 
 from django.db import transaction
 
+from staff.actions import record_action  # no live page for these records: announce=False
 from staff.models import StaffUser
 from staff.second_factor.models import RecoveryCode, RecoveryCodeDevice, recovery_code_hash
-from staff.services import audit_record
 
 RECOVERY_CODE_COUNT = 10
 # Crockford-like base32 without look-alikes (0/O, 1/I/L): 12 characters are 60 random bits.
@@ -37,10 +37,11 @@ def recovery_codes_issue(*, user: StaffUser, by: StaffUser | None) -> list[str]:
             RecoveryCode(device=device, code_hash=recovery_code_hash(code)) for code in codes
         )
         device.throttle_reset(commit=True)
-        audit_record(
+        record_action(
             actor=by,
             action="staff.recovery_codes_issued",
             target=user,
             details={"count": len(codes)},
+            announce=False,
         )
     return codes

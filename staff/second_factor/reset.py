@@ -15,6 +15,7 @@ from django.utils import timezone
 from django.utils.translation import gettext
 from django_otp_webauthn.models import WebAuthnCredential
 
+from staff.actions import record_action  # no live page for these records: announce=False
 from staff.changes import admins, change_approve, change_propose
 from staff.errors import ServiceError
 from staff.models import ChangeProposal, StaffUser
@@ -24,7 +25,6 @@ from staff.second_factor.models import (
     RecoveryCodeDevice,
     SecondFactorReset,
 )
-from staff.services import audit_record
 from staff.step_up import step_up_require
 
 
@@ -55,11 +55,12 @@ def _apply(reset: SecondFactorReset, *, by: StaffUser | None, how: str) -> None:
     reset.status = SecondFactorReset.Status.APPLIED
     reset.applied_at = timezone.now()
     reset.save(update_fields=["status", "applied_at", "confirmed_by"])
-    audit_record(
+    record_action(
         actor=by,
         action="staff.second_factor_reset_applied",
         target=target,
         details={"reset": reset.pk, "how": how, "removed": removed, "sessions_ended": True},
+        announce=False,
     )
 
 
@@ -135,11 +136,12 @@ def second_factor_reset_break_glass(*, target: StaffUser, reason: str) -> Second
             target=target, status=SecondFactorReset.Status.PENDING
         ).update(status=SecondFactorReset.Status.CANCELLED)
         reset = SecondFactorReset.objects.create(target=target, requested_by=None, reason=reason)
-        audit_record(
+        record_action(
             actor=None,
             action="staff.second_factor_reset_requested",
             target=target,
             details={"reset": reset.pk, "reason": reason, "break_glass": True},
+            announce=False,
         )
         _apply(reset, by=None, how="break-glass command on the server")
     return reset

@@ -17,6 +17,7 @@ from django.utils.translation import gettext
 from django_otp import login as otp_login
 from django_otp.models import Device
 
+from staff.actions import record_action  # no live page for these records: announce=False
 from staff.models import StaffUser
 from staff.second_factor.devices import (
     enrolment_required,
@@ -28,7 +29,6 @@ from staff.second_factor.errors import SecondFactorNotAllowed, SecondFactorRefus
 from staff.second_factor.models import AuthenticatorDevice, RecoveryCodeDevice
 from staff.second_factor.recovery import recovery_codes_issue
 from staff.second_factor.state import is_verified
-from staff.services import audit_record
 from staff.step_up import (
     SECOND_FACTOR_AT_SESSION_KEY,
     SECOND_FACTOR_METHOD_SESSION_KEY,
@@ -66,22 +66,24 @@ def second_factor_passed(
         otp_login(request, device)
         request.session[SECOND_FACTOR_AT_SESSION_KEY] = now.isoformat()
         request.session[SECOND_FACTOR_METHOD_SESSION_KEY] = method
-        audit_record(
+        record_action(
             actor=user,
             action="staff.second_factor_verified",
             target=user,
             details={"method": method, "purpose": purpose},
+            announce=False,
         )
     proof_attach(user, Proof(method="session", second_factor_at=now, second_factor_method=method))
 
 
 def _refuse(user: StaffUser, *, purpose: Purpose, message: str, throttled: bool) -> None:
     with transaction.atomic():
-        audit_record(
+        record_action(
             actor=user,
             action="staff.second_factor_failed",
             target=user,
             details={"purpose": purpose, "throttled": throttled},
+            announce=False,
         )
     raise SecondFactorRefused(
         message, code="second_factor_throttled" if throttled else "second_factor_invalid"
@@ -162,11 +164,12 @@ def first_device_done(request: HttpRequest, *, device: Device, method: Method) -
     """After a device is confirmed: audit it; a first device verifies the session and issues
     recovery codes (kept in the session until shown once)."""
     user = _user(request)
-    audit_record(
+    record_action(
         actor=user,
         action="staff.second_factor_enrolled",
         target=user,
         details={"method": method, "name": device.name},
+        announce=False,
     )
     if recovery_device(user) is None:
         codes = recovery_codes_issue(user=user, by=user)
@@ -212,11 +215,12 @@ def second_factor_remove(request: HttpRequest, *, device: Device) -> None:
     with transaction.atomic():
         name = device.name
         device.delete()
-        audit_record(
+        record_action(
             actor=user,
             action="staff.second_factor_removed",
             target=user,
             details={"name": name},
+            announce=False,
         )
 
 

@@ -11,8 +11,8 @@ import pytest
 from django.conf import settings
 from playwright.sync_api import Page, expect
 
+from staff.audit import audit_record
 from staff.models import StaffUser
-from staff.services import audit_record
 from tests.browser.axe import assert_accessible
 from tests.browser.test_look import page_overflow
 

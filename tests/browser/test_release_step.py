@@ -15,8 +15,8 @@ from payouts.models import ChangeSource, Payout, PayoutStatus
 from payouts.release import code_hints
 from payouts.release.code_hints import CodeHint
 from payouts.states import payout_transition
+from staff.audit import audit_record
 from staff.models import StaffUser
-from staff.services import audit_record
 from tests.browser.first_screen import assert_next_action_on_first_screen
 from tests.browser.test_look import PHONE, page_overflow
 from tests.finance import make_draft, make_environment

@@ -17,10 +17,10 @@ from django.urls import reverse
 from django.utils import timezone
 
 from staff.api_tokens import api_token_create
+from staff.audit import audit_record
 from staff.models import AuditEntry, StaffUser
 from staff.redaction import REDACTED
 from staff.roles import ROLES, TOKEN_SCOPES
-from staff.services import audit_record
 from tests.identity import client_signed_in, token_with_scopes
 
 pytestmark = pytest.mark.django_db
@@ -40,7 +40,7 @@ def trail(demo_staff: dict[str, StaffUser]) -> dict[str, Any]:
     approved = audit_record(actor=maker, action="payout.approved", target=admin, details={})
     system = audit_record(actor=None, action="quotes.expired", details={"count": 3})
     ten_days_ago = timezone.now() - timedelta(days=10)
-    with mock.patch("staff.services.timezone.now", return_value=ten_days_ago):  # the clock only
+    with mock.patch("staff.audit.timezone.now", return_value=ten_days_ago):  # the clock only
         old = audit_record(actor=admin, action="role.granted", details={"role": "compliance"})
     return {"changed": changed, "approved": approved, "system": system, "old": old}
 

@@ -23,9 +23,9 @@ from django.utils import timezone
 from alerts.bootstrap import default_rules_create
 from payouts.models import ChangeSource, PayoutEvent, PayoutStatus
 from payouts.states import payout_transition
+from staff.audit import audit_record
 from staff.audit_actions import AUDIT_ACTIONS
 from staff.models import ChangeProposal, StaffUser
-from staff.services import audit_record
 from tests.i18n.test_pages import VISIBLE_ATTRIBUTES, _pages
 from tests.identity import client_signed_in
 from tests.staff.test_auditor import world  # noqa: F401  (a draft payout and its records)

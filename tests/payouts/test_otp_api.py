@@ -14,8 +14,8 @@ from django.utils import timezone
 from payouts.approval.services import payout_approve
 from payouts.models import ChangeSource, Payout, PayoutStatus
 from payouts.states import payout_transition
+from staff.audit import audit_record
 from staff.models import StaffUser
-from staff.services import audit_record
 from tests.finance import make_draft, make_environment, make_staff
 from tests.identity import client_signed_in
 from tests.payouts.live import World, submitted_payout

@@ -18,8 +18,8 @@ from payouts.release.step import (
     otp_step_decide,
 )
 from payouts.states import payout_transition
+from staff.audit import audit_record
 from staff.models import StaffUser
-from staff.services import audit_record
 from tests.finance import make_draft, make_environment
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)

@@ -21,8 +21,8 @@ from payouts.models import ChangeSource, Payout, PayoutStatus
 from payouts.release import code_hints
 from payouts.release.code_hints import CodeHint
 from payouts.states import payout_transition
+from staff.audit import audit_record
 from staff.models import AuditEntry, StaffUser
-from staff.services import audit_record
 from tests.finance import make_draft, make_environment, make_staff
 from tests.identity import client_signed_in
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.test import Client
 
+from staff.audit import audit_record
 from staff.models import AuditEntry, StaffUser
-from staff.services import audit_record
 
 pytestmark = pytest.mark.django_db
 

@@ -8,9 +8,9 @@ from uuid import UUID
 import pytest
 from django.contrib.auth.models import AnonymousUser
 
+from staff.audit import audit_record
 from staff.models import AuditEntry, StaffUser
 from staff.redaction import REDACTED
-from staff.services import audit_record
 
 pytestmark = pytest.mark.django_db
 

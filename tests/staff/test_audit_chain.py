@@ -12,10 +12,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection
 
+from staff.audit import audit_record
 from staff.audit_chain import GENESIS_HASH, chain_verify, entry_hash_of, fields_of
 from staff.models import AuditEntry, StaffUser
 from staff.redaction import REDACTED
-from staff.services import audit_record
 
 pytestmark = pytest.mark.django_db
 

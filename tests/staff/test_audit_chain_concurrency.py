@@ -8,9 +8,9 @@ import threading
 import pytest
 from django.db import connection, transaction
 
+from staff.audit import audit_record
 from staff.audit_chain import chain_verify
 from staff.models import AuditEntry
-from staff.services import audit_record
 
 WRITERS = 4
 EACH = 10

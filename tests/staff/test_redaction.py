@@ -6,9 +6,9 @@ import json
 
 import pytest
 
+from staff.audit import audit_record
 from staff.models import AuditEntry
 from staff.redaction import REDACTED, is_secret_key, mask, redact, redact_headers
-from staff.services import audit_record
 
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJjbGllbnRfaWQiOiJ4In0.c2lnbmF0dXJl"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from staff.audit import audit_record
 from staff.models import AuditEntry
-from staff.services import audit_record
 
 CALLS: list[tuple[str, str]] = []
 FAIL_TIMES: dict[str, int] = {}
